@@ -1,0 +1,11 @@
+//! spur-engine: the pipeline model and everything that reads it.
+//!
+//! Data flows one way (DESIGN §1): YAML text → [`pipeline::load`] → [`pipeline::check`] →
+//! graph → run → done gate. The engine returns values and `miette` diagnostics; it never
+//! prints. The `spur` binary renders.
+
+pub mod atomic_file;
+pub mod pipeline;
+pub mod source;
+pub mod state_dir;
+pub mod wbs;

@@ -1,0 +1,112 @@
+//! The state directory (`.spur/`): found like git finds `.git`, or given explicitly.
+//! Knows the layout of DESIGN §5 so no other module builds these paths by hand.
+
+use std::path::{Path, PathBuf};
+
+use crate::wbs::Wbs;
+
+/// The root of spur's state (`.spur/`) and the paths inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateDir {
+    root: PathBuf,
+}
+
+impl StateDir {
+    /// `explicit` when given (`--state-dir`), else the nearest `.spur/` found walking up
+    /// from `cwd`, else `cwd/.spur`.
+    pub fn resolve(explicit: Option<&Path>, cwd: &Path) -> Self {
+        if let Some(dir) = explicit {
+            let root = if dir.is_absolute() {
+                dir.to_path_buf()
+            } else {
+                cwd.join(dir)
+            };
+            return Self { root };
+        }
+        let found = cwd
+            .ancestors()
+            .map(|d| d.join(".spur"))
+            .find(|candidate| candidate.is_dir());
+        Self {
+            root: found.unwrap_or_else(|| cwd.join(".spur")),
+        }
+    }
+
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The project root: the directory that holds `.spur/`.
+    pub fn project_root(&self) -> &Path {
+        self.root.parent().unwrap_or(Path::new("."))
+    }
+
+    /// `.spur/run/`: task artifacts the corpus expects (verdicts, status files).
+    pub fn run_dir(&self) -> PathBuf {
+        self.root.join("run")
+    }
+
+    /// `.spur/run/<wbs>-verdict.json`.
+    pub fn verdict_path(&self, wbs: &Wbs) -> PathBuf {
+        self.run_dir().join(format!("{wbs}-verdict.json"))
+    }
+
+    /// `.spur/runs/`: one folder per run.
+    pub fn runs_dir(&self) -> PathBuf {
+        self.root.join("runs")
+    }
+
+    /// `.spur/tasks/<wbs>.json`: task status.
+    pub fn task_path(&self, wbs: &Wbs) -> PathBuf {
+        self.root.join("tasks").join(format!("{wbs}.json"))
+    }
+
+    /// `.spur/audit.jsonl`.
+    pub fn audit_path(&self) -> PathBuf {
+        self.root.join("audit.jsonl")
+    }
+
+    /// `.spur/locks/<wbs>.lock`.
+    pub fn lock_path(&self, wbs: &Wbs) -> PathBuf {
+        self.root.join("locks").join(format!("{wbs}.lock"))
+    }
+
+    /// `.spur/config.yaml`.
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("config.yaml")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_nearest_spur_dir_walking_up() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join(".spur")).unwrap();
+        let deep = tmp.path().join("a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(
+            StateDir::resolve(None, &deep).root(),
+            tmp.path().join(".spur")
+        );
+    }
+
+    #[test]
+    fn defaults_to_cwd_and_honours_explicit() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(
+            StateDir::resolve(None, tmp.path()).root(),
+            tmp.path().join(".spur")
+        );
+        assert_eq!(
+            StateDir::resolve(Some(Path::new("st")), tmp.path()).root(),
+            tmp.path().join("st")
+        );
+    }
+}
