@@ -5,13 +5,14 @@ use std::fmt;
 use std::io::Read;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::artifact::{
     AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceType, Requirement, RowStatus,
     Severity, Verdict,
 };
+use super::raw::{Loose, ObjectOnly, RawArtifact, RawRow};
 
 /// Artifacts larger than this are refused without being read.
 pub const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
@@ -337,6 +338,12 @@ pub fn parse_artifact(bytes: &[u8]) -> ArtifactOutcome {
             detail: MissingDetail::Whitespace,
         };
     }
+    // Fast path: straight into borrowed raw rows. It only fails for documents that are
+    // malformed or shaped wrong (a non-object root, a section or row of the wrong type,
+    // a duplicate key); those take the `Value` path, which words every problem.
+    if let Ok(ObjectOnly(raw)) = serde_json::from_slice::<ObjectOnly<RawArtifact<'_>>>(bytes) {
+        return validate(raw);
+    }
     // serde_json bounds nesting (128 levels), so deep arrays are an error, not a crash.
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
@@ -354,38 +361,117 @@ pub fn parse_value(value: &Value) -> ArtifactOutcome {
     let Some(root) = value.as_object() else {
         return invalid(format!(
             "the JSON root is {}, not an object",
-            type_name(value)
+            Loose::from_value(value).map_or("null", |l| l.type_name())
         ));
     };
     let mut problems = Vec::new();
+    let mut section = |key: &str| -> Option<Vec<Option<RawRow<'_>>>> {
+        match root.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(rows)) => Some(
+                rows.iter()
+                    .map(|row| row.as_object().map(RawRow::from_map))
+                    .collect(),
+            ),
+            Some(other) => {
+                problems.push(format!(
+                    "`{key}` must be an array, found {}",
+                    Loose::from_value(other).map_or("null", |l| l.type_name())
+                ));
+                Some(Vec::new())
+            }
+        }
+    };
+    // Non-object rows become `None` and are rejected with their type named.
+    let requirements = section("requirements");
+    let acceptance_criteria = section("acceptanceCriteria");
+    let checks = section("checks");
+    let row_types = |key: &str| -> Vec<&'static str> {
+        match root.get(key) {
+            Some(Value::Array(rows)) => rows
+                .iter()
+                .map(|r| Loose::from_value(r).map_or("null", |l| l.type_name()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let sections = Sections {
+        requirements: requirements.map(|rows| (rows, row_types("requirements"))),
+        acceptance_criteria: acceptance_criteria
+            .map(|rows| (rows, row_types("acceptanceCriteria"))),
+        checks: checks.map(|rows| (rows, row_types("checks"))),
+    };
+    assemble(
+        root.get("wbs").and_then(Loose::from_value),
+        root.get("verdict").and_then(Loose::from_value),
+        sections,
+        root.get("source").filter(|v| !v.is_null()).cloned(),
+        problems,
+    )
+}
+
+/// Rows of each section: `None` for an absent section; a row is `None` when it is not an
+/// object, with the type it was alongside.
+struct Sections<'a> {
+    requirements: Option<(Vec<Option<RawRow<'a>>>, Vec<&'static str>)>,
+    acceptance_criteria: Option<(Vec<Option<RawRow<'a>>>, Vec<&'static str>)>,
+    checks: Option<(Vec<Option<RawRow<'a>>>, Vec<&'static str>)>,
+}
+
+/// Rows that deserialised on the fast path are all objects.
+#[allow(clippy::type_complexity)]
+fn all_objects(
+    rows: Option<Vec<ObjectOnly<RawRow<'_>>>>,
+) -> Option<(Vec<Option<RawRow<'_>>>, Vec<&'static str>)> {
+    rows.map(|r| (r.into_iter().map(|row| Some(row.0)).collect(), Vec::new()))
+}
+
+fn validate(raw: RawArtifact<'_>) -> ArtifactOutcome {
+    let sections = Sections {
+        requirements: all_objects(raw.requirements),
+        acceptance_criteria: all_objects(raw.acceptance_criteria),
+        checks: all_objects(raw.checks),
+    };
+    assemble(raw.wbs, raw.verdict, sections, raw.source, Vec::new())
+}
+
+fn assemble(
+    wbs: Option<Loose<'_>>,
+    verdict: Option<Loose<'_>>,
+    sections: Sections<'_>,
+    source: Option<Value>,
+    mut problems: Vec<String>,
+) -> ArtifactOutcome {
     let mut rejected = Vec::new();
 
-    let wbs = match present(root, "wbs") {
+    let wbs = match wbs {
         None => {
             problems.push("`wbs` is absent".to_owned());
             None
         }
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-        Some(other) => {
-            problems.push(format!(
-                "`wbs` must be a non-empty string, found {}",
-                brief(other)
-            ));
-            None
-        }
+        Some(value) => match value.non_blank() {
+            Some(s) => Some(s.to_owned()),
+            None => {
+                problems.push(format!(
+                    "`wbs` must be a non-empty string, found {}",
+                    brief(&value)
+                ));
+                None
+            }
+        },
     };
 
-    let verdict = match present(root, "verdict") {
+    let verdict = match verdict {
         None => {
             problems.push("`verdict` is absent".to_owned());
             None
         }
-        Some(Value::String(s)) => {
-            let parsed = Verdict::parse(s);
+        Some(Loose::Str(s)) => {
+            let parsed = Verdict::parse(&s);
             if parsed.is_none() {
                 problems.push(format!(
                     "`verdict` {} is not PASS, PARTIAL, FAIL or UNKNOWN",
-                    brief_str(s)
+                    brief_str(&s)
                 ));
             }
             parsed
@@ -393,56 +479,38 @@ pub fn parse_value(value: &Value) -> ArtifactOutcome {
         Some(other) => {
             problems.push(format!(
                 "`verdict` must be a string, found {}",
-                brief(other)
+                brief(&other)
             ));
             None
         }
     };
 
-    let requirements = match present(root, "requirements") {
+    let requirements = match sections.requirements {
         None => {
             problems.push("`requirements` is absent".to_owned());
             Vec::new()
         }
-        Some(Value::Array(rows)) => {
-            rows_of(rows, Section::Requirements, &mut rejected, requirement)
-        }
-        Some(other) => {
-            problems.push(format!(
-                "`requirements` must be an array, found {}",
-                type_name(other)
-            ));
-            Vec::new()
-        }
-    };
-
-    let acceptance_criteria = match present(root, "acceptanceCriteria") {
-        None => Vec::new(),
-        Some(Value::Array(rows)) => rows_of(
+        Some((rows, types)) => rows_of(
             rows,
+            &types,
+            Section::Requirements,
+            &mut rejected,
+            requirement,
+        ),
+    };
+    let acceptance_criteria = match sections.acceptance_criteria {
+        None => Vec::new(),
+        Some((rows, types)) => rows_of(
+            rows,
+            &types,
             Section::AcceptanceCriteria,
             &mut rejected,
             acceptance_criterion,
         ),
-        Some(other) => {
-            problems.push(format!(
-                "`acceptanceCriteria` must be an array, found {}",
-                type_name(other)
-            ));
-            Vec::new()
-        }
     };
-
-    let checks = match present(root, "checks") {
+    let checks = match sections.checks {
         None => Vec::new(),
-        Some(Value::Array(rows)) => rows_of(rows, Section::Checks, &mut rejected, check),
-        Some(other) => {
-            problems.push(format!(
-                "`checks` must be an array, found {}",
-                type_name(other)
-            ));
-            Vec::new()
-        }
+        Some((rows, types)) => rows_of(rows, &types, Section::Checks, &mut rejected, check),
     };
 
     match (wbs, verdict) {
@@ -453,7 +521,7 @@ pub fn parse_value(value: &Value) -> ArtifactOutcome {
                 requirements,
                 acceptance_criteria,
                 checks,
-                source: present(root, "source").cloned(),
+                source,
             })
         }
         (wbs, _) => ArtifactOutcome::Invalid(Invalidity {
@@ -465,21 +533,25 @@ pub fn parse_value(value: &Value) -> ArtifactOutcome {
 }
 
 /// Parses one row object into a typed row, or the problems that reject it.
-type RowParser<T> = fn(&Map<String, Value>) -> Result<T, Vec<FieldProblem>>;
+type RowParser<T> = fn(&RawRow<'_>) -> Result<T, Vec<FieldProblem>>;
 
 fn rows_of<T>(
-    rows: &[Value],
+    rows: Vec<Option<RawRow<'_>>>,
+    types: &[&'static str],
     section: Section,
     rejected: &mut Vec<RejectedRow>,
     parse: RowParser<T>,
 ) -> Vec<T> {
     let mut out = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
-        let result = match row.as_object() {
+        let result = match row {
             Some(object) => parse(object),
             None => Err(vec![FieldProblem {
                 field: "row",
-                problem: format!("a row must be an object, found {}", type_name(row)),
+                problem: format!(
+                    "a row must be an object, found {}",
+                    types.get(index).copied().unwrap_or("a non-object")
+                ),
             }]),
         };
         match result {
@@ -494,7 +566,7 @@ fn rows_of<T>(
     out
 }
 
-fn requirement(row: &Map<String, Value>) -> Result<Requirement, Vec<FieldProblem>> {
+fn requirement(row: &RawRow<'_>) -> Result<Requirement, Vec<FieldProblem>> {
     let mut problems = Vec::new();
     let id = row_id(row, &mut problems);
     let status = row_status(row, &mut problems);
@@ -508,15 +580,13 @@ fn requirement(row: &Map<String, Value>) -> Result<Requirement, Vec<FieldProblem
     }
 }
 
-fn acceptance_criterion(
-    row: &Map<String, Value>,
-) -> Result<AcceptanceCriterion, Vec<FieldProblem>> {
+fn acceptance_criterion(row: &RawRow<'_>) -> Result<AcceptanceCriterion, Vec<FieldProblem>> {
     let mut problems = Vec::new();
     let id = row_id(row, &mut problems);
     let status = row_status(row, &mut problems);
-    let evidence_type = match present(row, "evidenceType") {
+    let evidence_type = match &row.evidence_type {
         None => None,
-        Some(Value::String(s)) => {
+        Some(Loose::Str(s)) => {
             let parsed = EvidenceType::parse(s);
             if parsed.is_none() {
                 problems.push(FieldProblem {
@@ -548,22 +618,20 @@ fn acceptance_criterion(
     }
 }
 
-fn check(row: &Map<String, Value>) -> Result<Check, Vec<FieldProblem>> {
+fn check(row: &RawRow<'_>) -> Result<Check, Vec<FieldProblem>> {
     let mut problems = Vec::new();
     // Precedence name → check → id; the first non-empty string wins.
-    let name = ["name", "check", "id"]
-        .iter()
-        .find_map(|key| match row.get(*key) {
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-            _ => None,
-        });
+    let name = [&row.name, &row.check, &row.id]
+        .into_iter()
+        .find_map(|field| field.as_ref().and_then(Loose::non_blank))
+        .map(str::to_owned);
     if name.is_none() {
         problems.push(FieldProblem {
             field: "name",
             problem: "a check needs a label: a non-empty string `name`, `check` or `id`".to_owned(),
         });
     }
-    let status = match present(row, "status") {
+    let status = match &row.status {
         None => {
             problems.push(FieldProblem {
                 field: "status",
@@ -571,7 +639,7 @@ fn check(row: &Map<String, Value>) -> Result<Check, Vec<FieldProblem>> {
             });
             None
         }
-        Some(Value::String(s)) => {
+        Some(Loose::Str(s)) => {
             let parsed = CheckStatus::parse(s);
             if parsed.is_none() {
                 problems.push(FieldProblem {
@@ -589,9 +657,9 @@ fn check(row: &Map<String, Value>) -> Result<Check, Vec<FieldProblem>> {
             None
         }
     };
-    let severity = match present(row, "severity") {
+    let severity = match &row.severity {
         None => None,
-        Some(Value::String(s)) => {
+        Some(Loose::Str(s)) => {
             let parsed = Severity::parse(s);
             if parsed.is_none() {
                 problems.push(FieldProblem {
@@ -622,12 +690,8 @@ fn check(row: &Map<String, Value>) -> Result<Check, Vec<FieldProblem>> {
 
 /// The row identifier: `id`, or its compatibility alias `scenario`. Both present must be
 /// equal strings; anything else is a conflict.
-fn row_id(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Option<String> {
-    let non_empty = |v: &Value| match v {
-        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
-        _ => None,
-    };
-    match (present(row, "id"), present(row, "scenario")) {
+fn row_id(row: &RawRow<'_>, problems: &mut Vec<FieldProblem>) -> Option<String> {
+    match (&row.id, &row.scenario) {
         (None, None) => {
             problems.push(FieldProblem {
                 field: "id",
@@ -635,28 +699,19 @@ fn row_id(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Option<
             });
             None
         }
-        (Some(id), None) => {
-            let parsed = non_empty(id);
+        (Some(value), None) | (None, Some(value)) => {
+            let field = if row.id.is_some() { "id" } else { "scenario" };
+            let parsed = value.non_blank().map(str::to_owned);
             if parsed.is_none() {
                 problems.push(FieldProblem {
-                    field: "id",
-                    problem: format!("must be a non-empty string, found {}", brief(id)),
+                    field,
+                    problem: format!("must be a non-empty string, found {}", brief(value)),
                 });
             }
             parsed
         }
-        (None, Some(scenario)) => {
-            let parsed = non_empty(scenario);
-            if parsed.is_none() {
-                problems.push(FieldProblem {
-                    field: "scenario",
-                    problem: format!("must be a non-empty string, found {}", brief(scenario)),
-                });
-            }
-            parsed
-        }
-        (Some(id), Some(scenario)) => match (non_empty(id), non_empty(scenario)) {
-            (Some(a), Some(b)) if a == b => Some(a),
+        (Some(id), Some(scenario)) => match (id.non_blank(), scenario.non_blank()) {
+            (Some(a), Some(b)) if a == b => Some(a.to_owned()),
             _ => {
                 let problem = format!(
                     "`id` {} and `scenario` {} conflict: both present, they must be equal strings",
@@ -677,8 +732,8 @@ fn row_id(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Option<
     }
 }
 
-fn row_status(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Option<RowStatus> {
-    match present(row, "status") {
+fn row_status(row: &RawRow<'_>, problems: &mut Vec<FieldProblem>) -> Option<RowStatus> {
+    match &row.status {
         None => {
             problems.push(FieldProblem {
                 field: "status",
@@ -686,7 +741,7 @@ fn row_status(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Opt
             });
             None
         }
-        Some(Value::String(s)) => {
+        Some(Loose::Str(s)) => {
             let parsed = RowStatus::parse(s);
             if parsed.is_none() {
                 problems.push(FieldProblem {
@@ -707,37 +762,18 @@ fn row_status(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Opt
 }
 
 /// Evidence is kept only when it is a string; anything else counts as absent (hollow).
-fn evidence(row: &Map<String, Value>) -> Option<String> {
-    match row.get("evidence") {
-        Some(Value::String(s)) => Some(s.clone()),
-        _ => None,
-    }
-}
-
-/// A field that is present and not `null` (`null` reads as absent).
-fn present<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    object.get(key).filter(|v| !v.is_null())
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+fn evidence(row: &RawRow<'_>) -> Option<String> {
+    row.evidence
+        .as_ref()
+        .and_then(Loose::as_str)
+        .map(str::to_owned)
 }
 
 /// A short rendering of a value for messages: scalars shown (truncated), containers named.
-fn brief(value: &Value) -> String {
+fn brief(value: &Loose<'_>) -> String {
     match value {
-        Value::String(s) => brief_str(s),
-        Value::Null | Value::Bool(_) | Value::Number(_) => {
-            format!("{} {}", type_name(value), value)
-        }
-        Value::Array(_) | Value::Object(_) => type_name(value).to_owned(),
+        Loose::Str(s) => brief_str(s),
+        Loose::Other { shown, .. } => shown.clone(),
     }
 }
 
@@ -817,6 +853,21 @@ mod tests {
                 reason.contains(fragment),
                 "{case}: reason {reason:?} lacks {fragment:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_fast_path_and_the_value_path_agree() {
+        let documents = [
+            r#"{"wbs":"T","verdict":"pass","requirements":[{"id":"R1","status":"met","evidence":"a\u0041:1"}]}"#,
+            r#"{"wbs":"T","verdict":"PASS","requirements":[{"id":"R1","status":"MET","evidence":7,"extra":[1,{"a":2}]}],"acceptanceCriteria":null}"#,
+            r#"{"wbs":"T","verdict":"PASS","requirements":[{"id":1.5e3,"status":false}],"checks":[{"name":"","check":"c","status":"warn","severity":null}]}"#,
+            r#"{"wbs":"T","verdict":"PASS","requirements":[{"id":"R1","scenario":"R1","status":"MET","evidence":"x"}],"source":{"answer":"a.md"}}"#,
+            r#"{"wbs":" ","verdict":{},"requirements":[]}"#,
+        ];
+        for text in documents {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(outcome(text), parse_value(&value), "{text}");
         }
     }
 
