@@ -12,7 +12,7 @@ use super::artifact::{
     AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceType, Requirement, RowStatus,
     Severity, Verdict,
 };
-use super::raw::{Loose, ObjectOnly, RawArtifact, RawRow};
+use super::raw::{Loose, ObjectOnly, ParsedRows, RawArtifact, RawRow};
 
 /// Artifacts larger than this are refused without being read.
 pub const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
@@ -361,45 +361,18 @@ pub fn parse_value(value: &Value) -> ArtifactOutcome {
     let Some(root) = value.as_object() else {
         return invalid(format!(
             "the JSON root is {}, not an object",
-            Loose::from_value(value).map_or("null", |l| l.type_name())
+            json_type(value)
         ));
     };
     let mut problems = Vec::new();
-    let mut section = |key: &str| -> Option<Vec<Option<RawRow<'_>>>> {
-        match root.get(key) {
-            None | Some(Value::Null) => None,
-            Some(Value::Array(rows)) => Some(
-                rows.iter()
-                    .map(|row| row.as_object().map(RawRow::from_map))
-                    .collect(),
-            ),
-            Some(other) => {
-                problems.push(format!(
-                    "`{key}` must be an array, found {}",
-                    Loose::from_value(other).map_or("null", |l| l.type_name())
-                ));
-                Some(Vec::new())
-            }
-        }
-    };
-    // Non-object rows become `None` and are rejected with their type named.
-    let requirements = section("requirements");
-    let acceptance_criteria = section("acceptanceCriteria");
-    let checks = section("checks");
-    let row_types = |key: &str| -> Vec<&'static str> {
-        match root.get(key) {
-            Some(Value::Array(rows)) => rows
-                .iter()
-                .map(|r| Loose::from_value(r).map_or("null", |l| l.type_name()))
-                .collect(),
-            _ => Vec::new(),
-        }
-    };
     let sections = Sections {
-        requirements: requirements.map(|rows| (rows, row_types("requirements"))),
-        acceptance_criteria: acceptance_criteria
-            .map(|rows| (rows, row_types("acceptanceCriteria"))),
-        checks: checks.map(|rows| (rows, row_types("checks"))),
+        requirements: section_of(root.get("requirements"), "requirements", &mut problems),
+        acceptance_criteria: section_of(
+            root.get("acceptanceCriteria"),
+            "acceptanceCriteria",
+            &mut problems,
+        ),
+        checks: section_of(root.get("checks"), "checks", &mut problems),
     };
     assemble(
         root.get("wbs").and_then(Loose::from_value),
@@ -410,27 +383,54 @@ pub fn parse_value(value: &Value) -> ArtifactOutcome {
     )
 }
 
-/// Rows of each section: `None` for an absent section; a row is `None` when it is not an
-/// object, with the type it was alongside.
-struct Sections<'a> {
-    requirements: Option<(Vec<Option<RawRow<'a>>>, Vec<&'static str>)>,
-    acceptance_criteria: Option<(Vec<Option<RawRow<'a>>>, Vec<&'static str>)>,
-    checks: Option<(Vec<Option<RawRow<'a>>>, Vec<&'static str>)>,
+fn json_type(value: &Value) -> &'static str {
+    Loose::from_value(value).map_or("null", |l| l.type_name())
 }
 
-/// Rows that deserialised on the fast path are all objects.
-#[allow(clippy::type_complexity)]
-fn all_objects(
-    rows: Option<Vec<ObjectOnly<RawRow<'_>>>>,
-) -> Option<(Vec<Option<RawRow<'_>>>, Vec<&'static str>)> {
-    rows.map(|r| (r.into_iter().map(|row| Some(row.0)).collect(), Vec::new()))
+/// A section of a `Value` document: `None` when absent; a non-array is a problem.
+fn section_of<T: FromRawRow>(
+    value: Option<&Value>,
+    key: &str,
+    problems: &mut Vec<String>,
+) -> Option<ParsedRows<T>> {
+    match value {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(rows)) => {
+            let mut parsed = ParsedRows::default();
+            for (index, row) in rows.iter().enumerate() {
+                let result = match row.as_object() {
+                    Some(object) => T::from_raw(&RawRow::from_map(object)),
+                    None => Err(vec![FieldProblem {
+                        field: "row",
+                        problem: format!("a row must be an object, found {}", json_type(row)),
+                    }]),
+                };
+                parsed.push(index, result);
+            }
+            Some(parsed)
+        }
+        Some(other) => {
+            problems.push(format!(
+                "`{key}` must be an array, found {}",
+                json_type(other)
+            ));
+            Some(ParsedRows::default())
+        }
+    }
+}
+
+/// Rows of each section, already validated; `None` for an absent section.
+struct Sections {
+    requirements: Option<ParsedRows<Requirement>>,
+    acceptance_criteria: Option<ParsedRows<AcceptanceCriterion>>,
+    checks: Option<ParsedRows<Check>>,
 }
 
 fn validate(raw: RawArtifact<'_>) -> ArtifactOutcome {
     let sections = Sections {
-        requirements: all_objects(raw.requirements),
-        acceptance_criteria: all_objects(raw.acceptance_criteria),
-        checks: all_objects(raw.checks),
+        requirements: raw.requirements,
+        acceptance_criteria: raw.acceptance_criteria,
+        checks: raw.checks,
     };
     assemble(raw.wbs, raw.verdict, sections, raw.source, Vec::new())
 }
@@ -438,7 +438,7 @@ fn validate(raw: RawArtifact<'_>) -> ArtifactOutcome {
 fn assemble(
     wbs: Option<Loose<'_>>,
     verdict: Option<Loose<'_>>,
-    sections: Sections<'_>,
+    sections: Sections,
     source: Option<Value>,
     mut problems: Vec<String>,
 ) -> ArtifactOutcome {
@@ -485,33 +485,16 @@ fn assemble(
         }
     };
 
-    let requirements = match sections.requirements {
-        None => {
-            problems.push("`requirements` is absent".to_owned());
-            Vec::new()
-        }
-        Some((rows, types)) => rows_of(
-            rows,
-            &types,
-            Section::Requirements,
-            &mut rejected,
-            requirement,
-        ),
-    };
-    let acceptance_criteria = match sections.acceptance_criteria {
-        None => Vec::new(),
-        Some((rows, types)) => rows_of(
-            rows,
-            &types,
-            Section::AcceptanceCriteria,
-            &mut rejected,
-            acceptance_criterion,
-        ),
-    };
-    let checks = match sections.checks {
-        None => Vec::new(),
-        Some((rows, types)) => rows_of(rows, &types, Section::Checks, &mut rejected, check),
-    };
+    if sections.requirements.is_none() {
+        problems.push("`requirements` is absent".to_owned());
+    }
+    let requirements = take_rows(sections.requirements, Section::Requirements, &mut rejected);
+    let acceptance_criteria = take_rows(
+        sections.acceptance_criteria,
+        Section::AcceptanceCriteria,
+        &mut rejected,
+    );
+    let checks = take_rows(sections.checks, Section::Checks, &mut rejected);
 
     match (wbs, verdict) {
         (Some(wbs), Some(verdict)) if problems.is_empty() && rejected.is_empty() => {
@@ -532,38 +515,48 @@ fn assemble(
     }
 }
 
-/// Parses one row object into a typed row, or the problems that reject it.
-type RowParser<T> = fn(&RawRow<'_>) -> Result<T, Vec<FieldProblem>>;
-
-fn rows_of<T>(
-    rows: Vec<Option<RawRow<'_>>>,
-    types: &[&'static str],
+fn take_rows<T>(
+    parsed: Option<ParsedRows<T>>,
     section: Section,
     rejected: &mut Vec<RejectedRow>,
-    parse: RowParser<T>,
 ) -> Vec<T> {
-    let mut out = Vec::with_capacity(rows.len());
-    for (index, row) in rows.iter().enumerate() {
-        let result = match row {
-            Some(object) => parse(object),
-            None => Err(vec![FieldProblem {
-                field: "row",
-                problem: format!(
-                    "a row must be an object, found {}",
-                    types.get(index).copied().unwrap_or("a non-object")
-                ),
-            }]),
-        };
-        match result {
-            Ok(parsed) => out.push(parsed),
-            Err(problems) => rejected.push(RejectedRow {
+    let Some(parsed) = parsed else {
+        return Vec::new();
+    };
+    rejected.extend(
+        parsed
+            .rejected
+            .into_iter()
+            .map(|(index, problems)| RejectedRow {
                 section,
                 index,
                 problems,
             }),
-        }
+    );
+    parsed.rows
+}
+
+/// A row kind the parser can build from a raw row object.
+pub(crate) trait FromRawRow: Sized {
+    fn from_raw(row: &RawRow<'_>) -> Result<Self, Vec<FieldProblem>>;
+}
+
+impl FromRawRow for Requirement {
+    fn from_raw(row: &RawRow<'_>) -> Result<Self, Vec<FieldProblem>> {
+        requirement(row)
     }
-    out
+}
+
+impl FromRawRow for AcceptanceCriterion {
+    fn from_raw(row: &RawRow<'_>) -> Result<Self, Vec<FieldProblem>> {
+        acceptance_criterion(row)
+    }
+}
+
+impl FromRawRow for Check {
+    fn from_raw(row: &RawRow<'_>) -> Result<Self, Vec<FieldProblem>> {
+        check(row)
+    }
 }
 
 fn requirement(row: &RawRow<'_>) -> Result<Requirement, Vec<FieldProblem>> {

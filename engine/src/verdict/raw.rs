@@ -9,6 +9,9 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use super::artifact::{AcceptanceCriterion, Check, Requirement};
+use super::parse::{FieldProblem, FromRawRow};
+
 /// A field value: a string, or what else it was (for messages).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Loose<'a> {
@@ -189,6 +192,57 @@ impl<'a> RawRow<'a> {
     }
 }
 
+/// A section validated row by row as it is read, so no raw rows are kept.
+#[derive(Debug)]
+pub(crate) struct ParsedRows<T> {
+    pub rows: Vec<T>,
+    /// Index and problems of each rejected row.
+    pub rejected: Vec<(usize, Vec<FieldProblem>)>,
+}
+
+impl<T> Default for ParsedRows<T> {
+    fn default() -> Self {
+        Self {
+            rows: Vec::new(),
+            rejected: Vec::new(),
+        }
+    }
+}
+
+impl<T> ParsedRows<T> {
+    pub(crate) fn push(&mut self, index: usize, result: Result<T, Vec<FieldProblem>>) {
+        match result {
+            Ok(row) => self.rows.push(row),
+            Err(problems) => self.rejected.push((index, problems)),
+        }
+    }
+}
+
+impl<'de, T: FromRawRow> Deserialize<'de> for ParsedRows<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RowsVisitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: FromRawRow> Visitor<'de> for RowsVisitor<T> {
+            type Value = ParsedRows<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of row objects")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut parsed = ParsedRows {
+                    rows: Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096)),
+                    rejected: Vec::new(),
+                };
+                let mut index = 0;
+                while let Some(ObjectOnly(row)) = seq.next_element::<ObjectOnly<RawRow<'de>>>()? {
+                    parsed.push(index, T::from_raw(&row));
+                    index += 1;
+                }
+                Ok(parsed)
+            }
+        }
+        deserializer.deserialize_seq(RowsVisitor(std::marker::PhantomData))
+    }
+}
+
 /// The whole artifact on the fast path: only documents whose sections are arrays of
 /// objects deserialise; anything else takes the `Value` path for precise diagnostics.
 #[derive(Debug, serde::Deserialize)]
@@ -198,12 +252,12 @@ pub(crate) struct RawArtifact<'a> {
     pub wbs: Option<Loose<'a>>,
     #[serde(borrow, default)]
     pub verdict: Option<Loose<'a>>,
-    #[serde(borrow, default)]
-    pub requirements: Option<Vec<ObjectOnly<RawRow<'a>>>>,
-    #[serde(borrow, default)]
-    pub acceptance_criteria: Option<Vec<ObjectOnly<RawRow<'a>>>>,
-    #[serde(borrow, default)]
-    pub checks: Option<Vec<ObjectOnly<RawRow<'a>>>>,
+    #[serde(default)]
+    pub requirements: Option<ParsedRows<Requirement>>,
+    #[serde(default)]
+    pub acceptance_criteria: Option<ParsedRows<AcceptanceCriterion>>,
+    #[serde(default)]
+    pub checks: Option<ParsedRows<Check>>,
     #[serde(default)]
     pub source: Option<Value>,
 }
