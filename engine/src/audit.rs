@@ -341,6 +341,29 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_appends_keep_one_unbroken_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let path = &path;
+                scope.spawn(move || {
+                    for i in 0..10 {
+                        append(path, &entry(&format!("thread {t} #{i}"))).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            verify(&path).unwrap(),
+            ChainCheck {
+                records: 40,
+                broken: None
+            }
+        );
+    }
+
+    #[test]
     fn an_absent_log_is_an_intact_empty_chain() {
         let dir = tempfile::tempdir().unwrap();
         assert!(verify(&dir.path().join("none.jsonl")).unwrap().is_intact());
