@@ -341,3 +341,21 @@ fn a_denied_invalid_artifact_warns_once_on_stderr() {
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["verdict"], "UNKNOWN");
 }
+
+#[test]
+fn removing_the_last_audit_record_is_caught_by_the_task_history() {
+    let project = project();
+    for wbs in ["a1", "a2"] {
+        update(&project, &[wbs, "done", "--force-done", "--reason", "r"]);
+    }
+    let log = project.read(".spur/audit.jsonl");
+    let first_only = format!("{}\n", log.lines().next().unwrap());
+    std::fs::write(project.join(".spur/audit.jsonl"), first_only).unwrap();
+    let (code, text) = audit_verify(&project);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("broken at line 2: the forced override of task a2 at "),
+        "{text}"
+    );
+    assert!(text.contains("records were removed from the log"), "{text}");
+}
