@@ -6,3 +6,4 @@
 //! gates call the same primitives.
 
 pub mod process;
+pub mod shell_quote;
