@@ -5,5 +5,6 @@
 //! rendered command, an environment, a JSON value), so the engine's runner and the verify
 //! gates call the same primitives.
 
+pub mod jq;
 pub mod process;
 pub mod shell_quote;
