@@ -3,6 +3,7 @@
 
 mod completions;
 mod failure;
+mod jq;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,8 @@ pub struct Cli {
 enum Command {
     /// Print shell completions.
     Completions(completions::Args),
+    /// The embedded jq (also reached as `jq` through the PATH shim).
+    Jq(jq::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -29,8 +32,14 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Jq(args) => jq::run(args),
     };
     failure::finish(result)
+}
+
+/// Entry point when the binary runs as `jq` (the PATH shim).
+pub fn jq_shim_main() -> ExitCode {
+    jq::shim_main()
 }
 
 /// The clap command, for completions.
