@@ -9,4 +9,5 @@ pub mod atomic_file;
 pub mod pipeline;
 pub mod source;
 pub mod state_dir;
+pub mod verdict;
 pub mod wbs;
