@@ -4,7 +4,9 @@
 
 pub mod ac_identity;
 pub mod ac_label;
+pub mod anchor;
 pub mod diagnostic;
+pub mod lint;
 pub mod parse;
 pub mod table;
 pub mod task_file;

@@ -58,9 +58,9 @@ pub struct Answer {
     pub verdict_line: Option<VerdictLine>,
     pub requirements: Vec<RequirementRow>,
     pub acceptance: Vec<AcRow>,
-    /// Whether a requirements / AC table header was found at all.
-    pub has_requirements_table: bool,
-    pub has_acceptance_table: bool,
+    /// The line of the requirements / AC table header, when there is one.
+    pub requirements_table: Option<usize>,
+    pub acceptance_table: Option<usize>,
     pub diagnostics: Vec<AnswerDiagnostic>,
 }
 
@@ -195,11 +195,11 @@ impl Answer {
         match kind {
             TableKind::Requirements | TableKind::Acceptance => {
                 let seen = if kind == TableKind::Requirements {
-                    &mut self.has_requirements_table
+                    &mut self.requirements_table
                 } else {
-                    &mut self.has_acceptance_table
+                    &mut self.acceptance_table
                 };
-                if *seen {
+                if seen.is_some() {
                     keep = false;
                     self.diagnostics.push(
                         AnswerDiagnostic::new(
@@ -209,8 +209,9 @@ impl Answer {
                         .at_row(header_line, header_text)
                         .with_help("put every row in one table"),
                     );
+                } else {
+                    *seen = Some(header_line);
                 }
-                *seen = true;
             }
             TableKind::Mismatched => {
                 keep = false;
@@ -419,7 +420,7 @@ Verdict: PASS
     #[test]
     fn header_names_are_case_and_padding_insensitive() {
         let answer = parse_answer("Verdict: FAIL\n|  req | STATUS|Evidence  |\n|-|-|-|\n| R1 | UNMET | none |\n");
-        assert!(answer.has_requirements_table);
+        assert_eq!(answer.requirements_table, Some(2));
         assert_eq!(answer.requirements.len(), 1);
     }
 
@@ -478,7 +479,7 @@ Verdict: PASS
             ]
         );
         assert!(answer.requirements.is_empty());
-        assert!(!answer.has_acceptance_table);
+        assert_eq!(answer.acceptance_table, None);
     }
 
     #[test]
