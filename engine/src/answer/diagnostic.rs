@@ -22,6 +22,7 @@ pub enum LintCode {
     DuplicateVerdictLine,
     InvalidVerdictLine,
     VerdictLineDisagrees,
+    EvidenceRuleDowngrade,
     DuplicateTable,
     TableHeaderMismatch,
     MalformedTable,
@@ -48,13 +49,14 @@ pub enum LintCode {
 
 impl LintCode {
     /// Every code, in documentation order.
-    pub const ALL: [LintCode; 28] = [
+    pub const ALL: [LintCode; 29] = [
         Self::AnswerTooLarge,
         Self::AnswerNotUtf8,
         Self::MissingVerdictLine,
         Self::DuplicateVerdictLine,
         Self::InvalidVerdictLine,
         Self::VerdictLineDisagrees,
+        Self::EvidenceRuleDowngrade,
         Self::DuplicateTable,
         Self::TableHeaderMismatch,
         Self::MalformedTable,
@@ -87,6 +89,7 @@ impl LintCode {
             Self::DuplicateVerdictLine => "spur::answer::duplicate_verdict_line",
             Self::InvalidVerdictLine => "spur::answer::invalid_verdict_line",
             Self::VerdictLineDisagrees => "spur::answer::verdict_line_disagrees",
+            Self::EvidenceRuleDowngrade => "spur::answer::evidence_rule_downgrade",
             Self::DuplicateTable => "spur::answer::duplicate_table",
             Self::TableHeaderMismatch => "spur::answer::table_header_mismatch",
             Self::MalformedTable => "spur::answer::malformed_table",
@@ -114,7 +117,7 @@ impl LintCode {
 
     pub const fn severity(self) -> Severity {
         match self {
-            Self::VerdictLineDisagrees => Severity::Warning,
+            Self::VerdictLineDisagrees | Self::EvidenceRuleDowngrade => Severity::Warning,
             _ => Severity::Error,
         }
     }
