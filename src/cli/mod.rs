@@ -3,6 +3,8 @@
 
 mod completions;
 mod failure;
+mod task;
+mod task_verdict;
 
 use std::process::ExitCode;
 
@@ -22,6 +24,8 @@ pub struct Cli {
 enum Command {
     /// Print shell completions.
     Completions(completions::Args),
+    /// Task status and verdicts.
+    Task(task::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -29,6 +33,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Task(args) => task::run(args),
     };
     failure::finish(result)
 }

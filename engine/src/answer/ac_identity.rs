@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::ac_label::{collapse, strip_scenario_prefix, AcLabel};
+use super::ac_label::{collapse, strip_links, strip_scenario_prefix, AcLabel};
 use super::table::unwrap_code;
 use super::task_file::TaskAc;
 
@@ -41,10 +41,14 @@ impl<'t> AcIndex<'t> {
         };
         for (index, ac) in criteria.iter().enumerate() {
             add(ac.label.clone(), index);
+            add(ac.written.clone(), index);
             let title = &ac.parts.title;
             if !title.is_empty() {
-                add(title.clone(), index);
+                let plain = collapse(&strip_links(title));
                 add(scenario_form(title), index);
+                add(scenario_form(&plain), index);
+                add(title.clone(), index);
+                add(plain, index);
             }
             for alias in &ac.parts.aliases {
                 add(alias.clone(), index);
@@ -71,13 +75,12 @@ impl<'t> AcIndex<'t> {
             return one_or_many(found);
         }
         let parts = AcLabel::parse(&written);
-        let by_alias = parts
-            .aliases
-            .iter()
-            .filter_map(|a| self.lookup(a))
-            .fold(None, |acc: Option<BTreeSet<usize>>, set| {
+        let by_alias = parts.aliases.iter().filter_map(|a| self.lookup(a)).fold(
+            None,
+            |acc: Option<BTreeSet<usize>>, set| {
                 Some(acc.map_or(set.clone(), |acc| acc.union(&set).copied().collect()))
-            });
+            },
+        );
         let by_title = if parts.title.is_empty() {
             None
         } else {
@@ -195,6 +198,7 @@ mod tests {
             ("Hostile answers give a clear result", 2),
             ("Scenario: Quiet mode", 3),
             ("Quiet mode", 3),
+            ("[Scenario: Quiet mode](features/cli.feature)", 3),
             ("Shared title [non-core]", 5),
         ] {
             assert_eq!(index.resolve(cell), Resolution::One(want), "{cell}");
@@ -213,7 +217,10 @@ mod tests {
             index.resolve("Something else entirely, really"),
             Resolution::Unresolved { closest: None }
         );
-        assert_eq!(index.resolve("AC-9"), Resolution::Unresolved { closest: None });
+        assert_eq!(
+            index.resolve("AC-9"),
+            Resolution::Unresolved { closest: None }
+        );
         assert_eq!(index.resolve(""), Resolution::Unresolved { closest: None });
     }
 
@@ -231,7 +238,10 @@ mod tests {
     fn a_title_shared_by_two_criteria_is_ambiguous() {
         let acs = criteria();
         let index = AcIndex::new(&acs);
-        assert_eq!(index.resolve("Shared title"), Resolution::Ambiguous(vec![4, 5]));
+        assert_eq!(
+            index.resolve("Shared title"),
+            Resolution::Ambiguous(vec![4, 5])
+        );
     }
 
     #[test]

@@ -39,7 +39,9 @@ impl AcLabel {
 
     /// Whether the label carries a tag that exempts it from the evidence rule.
     pub fn is_exempt(&self) -> bool {
-        self.tags.iter().any(|t| EXEMPTING_TAGS.contains(&t.as_str()))
+        self.tags
+            .iter()
+            .any(|t| EXEMPTING_TAGS.contains(&t.as_str()))
     }
 
     fn take_leading_tag(&mut self, text: &str) -> String {
@@ -137,6 +139,32 @@ pub fn ac_number(text: &str) -> Option<String> {
         .then(|| format!("AC-{digits}"))
 }
 
+/// Markdown links replaced by their text: `[Scenario: X](a.feature)` → `Scenario: X`.
+pub fn strip_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let after_open = &rest[open + 1..];
+        let link = after_open.find("](").and_then(|close| {
+            let target = &after_open[close + 2..];
+            target.find(')').map(|end| (close, close + 2 + end + 1))
+        });
+        match link {
+            Some((close, consumed)) if !after_open[..close].contains('[') => {
+                out.push_str(&rest[..open]);
+                out.push_str(&after_open[..close]);
+                rest = &after_open[consumed..];
+            }
+            _ => {
+                out.push_str(&rest[..=open]);
+                rest = after_open;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Whitespace runs collapsed to one space, ends trimmed.
 pub fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -154,7 +182,9 @@ fn is_tag_word(inner: &str) -> bool {
 }
 
 fn is_token(text: &str) -> bool {
-    text.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+    text.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
         && text
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
@@ -285,6 +315,16 @@ mod tests {
     }
 
     #[test]
+    fn links_are_reduced_to_their_text() {
+        assert_eq!(
+            strip_links("[advisory] [Scenario: Quiet](f.feature) and [x](y)"),
+            "[advisory] Scenario: Quiet and x"
+        );
+        assert_eq!(strip_links("[a] [b"), "[a] [b");
+        assert_eq!(strip_links("[é](ü) ["), "é [");
+    }
+
+    #[test]
     fn a_link_is_not_a_tag() {
         let l = AcLabel::parse("[Scenario: X](a.feature)");
         assert!(l.tags.is_empty());
@@ -293,7 +333,18 @@ mod tests {
 
     #[test]
     fn hostile_labels_do_not_panic() {
-        for label in ["[", "]", "[]", "**", "**AC-", "`", "``", "[é]", "Scenario:", "AC-99999999999"] {
+        for label in [
+            "[",
+            "]",
+            "[]",
+            "**",
+            "**AC-",
+            "`",
+            "``",
+            "[é]",
+            "Scenario:",
+            "AC-99999999999",
+        ] {
             let _ = AcLabel::parse(label);
         }
     }

@@ -80,7 +80,10 @@ pub fn scan_evidence(evidence: &str) -> EvidenceScan {
         }
         if path_part.contains(GLOB_CHARS) {
             scan.globs.push(token.to_owned());
-        } else if !has_line && (path_part.ends_with('/') || has_extension(path_part)) && path_part.contains('/') {
+        } else if !has_line
+            && (path_part.ends_with('/') || has_extension(path_part))
+            && path_part.contains('/')
+        {
             scan.bare_paths.push(path_part.to_owned());
         }
     }
@@ -94,7 +97,11 @@ fn citation(token: &str) -> Option<Citation> {
         return None;
     }
     let spec = match spec.split_once(':') {
-        Some((lines, column)) if !column.is_empty() && column.bytes().all(|b| b.is_ascii_digit()) => lines,
+        Some((lines, column))
+            if !column.is_empty() && column.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            lines
+        }
         Some(_) => return None,
         None => spec,
     };
@@ -120,14 +127,18 @@ fn looks_like_path(text: &str) -> bool {
     text.chars().any(char::is_alphabetic)
         && (text.contains('/') || text.contains('.'))
         && text.chars().all(|c| {
-            c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | '@' | '~') || GLOB_CHARS.contains(&c) || matches!(c, ']' | '}')
+            c.is_alphanumeric()
+                || matches!(c, '/' | '.' | '_' | '-' | '+' | '@' | '~')
+                || GLOB_CHARS.contains(&c)
+                || matches!(c, ']' | '}')
         })
 }
 
 fn has_extension(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    name.rsplit_once('.')
-        .is_some_and(|(stem, ext)| !stem.is_empty() && !ext.is_empty() && ext.chars().all(char::is_alphanumeric))
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && !ext.is_empty() && ext.chars().all(char::is_alphanumeric)
+    })
 }
 
 /// Why a citation or mention is not a concrete existing anchor.
@@ -350,7 +361,10 @@ mod tests {
         let (_tmp, mut checker) = project();
         assert_eq!(checker.check_citation(&cite("src/a.rs", 1, 3)), Ok(()));
         assert_eq!(checker.check_citation(&cite("src/a.rs", 3, 3)), Ok(()));
-        assert_eq!(checker.check_citation(&cite("src/no_newline.rs", 2, 2)), Ok(()));
+        assert_eq!(
+            checker.check_citation(&cite("src/no_newline.rs", 2, 2)),
+            Ok(())
+        );
         for bad in [
             cite("src/a.rs", 4, 4),
             cite("src/a.rs", 0, 1),
@@ -399,7 +413,12 @@ mod tests {
             checker.check_citation(&cite(&outside_path, 1, 1)),
             Err(AnchorProblem::OutsideProject { .. })
         ));
-        let name = tmp.path().file_name().unwrap().to_string_lossy().into_owned();
+        let name = tmp
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         assert!(matches!(
             checker.check_citation(&cite(&format!("../{name}/src/a.rs"), 1, 1)),
             Ok(())
@@ -416,8 +435,11 @@ mod tests {
         let (tmp, mut checker) = project();
         let outside = tempfile::tempdir().unwrap();
         fs::write(outside.path().join("secret.txt"), "x\n").unwrap();
-        std::os::unix::fs::symlink(outside.path().join("secret.txt"), tmp.path().join("link.txt"))
-            .unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.txt"),
+            tmp.path().join("link.txt"),
+        )
+        .unwrap();
         assert!(matches!(
             checker.check_citation(&cite("link.txt", 1, 1)),
             Err(AnchorProblem::OutsideProject { .. })

@@ -300,7 +300,13 @@ mod tests {
         let mut checker = AnchorChecker::new(tmp.path()).unwrap();
         let answer = parse_answer(text);
         let report = lint(&answer, &task, &mut checker);
-        derive_artifact(&Wbs::parse("T1").unwrap(), &task, &answer, &report, "answer.md")
+        derive_artifact(
+            &Wbs::parse("T1").unwrap(),
+            &task,
+            &answer,
+            &report,
+            "answer.md",
+        )
     }
 
     fn answer(verdict: &str, ac1: &str, docs: &str) -> String {
@@ -314,7 +320,11 @@ mod tests {
         let ArtifactOutcome::Valid(parsed) = parse_artifact(artifact.to_json().as_bytes()) else {
             panic!("derived artifact must parse: {}", artifact.to_json());
         };
-        let evaluation = Evaluation::new(Path::new("v.json"), ArtifactOutcome::Valid(parsed), Some("T1"));
+        let evaluation = Evaluation::new(
+            Path::new("v.json"),
+            ArtifactOutcome::Valid(parsed),
+            Some("T1"),
+        );
         assert_eq!(evaluation.stored, Some(artifact.verdict));
         assert_eq!(evaluation.effective, artifact.verdict);
     }
@@ -328,7 +338,10 @@ mod tests {
         let d = derive(&answer("PASS", "test", "static-ref"));
         assert_eq!(d.artifact.verdict, Verdict::Pass);
         assert_eq!(d.artifact.requirements[0].id, "R1");
-        assert_eq!(d.artifact.acceptance_criteria[1].id, "[advisory] Docs mention it");
+        assert_eq!(
+            d.artifact.acceptance_criteria[1].id,
+            "[advisory] Docs mention it"
+        );
         assert!(check(&d.artifact, check_names::EVIDENCE_RULE_PASS).is_some());
         assert!(d.warnings.is_empty());
         assert_self_consistent(&d.artifact);
@@ -339,12 +352,22 @@ mod tests {
         let d = derive(&answer("PASS", "static-ref+manual-review", "static-ref"));
         assert_eq!(d.artifact.verdict, Verdict::Partial);
         assert_eq!(d.artifact.acceptance_criteria[0].status, RowStatus::Partial);
-        assert_eq!(d.artifact.acceptance_criteria[1].status, RowStatus::Met, "advisory is exempt");
+        assert_eq!(
+            d.artifact.acceptance_criteria[1].status,
+            RowStatus::Met,
+            "advisory is exempt"
+        );
         let failed = check(&d.artifact, check_names::EVIDENCE_RULE_FAILED).unwrap();
         assert_eq!(failed.status, CheckStatus::Fail);
         assert!(check(&d.artifact, check_names::EVIDENCE_RULE_PASS).is_none());
         let codes: Vec<_> = d.warnings.iter().map(|w| w.code).collect();
-        assert_eq!(codes, [LintCode::EvidenceRuleDowngrade, LintCode::VerdictLineDisagrees]);
+        assert_eq!(
+            codes,
+            [
+                LintCode::EvidenceRuleDowngrade,
+                LintCode::VerdictLineDisagrees
+            ]
+        );
         assert_self_consistent(&d.artifact);
     }
 
@@ -361,7 +384,9 @@ mod tests {
 
     #[test]
     fn a_lint_failure_derives_an_explicit_self_consistent_fail() {
-        let d = derive("Verdict: PASS\n| Req | Status | Evidence |\n|---|---|---|\n| R1 | MET | ./a.rs:9 |\n");
+        let d = derive(
+            "Verdict: PASS\n| Req | Status | Evidence |\n|---|---|---|\n| R1 | MET | ./a.rs:9 |\n",
+        );
         assert_eq!(d.artifact.verdict, Verdict::Fail);
         assert!(d
             .artifact
@@ -371,7 +396,11 @@ mod tests {
         assert_eq!(d.artifact.acceptance_criteria.len(), 2);
         let lint = check(&d.artifact, check_names::ANSWER_LINT).unwrap();
         assert_eq!(lint.status, CheckStatus::Fail);
-        assert!(lint.evidence.as_deref().unwrap().contains("anchor_line_out_of_range"));
+        assert!(lint
+            .evidence
+            .as_deref()
+            .unwrap()
+            .contains("anchor_line_out_of_range"));
         assert_self_consistent(&d.artifact);
     }
 }

@@ -109,14 +109,7 @@ fn lint_requirements(
             seen.insert(id.clone(), row.line);
         }
         let status = requirement_status(row, report);
-        let evidence = lint_evidence(
-            row.line,
-            &row.text,
-            &row.evidence,
-            status,
-            anchors,
-            report,
-        );
+        let evidence = lint_evidence(row.line, &row.text, &row.evidence, status, anchors, report);
         if let (true, Some(status), Some(evidence)) = (ok, status, evidence) {
             report.requirements.push(LintedRequirement {
                 line: row.line,
@@ -138,7 +131,10 @@ fn lint_requirements(
                 ),
             )
             .with_help(match answer.requirements_table {
-                Some(_) => format!("add `| {} | MET | <file:line> |` (or PARTIAL/UNMET) to the requirements table", requirement.id),
+                Some(_) => format!(
+                    "add `| {} | MET | <file:line> |` (or PARTIAL/UNMET) to the requirements table",
+                    requirement.id
+                ),
                 None => "the answer has no `| Req | Status | Evidence |` table".to_owned(),
             });
             d.line = answer.requirements_table;
@@ -189,7 +185,11 @@ fn lint_acceptance(
                 report.diagnostics.push(
                     diag(
                         LintCode::AmbiguousAc,
-                        format!("`{shown}` names {} criteria: {}", names.len(), names.join(", ")),
+                        format!(
+                            "`{shown}` names {} criteria: {}",
+                            names.len(),
+                            names.join(", ")
+                        ),
                     )
                     .with_help("use the full checklist label or an `AC-N` alias"),
                 );
@@ -208,7 +208,9 @@ fn lint_acceptance(
                                 .join(" ")
                         ),
                     )
-                    .with_help("an answer cannot re-tag a criterion; drop the tag or change the task"),
+                    .with_help(
+                        "an answer cannot re-tag a criterion; drop the tag or change the task",
+                    ),
                 );
                 None
             }
@@ -234,14 +236,7 @@ fn lint_acceptance(
         });
         let status = ac_status(row, report);
         let evidence_type = evidence_type(row, report);
-        let evidence = lint_evidence(
-            row.line,
-            &row.text,
-            &row.evidence,
-            status,
-            anchors,
-            report,
-        );
+        let evidence = lint_evidence(row.line, &row.text, &row.evidence, status, anchors, report);
         if let (Some(criterion), Some(status), Some(evidence_type), Some(evidence)) =
             (criterion, status, evidence_type, evidence)
         {
@@ -267,7 +262,8 @@ fn lint_acceptance(
             )
             .with_help(match answer.acceptance_table {
                 Some(_) => format!("add a row for it to the AC table{}", alias_hint(ac)),
-                None => "the answer has no `| AC | Status | Evidence Type | Evidence |` table".to_owned(),
+                None => "the answer has no `| AC | Status | Evidence Type | Evidence |` table"
+                    .to_owned(),
             });
             d.line = answer.acceptance_table;
             report.diagnostics.push(d);
@@ -326,7 +322,10 @@ fn ac_status(row: &AcRow, report: &mut LintReport) -> Option<RowStatus> {
         report.diagnostics.push(
             AnswerDiagnostic::new(
                 LintCode::InvalidStatus,
-                format!("`{}` is not an acceptance-criterion status", shorten(written)),
+                format!(
+                    "`{}` is not an acceptance-criterion status",
+                    shorten(written)
+                ),
             )
             .at_row(row.line, &row.text)
             .with_help(help),
@@ -398,7 +397,11 @@ fn lint_evidence(
     let substance = evidence.trim_matches(|c: char| c.is_whitespace() || "`-—–.…*_".contains(c));
     if substance.is_empty() {
         report.diagnostics.push(
-            diag(LintCode::EmptyEvidence, "the evidence cell is empty".to_owned()).with_help(
+            diag(
+                LintCode::EmptyEvidence,
+                "the evidence cell is empty".to_owned(),
+            )
+            .with_help(
                 "cite the file:line that shows it, or say why it is not met / not applicable",
             ),
         );
@@ -416,21 +419,29 @@ fn lint_evidence(
     }
     for citation in &scan.citations {
         if let Err(problem) = anchors.check_citation(citation) {
-            report.diagnostics.push(anchor_diagnostic(problem, line, text));
+            report
+                .diagnostics
+                .push(anchor_diagnostic(problem, line, text));
         }
     }
     for path in &scan.bare_paths {
         if let Err(problem) = anchors.check_bare_path(path) {
-            report.diagnostics.push(anchor_diagnostic(problem, line, text));
+            report
+                .diagnostics
+                .push(anchor_diagnostic(problem, line, text));
         }
     }
-    if status == Some(RowStatus::Met) && scan.citations.is_empty() {
+    // A rejected glob or directory already says why the row has no anchor.
+    let attempted = !scan.globs.is_empty() || report.error_count() > before;
+    if status == Some(RowStatus::Met) && scan.citations.is_empty() && !attempted {
         report.diagnostics.push(
             diag(
                 LintCode::MissingAnchor,
                 "a MET row cites no `file:line` or `file:start-end`".to_owned(),
             )
-            .with_help("cite the concrete lines that show it, e.g. `tests/cli.rs:42` or `src/a.rs:10-24`"),
+            .with_help(
+                "cite the concrete lines that show it, e.g. `tests/cli.rs:42` or `src/a.rs:10-24`",
+            ),
         );
     }
     (report.error_count() == before).then(|| evidence.trim().to_owned())
@@ -568,7 +579,10 @@ mod tests {
     fn compound_evidence_types_are_accepted() {
         let report = run(GOOD_REQ, "| AC-1 | MET | test + static-ref | src/a.rs:4 |\n| Docs | MET | manual-review | src/a.rs:1 |\n");
         assert_eq!(codes(&report), []);
-        assert_eq!(report.acceptance[0].evidence_type.to_string(), "test+static-ref");
+        assert_eq!(
+            report.acceptance[0].evidence_type.to_string(),
+            "test+static-ref"
+        );
     }
 
     #[test]
@@ -597,7 +611,6 @@ mod tests {
             codes(&report),
             [
                 LintCode::GlobAnchor,
-                LintCode::MissingAnchor,
                 LintCode::AnchorLineOutOfRange,
                 LintCode::AnchorFileMissing,
                 LintCode::DirectoryAnchor,

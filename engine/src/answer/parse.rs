@@ -287,12 +287,7 @@ impl Answer {
         }
     }
 
-    fn read_prose_line(
-        &mut self,
-        line_no: usize,
-        line: &str,
-        loose: &mut Option<(usize, String)>,
-    ) {
+    fn read_prose_line(&mut self, line_no: usize, line: &str, loose: &mut Option<(usize, String)>) {
         let trimmed = line.trim();
         let Some(value) = trimmed.strip_prefix("Verdict:") else {
             if loose.is_none() && looks_like_verdict(trimmed) {
@@ -419,7 +414,9 @@ Verdict: PASS
 
     #[test]
     fn header_names_are_case_and_padding_insensitive() {
-        let answer = parse_answer("Verdict: FAIL\n|  req | STATUS|Evidence  |\n|-|-|-|\n| R1 | UNMET | none |\n");
+        let answer = parse_answer(
+            "Verdict: FAIL\n|  req | STATUS|Evidence  |\n|-|-|-|\n| R1 | UNMET | none |\n",
+        );
         assert_eq!(answer.requirements_table, Some(2));
         assert_eq!(answer.requirements.len(), 1);
     }
@@ -450,7 +447,10 @@ Verdict: PASS
         assert_eq!(codes(&answer), [LintCode::InvalidVerdictLine]);
         let answer = parse_answer("Verdict: PARTIAL\n\nVerdict: PASS\n");
         assert_eq!(codes(&answer), [LintCode::DuplicateVerdictLine]);
-        assert_eq!(answer.verdict_line.unwrap().verdict, DeclaredVerdict::Partial);
+        assert_eq!(
+            answer.verdict_line.unwrap().verdict,
+            DeclaredVerdict::Partial
+        );
     }
 
     #[test]

@@ -96,7 +96,9 @@ pub fn derive_verdict_with(
         &request.project_root,
         &request.state_dir,
     )?;
-    let task = read_task_file(&task_path)?;
+    let mut task = read_task_file(&task_path)?;
+    // Messages name the task file as the user sees it, relative to the project.
+    task.path = PathBuf::from(display_name(&task_path, &request.project_root));
     let mut anchors =
         AnchorChecker::new(&request.project_root).map_err(|e| DeriveError::ProjectRoot {
             path: request.project_root.clone(),
@@ -123,11 +125,15 @@ pub fn derive_verdict_with(
     diagnostics.sort_by_key(|d| d.line.unwrap_or(usize::MAX));
     let artifact_path = if request.write {
         let path = request.state_dir.verdict_path(&request.wbs);
-        commit(&path, derivation.artifact.to_json().as_bytes(), before_commit)
-            .map_err(|source| DeriveError::Write {
-                path: path.clone(),
-                source,
-            })?;
+        commit(
+            &path,
+            derivation.artifact.to_json().as_bytes(),
+            before_commit,
+        )
+        .map_err(|source| DeriveError::Write {
+            path: path.clone(),
+            source,
+        })?;
         Some(path)
     } else {
         None
@@ -164,7 +170,9 @@ fn read_answer(path: &Path) -> Result<Result<String, AnswerDiagnostic>, DeriveEr
             LintCode::AnswerTooLarge,
             format!("the answer file is larger than {MAX_ANSWER_BYTES} bytes; it was not read"),
         )
-        .with_help("an answer is a verdict line and two tables; cite evidence, do not paste it")));
+        .with_help(
+            "an answer is a verdict line and two tables; cite evidence, do not paste it",
+        )));
     }
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Ok(text)),
@@ -193,10 +201,13 @@ fn commit(
     bytes: &[u8],
     before_commit: &mut dyn FnMut(&Path) -> io::Result<()>,
 ) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "verdict.json".into(), |n| n.to_string_lossy().into_owned());
-    let staging = path.with_file_name(format!(".{name}.staged-{}", std::process::id()));
+    let name = path.file_name().map_or_else(
+        || "verdict.json".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let prefix = format!(".{name}.staged-");
+    remove_stale_staging(path, &prefix);
+    let staging = path.with_file_name(format!("{prefix}{}", std::process::id()));
     write_atomic(&staging, bytes)?;
     let result = before_commit(&staging).and_then(|()| fs::rename(&staging, path));
     if result.is_err() {
@@ -209,6 +220,21 @@ fn commit(
         }
     }
     Ok(())
+}
+
+/// A crash between staging and rename leaves a staging file; the next commit removes it.
+fn remove_stale_staging(path: &Path, prefix: &str) {
+    let Some(dir) = path.parent() else {
+        return;
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(prefix) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 fn display_name(path: &Path, root: &Path) -> String {
@@ -229,7 +255,8 @@ mod tests {
     use crate::verdict::{parse_artifact, ArtifactOutcome};
 
     const TASK: &str = "## Requirements\n- R1 a\n";
-    const GOOD: &str = "Verdict: PASS\n| Req | Status | Evidence |\n|---|---|---|\n| R1 | MET | src/a.rs:1 |\n";
+    const GOOD: &str =
+        "Verdict: PASS\n| Req | Status | Evidence |\n|---|---|---|\n| R1 | MET | src/a.rs:1 |\n";
 
     fn project() -> (tempfile::TempDir, DeriveRequest) {
         let tmp = tempfile::tempdir().unwrap();
@@ -262,7 +289,10 @@ mod tests {
             panic!("valid artifact")
         };
         assert_eq!(artifact, outcome.artifact);
-        assert_eq!(artifact.source, Some(serde_json::json!("spur task verdict")));
+        assert_eq!(
+            artifact.source,
+            Some(serde_json::json!("spur task verdict"))
+        );
     }
 
     #[test]
@@ -271,7 +301,11 @@ mod tests {
         let previous = derive_verdict(&request).unwrap();
         let path = previous.artifact_path.unwrap();
         let before = fs::read(&path).unwrap();
-        fs::write(&request.answer, "Verdict: FAIL\n| Req | Status | Evidence |\n|---|---|---|\n| R1 | UNMET | nothing |\n").unwrap();
+        fs::write(
+            &request.answer,
+            "Verdict: FAIL\n| Req | Status | Evidence |\n|---|---|---|\n| R1 | UNMET | nothing |\n",
+        )
+        .unwrap();
         let mut saw_staging = None;
         let err = derive_verdict_with(&request, &mut |staging| {
             saw_staging = Some(fs::read_to_string(staging)?);
@@ -279,8 +313,15 @@ mod tests {
         })
         .unwrap_err();
         assert!(matches!(err, DeriveError::Write { .. }), "{err}");
-        assert!(saw_staging.unwrap().contains("\"FAIL\""), "the new artifact was fully staged");
-        assert_eq!(fs::read(&path).unwrap(), before, "previous artifact unchanged");
+        assert!(
+            saw_staging.unwrap().contains("\"FAIL\""),
+            "the new artifact was fully staged"
+        );
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            before,
+            "previous artifact unchanged"
+        );
         let names: Vec<_> = fs::read_dir(tmp.path().join(".spur/run"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -161,7 +161,10 @@ mod tests {
 
     #[test]
     fn unterminated_code_span_is_literal() {
-        assert_eq!(cells("| R1 | MET | `oops | x |"), ["R1", "MET", "`oops", "x"]);
+        assert_eq!(
+            cells("| R1 | MET | `oops | x |"),
+            ["R1", "MET", "`oops", "x"]
+        );
     }
 
     #[test]

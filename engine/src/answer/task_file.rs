@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::ac_label::{collapse, AcLabel};
+use super::ac_label::{collapse, strip_links, AcLabel};
 use crate::state_dir::StateDir;
 use crate::wbs::Wbs;
 
@@ -23,8 +23,11 @@ pub struct TaskRequirement {
 /// One acceptance criterion: a checklist item.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskAc {
-    /// The checklist label as written (whitespace collapsed): the AC's id in the artifact.
+    /// The checklist label with Markdown links reduced to their text (whitespace
+    /// collapsed): the AC's id in the artifact.
     pub label: String,
+    /// The checklist label exactly as written (whitespace collapsed).
+    pub written: String,
     pub parts: AcLabel,
     pub line: usize,
 }
@@ -219,16 +222,18 @@ pub fn parse_task_file(path: &Path, text: &str) -> Result<TaskFile, TaskFileErro
                             first: first.line,
                         });
                     }
-                    task.requirements.push(TaskRequirement { id, line: line_no });
+                    task.requirements
+                        .push(TaskRequirement { id, line: line_no });
                 }
             }
             Section::Acceptance => {
                 if let Some(label) = checklist_label(trimmed) {
-                    let label = collapse(label);
-                    if !label.is_empty() {
+                    let written = collapse(label);
+                    if !written.is_empty() {
                         task.acceptance.push(TaskAc {
-                            parts: AcLabel::parse(&label),
-                            label,
+                            parts: AcLabel::parse(&written),
+                            label: collapse(&strip_links(&written)),
+                            written,
                             line: line_no,
                         });
                     }
@@ -252,7 +257,8 @@ fn heading(line: &str) -> Option<(usize, &str)> {
         return None;
     }
     let rest = line.get(level..)?;
-    (rest.is_empty() || rest.starts_with(' ')).then(|| (level, rest.trim().trim_end_matches('#').trim()))
+    (rest.is_empty() || rest.starts_with(' '))
+        .then(|| (level, rest.trim().trim_end_matches('#').trim()))
 }
 
 /// The requirement id a line of the Requirements section declares: the first token after a
@@ -390,11 +396,15 @@ Intro mentions R7 in prose, which is not a declaration.
 
     #[test]
     fn a_duplicate_requirement_id_is_rejected_with_both_lines() {
-        let err = parse_task_file(Path::new("t.md"), "## Requirements\n- R1 a\n- R1 b\n")
-            .unwrap_err();
+        let err =
+            parse_task_file(Path::new("t.md"), "## Requirements\n- R1 a\n- R1 b\n").unwrap_err();
         assert!(matches!(
             err,
-            TaskFileError::DuplicateRequirement { line: 3, first: 2, .. }
+            TaskFileError::DuplicateRequirement {
+                line: 3,
+                first: 2,
+                ..
+            }
         ));
     }
 
