@@ -1,10 +1,12 @@
 //! Command-line surface (DESIGN §10). One file per subcommand; each parses its arguments,
 //! calls the engine and renders. No domain logic lives here.
 
+mod audit;
 mod completions;
 mod failure;
 mod task;
 mod task_verdict;
+mod verdict;
 
 use std::process::ExitCode;
 
@@ -24,8 +26,12 @@ pub struct Cli {
 enum Command {
     /// Print shell completions.
     Completions(completions::Args),
-    /// Task status and verdicts.
+    /// Check and inspect verdict artifacts.
+    Verdict(verdict::Args),
+    /// Task status: update (done through the done gate) and show.
     Task(task::Args),
+    /// The audit log of forced done overrides.
+    Audit(audit::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -33,7 +39,9 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
+        Command::Audit(args) => audit::run(args),
     };
     failure::finish(result)
 }
