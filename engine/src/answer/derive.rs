@@ -9,10 +9,12 @@
 //! verification can never outlive a bad answer. Either way the stored verdict is the
 //! aggregation of the stored rows: a derived artifact is never self-inconsistent.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::diagnostic::{AnswerDiagnostic, LintCode};
-use super::lint::LintReport;
+use super::lint::{LintReport, LintedAc, LintedRequirement};
 use super::parse::{Answer, DeclaredVerdict};
 use super::task_file::TaskFile;
 use crate::verdict::{
@@ -59,10 +61,20 @@ pub fn derive_artifact(
         };
     }
     let mut warnings = Vec::new();
+    let by_id: HashMap<&str, &LintedRequirement> = report
+        .requirements
+        .iter()
+        .map(|row| (row.id.as_str(), row))
+        .collect();
+    let by_criterion: HashMap<usize, &LintedAc> = report
+        .acceptance
+        .iter()
+        .map(|row| (row.criterion, row))
+        .collect();
     let requirements: Vec<Requirement> = task
         .requirements
         .iter()
-        .filter_map(|r| report.requirements.iter().find(|row| row.id == r.id))
+        .filter_map(|r| by_id.get(r.id.as_str()).copied())
         .map(|row| Requirement {
             id: row.id.clone(),
             status: row.status,
@@ -75,7 +87,7 @@ pub fn derive_artifact(
     let mut exempt = 0;
     let mut acceptance_criteria = Vec::new();
     for (index, criterion) in task.acceptance.iter().enumerate() {
-        let Some(row) = report.acceptance.iter().find(|row| row.criterion == index) else {
+        let Some(row) = by_criterion.get(&index).copied() else {
             continue;
         };
         let mut ac = AcceptanceCriterion {
@@ -266,10 +278,11 @@ fn declared(verdict: DeclaredVerdict) -> Verdict {
 }
 
 fn row_text(answer: &Answer, line: usize) -> String {
+    let at = answer.acceptance.partition_point(|r| r.line < line);
     answer
         .acceptance
-        .iter()
-        .find(|r| r.line == line)
+        .get(at)
+        .filter(|r| r.line == line)
         .map_or_else(String::new, |r| r.text.clone())
 }
 
