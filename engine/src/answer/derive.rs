@@ -416,4 +416,38 @@ mod tests {
             .contains("anchor_line_out_of_range"));
         assert_self_consistent(&d.artifact);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Whatever the answer says, derivation never panics and its artifact parses and
+        /// recomputes to exactly its stored verdict.
+        #[test]
+        fn any_answer_derives_a_valid_self_consistent_artifact(
+            rows in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("| R1 | MET | ./a.rs:1 |".to_owned()),
+                    proptest::strategy::Just("| R2 | PARTIAL | ./a.rs:2-3 |".to_owned()),
+                    proptest::strategy::Just("| AC-1 | MET | test | ./a.rs:3 |".to_owned()),
+                    proptest::strategy::Just("| AC-1 | MET | static-ref | ./a.rs:3 |".to_owned()),
+                    proptest::strategy::Just("| Docs mention it | MET | llm-judge | ./a.rs:1 |".to_owned()),
+                    proptest::strategy::Just("| Docs mention it | N/A | n/a | later |".to_owned()),
+                    proptest::string::string_regex("\\|? ?(R[0-9]|AC-[0-9]|Docs mention it|`|\\\\|)? ?\\|? ?(MET|PARTIAL|UNMET|N/A|met)? ?\\|? ?(test|static-ref|n/a|x\\+y)? ?\\|? ?(\\./a\\.rs:[0-9]|a/\\*\\.rs|`|é|/)* ?\\|?").unwrap(),
+                ],
+                0..12,
+            ),
+            verdict in "(Verdict: (PASS|PARTIAL|FAIL|pass)|)",
+        ) {
+            let mut text = format!("{verdict}\n| Req | Status | Evidence |\n|---|---|---|\n");
+            let split = rows.len() / 2;
+            for (i, row) in rows.iter().enumerate() {
+                if i == split {
+                    text.push_str("\n| AC | Status | Evidence Type | Evidence |\n|---|---|---|---|\n");
+                }
+                text.push_str(row);
+                text.push('\n');
+            }
+            let d = derive(&text);
+            assert_self_consistent(&d.artifact);
+        }
+    }
 }

@@ -293,7 +293,8 @@ fn alias_hint(ac: &super::task_file::TaskAc) -> String {
 fn id_list(task: &TaskFile) -> String {
     let ids: Vec<&str> = task.requirements.iter().map(|r| r.id.as_str()).collect();
     if ids.len() > 20 {
-        format!("{}, … ({} in all)", ids[..20].join(", "), ids.len())
+        let first: Vec<&str> = ids.iter().take(20).copied().collect();
+        format!("{}, … ({} in all)", first.join(", "), ids.len())
     } else {
         ids.join(", ")
     }
