@@ -5,6 +5,7 @@ mod audit;
 mod completions;
 mod failure;
 mod task;
+mod task_verdict;
 mod verdict;
 mod jq;
 
