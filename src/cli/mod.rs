@@ -4,10 +4,10 @@
 mod audit;
 mod completions;
 mod failure;
+mod jq;
 mod task;
 mod task_verdict;
 mod verdict;
-mod jq;
 
 use std::process::ExitCode;
 
