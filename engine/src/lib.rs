@@ -5,7 +5,9 @@
 //! prints. The `spur` binary renders.
 
 pub mod atomic_file;
+pub mod diagnostic;
 pub mod pipeline;
 pub mod source;
 pub mod state_dir;
+pub mod template;
 pub mod wbs;
