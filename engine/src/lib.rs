@@ -5,6 +5,7 @@
 //! prints. The `spur` binary renders.
 
 pub mod atomic_file;
+pub mod graph;
 pub mod pipeline;
 pub mod source;
 pub mod state_dir;
