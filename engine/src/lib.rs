@@ -6,6 +6,7 @@
 
 pub mod atomic_file;
 pub mod diagnostic;
+pub mod graph;
 pub mod pipeline;
 pub mod source;
 pub mod state_dir;
