@@ -270,15 +270,14 @@ fn parse_yaml(source: &SourceFile) -> Result<Node, LoadFailure> {
 }
 
 fn empty(source: &SourceFile) -> LoadFailure {
-    LoadFailure::invalid(
-        Diagnostic::error(
-            "spur::load::empty",
-            source,
-            Span::new(0, 0),
-            "the pipeline file is empty",
-        )
-        .help("a pipeline needs at least `name`, `initialState`, `states` and `transitions`"),
-    )
+    LoadFailure::Unreadable {
+        code: "spur::load::empty",
+        path: source.path().to_owned(),
+        message: "the pipeline file is empty".into(),
+        help: Some(
+            "a pipeline needs at least `name`, `initialState`, `states` and `transitions`".into(),
+        ),
+    }
 }
 
 fn first_line_len(text: &str, offset: usize) -> usize {
