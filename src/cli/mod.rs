@@ -4,6 +4,7 @@
 mod check;
 mod completions;
 mod failure;
+mod jq;
 mod schema;
 mod workflow;
 
@@ -32,6 +33,8 @@ enum Command {
     Workflow(workflow::Args),
     /// Print shell completions.
     Completions(completions::Args),
+    /// The embedded jq (also reached as `jq` through the PATH shim).
+    Jq(jq::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -42,8 +45,14 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Workflow(args) => workflow::run(args),
+        Command::Jq(args) => jq::run(args),
     };
     failure::finish(result)
+}
+
+/// Entry point when the binary runs as `jq` (the PATH shim).
+pub fn jq_shim_main() -> ExitCode {
+    jq::shim_main()
 }
 
 /// The clap command, for completions.
