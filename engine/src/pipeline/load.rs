@@ -1148,3 +1148,50 @@ fn node_span(node: &Node) -> Span {
         span
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> Vec<&'static str> {
+        let loaded = load(&SourceFile::new("p.yaml", text.to_owned())).unwrap();
+        loaded.diagnostics.iter().map(|d| d.code).collect()
+    }
+
+    #[test]
+    fn reports_every_structural_problem_at_once() {
+        let text = "name: p\ninitialState: a\nstates:\n  - id: a\n    pause: \"yes\"\n  - description: no id\ntransitions:\n  - from: a\n";
+        assert_eq!(
+            codes(text),
+            [
+                "spur::check::wrong-type",
+                "spur::check::missing-key",
+                "spur::check::missing-key"
+            ]
+        );
+    }
+
+    #[test]
+    fn reads_every_key_of_the_dialect() {
+        let text = "kind: state-machine\nname: p\nversion: 1.0\ndescription: d\ninitialState: a\nterminalStates: [b]\nfailureStates: []\niterationBound: 7\ndefaultOnError: continue\nvars: {x: \"1\"}\nenv: {allow: [HOME]}\nstates:\n  - id: a\n    pause: true\n    onExit: [{kind: note, options: {message: m}, onError: fail}]\n  - id: b\ntransitions:\n  - {from: a, to: b, trigger: go, description: t, terminalReason: done, guard: {kind: always}}\n";
+        let loaded = load(&SourceFile::new("p.yaml", text)).unwrap();
+        assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+        let p = loaded.pipeline;
+        assert_eq!(p.version.unwrap().value, "1.0");
+        assert_eq!(p.iteration_bound.value, 7);
+        assert_eq!(p.default_on_error.value, OnError::Continue);
+        assert_eq!(p.env_allow[0].value, "HOME");
+        assert!(p.states[0].pause);
+        assert_eq!(
+            p.states[0].on_exit[0].on_error.as_ref().unwrap().value,
+            OnError::Fail
+        );
+        let t = &p.transitions[0];
+        assert_eq!(
+            t.terminal_reason.as_ref().unwrap().value,
+            TerminalReason::Done
+        );
+        assert_eq!(t.trigger.as_ref().unwrap().value, "go");
+        assert_eq!(t.guard.as_ref().unwrap().kind.value, "always");
+    }
+}
