@@ -11,6 +11,16 @@ use petgraph::visit::{Dfs, EdgeRef, Reversed, Walker};
 
 use crate::pipeline::{Pipeline, Transition};
 
+mod dot;
+mod json;
+mod label;
+mod mermaid;
+
+pub use dot::to_dot;
+pub use json::{GraphDocument, PathsDocument};
+pub use label::{shorten, transition_label, GuardSummary, SUMMARY_CHARS};
+pub use mermaid::to_mermaid;
+
 /// Longest path (in states) that [`TransitionGraph::simple_paths`] follows; deeper paths are
 /// cut and reported as truncated.
 pub const MAX_PATH_STATES: usize = 256;
@@ -37,8 +47,9 @@ pub struct TransitionGraph {
     terminal: Vec<bool>,
     failure: Vec<bool>,
     initial: Option<usize>,
-    /// Transition index → no guard or an `always` guard.
-    unconditional: Vec<bool>,
+    /// Transition index → the earlier unconditional transition from the same state that
+    /// shadows it.
+    shadowed_by: Vec<Option<usize>>,
 }
 
 /// A transition that can never be taken: an earlier transition from the same state passes
@@ -113,6 +124,18 @@ impl TransitionGraph {
         let failure = declared(&pipeline.failure_states);
         let initial = index.get(pipeline.initial_state.value.as_str()).copied();
 
+        let mut shadowed_by = vec![None; pipeline.transitions.len()];
+        for out in &outgoing {
+            let mut first_unconditional = None;
+            for &t in out {
+                match first_unconditional {
+                    Some(by) => shadowed_by[t] = Some(by),
+                    None if unconditional[t] => first_unconditional = Some(t),
+                    None => {}
+                }
+            }
+        }
+
         TransitionGraph {
             graph,
             nodes,
@@ -121,7 +144,7 @@ impl TransitionGraph {
             terminal,
             failure,
             initial,
-            unconditional,
+            shadowed_by,
         }
     }
 
@@ -209,24 +232,21 @@ impl TransitionGraph {
     /// Transitions declared after an unconditional one from the same state, in transition
     /// order. Each is shadowed by the first unconditional transition before it.
     pub fn shadowed_transitions(&self) -> Vec<Shadowed> {
-        let mut shadowed = Vec::new();
-        for out in &self.outgoing {
-            let mut first_unconditional = None;
-            for &t in out {
-                match first_unconditional {
-                    Some(by) => shadowed.push(Shadowed {
-                        transition: t,
-                        shadowed_by: by,
-                    }),
-                    None if self.unconditional.get(t).copied().unwrap_or(false) => {
-                        first_unconditional = Some(t);
-                    }
-                    None => {}
-                }
-            }
-        }
-        shadowed.sort_unstable_by_key(|s| s.transition);
-        shadowed
+        self.shadowed_by
+            .iter()
+            .enumerate()
+            .filter_map(|(transition, by)| {
+                by.map(|shadowed_by| Shadowed {
+                    transition,
+                    shadowed_by,
+                })
+            })
+            .collect()
+    }
+
+    /// Transition `t` comes after an unconditional transition from the same state.
+    pub fn is_shadowed(&self, t: usize) -> bool {
+        self.shadowed_by.get(t).is_some_and(Option::is_some)
     }
 
     /// Distinct successor states of `state`, in the declaration order of the transitions
