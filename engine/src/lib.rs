@@ -5,8 +5,10 @@
 //! prints. The `spur` binary renders.
 
 pub mod atomic_file;
+pub mod diagnostic;
 pub mod graph;
 pub mod pipeline;
 pub mod source;
 pub mod state_dir;
+pub mod template;
 pub mod wbs;
