@@ -249,8 +249,8 @@ impl TransitionGraph {
         self.shadowed_by.get(t).is_some_and(Option::is_some)
     }
 
-    /// Distinct successor states of `state`, in the declaration order of the transitions
-    /// leading to them.
+    /// Distinct successor states of `state` through transitions that can be taken (not
+    /// shadowed), in the declaration order of the transitions leading to them.
     fn successors(&self, state: usize) -> Vec<usize> {
         let Some(&node) = self.nodes.get(state) else {
             return Vec::new();
@@ -259,6 +259,7 @@ impl TransitionGraph {
         let mut edges: Vec<(usize, usize)> = self
             .graph
             .edges(node)
+            .filter(|e| !self.is_shadowed(*e.weight()))
             .map(|e| (*e.weight(), self.graph[e.target()]))
             .collect();
         edges.sort_unstable();
@@ -273,7 +274,8 @@ impl TransitionGraph {
 
     /// Simple paths (no state twice) from the initial state to each terminal state, found
     /// depth-first following transitions in declaration order, at most `limit` of them. A
-    /// path stops at the first terminal state it reaches. `truncated` says the search stopped
+    /// path stops at the first terminal state it reaches; shadowed transitions are never
+    /// taken, so no path uses one. `truncated` says the search stopped
     /// early: `limit` reached with more paths left, a path longer than [`MAX_PATH_STATES`],
     /// or [`PATH_SEARCH_BUDGET`] steps explored.
     pub fn simple_paths(&self, limit: usize) -> SimplePaths {
@@ -598,6 +600,23 @@ mod tests {
             ]
         );
         assert!(!paths.truncated);
+    }
+
+    #[test]
+    fn simple_paths_never_take_a_shadowed_transition() {
+        let p = pipeline(
+            "a",
+            &["a", "b", "done"],
+            &[
+                ("a", "b", None),
+                ("a", "done", Some("shell")),
+                ("b", "done", None),
+            ],
+            &[],
+            &[],
+        );
+        let g = TransitionGraph::new(&p);
+        assert_eq!(g.simple_paths(10).paths, vec![vec![0, 1, 2]]);
     }
 
     #[test]

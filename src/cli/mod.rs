@@ -3,6 +3,7 @@
 
 mod completions;
 mod failure;
+mod graph;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,8 @@ pub struct Cli {
 enum Command {
     /// Print shell completions.
     Completions(completions::Args),
+    /// Draw the transition graph (dot, mermaid, json) or list its simple paths.
+    Graph(graph::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -29,6 +32,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Graph(args) => graph::run(args),
     };
     failure::finish(result)
 }

@@ -82,7 +82,7 @@ fn summarize(kind: &str, options: &Options) -> Option<String> {
         "jq" => {
             let expr = text("expr")?;
             Some(match text("file") {
-                Some(file) => format!("{expr} < {file}"),
+                Some(file) => format!("{expr} ({file})"),
                 None => expr,
             })
         }
@@ -194,7 +194,7 @@ mod tests {
             "jq",
             options(&[("expr", string(".ok")), ("file", string("r.json"))]),
         );
-        assert_eq!(GuardSummary::of(&g).label(), "jq: .ok < r.json");
+        assert_eq!(GuardSummary::of(&g).label(), "jq: .ok (r.json)");
     }
 
     #[test]

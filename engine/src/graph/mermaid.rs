@@ -27,17 +27,20 @@ pub fn to_mermaid(pipeline: &Pipeline, graph: &TransitionGraph) -> String {
         ("pause", Vec::new()),
     ];
     for (i, state) in pipeline.states.iter().enumerate() {
-        let _ = writeln!(out, "  state \"{}\" as s{i}", text(&state.id.value));
         let class = if graph.is_terminal(i) && graph.is_failure(i) {
-            1
+            Some(1)
         } else if graph.is_terminal(i) {
-            0
+            Some(0)
         } else if state.pause {
-            2
+            Some(2)
         } else {
-            continue;
+            None
         };
-        classes[class].1.push(format!("s{i}"));
+        let suffix = if class == Some(2) { " (pause)" } else { "" };
+        let _ = writeln!(out, "  state \"{}{suffix}\" as s{i}", text(&state.id.value));
+        if let Some((_, members)) = class.and_then(|c| classes.get_mut(c)) {
+            members.push(format!("s{i}"));
+        }
     }
     if let Some(initial) = graph.initial() {
         let _ = writeln!(out, "  [*] --> s{initial}");

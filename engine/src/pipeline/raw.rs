@@ -155,17 +155,36 @@ mod tests {
 
     #[test]
     fn print_tree() {
-        let text = "a: 1\nb: \"x y\"\nc:\n  - p\n  - {q: r}\nd: >-\n  folded\n  text\ne: 'sq'\na: 2\n";
+        let text =
+            "a: 1\nb: \"x y\"\nc:\n  - p\n  - {q: r}\nd: >-\n  folded\n  text\ne: 'sq'\na: 2\n";
         let opts = serde_saphyr::options! {
             duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::PassThrough,
         };
         let node: Node = serde_saphyr::from_str_with_options(text, opts).unwrap();
         fn dump(text: &str, n: &Node, depth: usize) {
             let slice = text.get(n.span.offset..n.span.end()).unwrap_or("?");
-            println!("{}{:?} {:?} {:?}", " ".repeat(depth), n.span, slice, match &n.value { NodeValue::Map(_)|NodeValue::Seq(_) => "..".to_string(), v => format!("{v:?}") });
+            println!(
+                "{}{:?} {:?} {:?}",
+                " ".repeat(depth),
+                n.span,
+                slice,
+                match &n.value {
+                    NodeValue::Map(_) | NodeValue::Seq(_) => "..".to_string(),
+                    v => format!("{v:?}"),
+                }
+            );
             match &n.value {
-                NodeValue::Map(e) => for (k, v) in e { dump(text, k, depth + 2); dump(text, v, depth + 4); },
-                NodeValue::Seq(items) => for i in items { dump(text, i, depth + 2) },
+                NodeValue::Map(e) => {
+                    for (k, v) in e {
+                        dump(text, k, depth + 2);
+                        dump(text, v, depth + 4);
+                    }
+                }
+                NodeValue::Seq(items) => {
+                    for i in items {
+                        dump(text, i, depth + 2)
+                    }
+                }
                 _ => {}
             }
         }
