@@ -173,7 +173,8 @@ mod tests {
         assert_eq!(errors.len(), 1);
         assert!(errors[0].message.starts_with("expected term"), "{errors:?}");
         let errors = compile(".a | (.b", &[]).unwrap_err();
-        assert_eq!(errors[0].start, 5, "{errors:?}");
+        assert_eq!(errors[0].message, "expected a closing parenthesis");
+        assert_eq!(errors[0].start, 8, "{errors:?}");
     }
 
     #[test]
