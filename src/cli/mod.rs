@@ -6,6 +6,7 @@ mod check;
 mod completions;
 mod failure;
 mod jq;
+mod graph;
 mod schema;
 mod task;
 mod task_verdict;
@@ -45,6 +46,8 @@ enum Command {
     Audit(audit::Args),
     /// The embedded jq (also reached as `jq` through the PATH shim).
     Jq(jq::Args),
+    /// Draw the transition graph (dot, mermaid, json) or list its simple paths.
+    Graph(graph::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -55,6 +58,7 @@ pub fn main() -> ExitCode {
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Graph(args) => graph::run(args),
         Command::Check(args) => check::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Workflow(args) => workflow::run(args),
