@@ -8,4 +8,6 @@ pub mod atomic_file;
 pub mod pipeline;
 pub mod source;
 pub mod state_dir;
+pub mod ledger;
+pub mod verify;
 pub mod wbs;

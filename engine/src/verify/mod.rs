@@ -1,0 +1,20 @@
+//! Verify gates (DESIGN §9): configured in `.spur/config.yaml` `verify.gates`, run in the
+//! topological order of their `needs` (read-only gates side by side), each FAIL re-probed
+//! once, one evidence file per gate, every verdict appended to the ledger, and the results
+//! merged into the task's verdict artifact as `checks[]` rows.
+//!
+//! Flow: [`config::VerifyConfig`] (parsed, checked, ordered) → [`scheduler`] runs each
+//! gate through an [`attempt::GateExecutor`] → [`reprobe::settle`] → evidence, ledger,
+//! report → verdict checks.
+
+pub mod attempt;
+pub mod config;
+pub mod config_error;
+pub mod finding;
+pub mod gate;
+pub mod plan;
+pub mod reprobe;
+pub mod scheduler;
+pub mod standard_gates;
+pub mod status;
+mod wall_clock;
