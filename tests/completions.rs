@@ -5,7 +5,11 @@ use common::Project;
 #[test]
 fn prints_bash_completions_naming_the_binary() {
     let project = Project::new();
-    let output = project.spur().args(["completions", "bash"]).output().unwrap();
+    let output = project
+        .spur()
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("_spur()"), "{text}");

@@ -59,7 +59,8 @@ pub fn redact(project: &Project, text: &str) -> String {
         .canonicalize()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| root.clone());
-    text.replace(&canonical, "[PROJECT]").replace(&root, "[PROJECT]")
+    text.replace(&canonical, "[PROJECT]")
+        .replace(&root, "[PROJECT]")
 }
 
 /// Path of a file in the repository (for fixtures in `examples/`, `pipelines/`).
