@@ -5,9 +5,10 @@
 //! prints. The `spur` binary renders.
 
 pub mod atomic_file;
+pub mod ledger;
 pub mod pipeline;
 pub mod source;
 pub mod state_dir;
-pub mod ledger;
+pub mod verdict;
 pub mod verify;
 pub mod wbs;
