@@ -3,6 +3,7 @@
 
 mod completions;
 mod failure;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,8 @@ pub struct Cli {
 enum Command {
     /// Print shell completions.
     Completions(completions::Args),
+    /// Run the verify gates (or `verify history` to show the verdict ledger).
+    Verify(verify::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -29,6 +32,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Verify(args) => verify::run(args),
     };
     failure::finish(result)
 }

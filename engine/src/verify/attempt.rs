@@ -28,8 +28,11 @@ pub struct Attempt {
     pub started_ms: u64,
     pub finished_ms: u64,
     pub ended: Ended,
-    /// The last lines of stdout then stderr.
-    pub output_tail: String,
+    /// The last lines of stdout and of stderr.
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+    /// Output beyond the capture limit was dropped (findings in it are lost).
+    pub output_truncated: bool,
     pub findings: Vec<Finding>,
     /// The gate's `expectFile` when it was absent after a successful exit.
     pub missing_evidence: Option<PathBuf>,
@@ -113,7 +116,9 @@ pub(crate) mod fixtures {
             started_ms: 0,
             finished_ms: 5,
             ended,
-            output_tail: String::new(),
+            stdout_tail: String::new(),
+            stderr_tail: String::new(),
+            output_truncated: false,
             findings,
             missing_evidence: None,
         }
