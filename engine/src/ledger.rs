@@ -140,18 +140,22 @@ impl Ledger {
             return Ok(entries);
         }
         // A torn last line (a crash mid-append) stays alone on its line.
-        let separator = if text.is_empty() || text.ends_with('\n') { "" } else { "\n" };
+        let separator = if text.is_empty() || text.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
         let lines = entries
             .iter()
             .map(|e| serde_json::to_string(e).unwrap_or_default())
             .collect::<Vec<_>>()
             .join("\n");
-        atomic_file::append_line_durable(&self.path, &format!("{separator}{lines}")).map_err(|source| {
-            LedgerError::Write {
+        atomic_file::append_line_durable(&self.path, &format!("{separator}{lines}")).map_err(
+            |source| LedgerError::Write {
                 path: self.path.clone(),
                 source,
-            }
-        })?;
+            },
+        )?;
         Ok(entries)
     }
 }
@@ -195,11 +199,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::at(dir.path().join("t-verdicts.jsonl"));
         let first = ledger
-            .record("r1", Some("t"), "a", vec![verdict("gate-a", "PASS"), verdict("gate-b", "PASS")])
+            .record(
+                "r1",
+                Some("t"),
+                "a",
+                vec![verdict("gate-a", "PASS"), verdict("gate-b", "PASS")],
+            )
             .unwrap();
         assert!(first.iter().all(|e| !e.flip && e.confidence == "high"));
         let second = ledger
-            .record("r2", Some("t"), "b", vec![verdict("gate-a", "FAIL"), verdict("gate-b", "PASS")])
+            .record(
+                "r2",
+                Some("t"),
+                "b",
+                vec![verdict("gate-a", "FAIL"), verdict("gate-b", "PASS")],
+            )
             .unwrap();
         assert!(second[0].flip);
         assert_eq!(second[0].confidence, "low");
@@ -215,9 +229,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::at(dir.path().join("l.jsonl"));
         for (run, v) in [("1", "FAIL"), ("2", "PASS"), ("3", "PASS")] {
-            ledger.record(run, None, "t", vec![verdict("c", v)]).unwrap();
+            ledger
+                .record(run, None, "t", vec![verdict("c", v)])
+                .unwrap();
         }
-        let flips: Vec<bool> = ledger.read().unwrap().entries.iter().map(|e| e.flip).collect();
+        let flips: Vec<bool> = ledger
+            .read()
+            .unwrap()
+            .entries
+            .iter()
+            .map(|e| e.flip)
+            .collect();
         assert_eq!(flips, [false, true, false]);
     }
 
@@ -226,13 +248,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("l.jsonl");
         let ledger = Ledger::at(&path);
-        ledger.record("1", None, "t", vec![verdict("c", "PASS")]).unwrap();
+        ledger
+            .record("1", None, "t", vec![verdict("c", "PASS")])
+            .unwrap();
         let mut text = std::fs::read_to_string(&path).unwrap();
         text.push_str("{\"run\":\"2\",\"crit");
         std::fs::write(&path, text).unwrap();
         let contents = ledger.read().unwrap();
         assert_eq!((contents.entries.len(), contents.unreadable_lines), (1, 1));
-        ledger.record("3", None, "t", vec![verdict("c", "PASS")]).unwrap();
+        ledger
+            .record("3", None, "t", vec![verdict("c", "PASS")])
+            .unwrap();
         let contents = ledger.read().unwrap();
         assert_eq!((contents.entries.len(), contents.unreadable_lines), (2, 1));
     }

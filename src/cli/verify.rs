@@ -58,7 +58,10 @@ pub fn run(args: Args) -> CliResult {
 
 fn state_dir(explicit: Option<&PathBuf>) -> Result<StateDir, Failure> {
     let cwd = std::env::current_dir().map_err(|e| {
-        Failure::usage(miette::miette!(code = "spur::usage::cwd", "cannot read the current directory: {e}"))
+        Failure::usage(miette::miette!(
+            code = "spur::usage::cwd",
+            "cannot read the current directory: {e}"
+        ))
     })?;
     Ok(StateDir::resolve(explicit.map(PathBuf::as_path), &cwd))
 }
@@ -73,7 +76,11 @@ fn verify(args: Args) -> CliResult {
     request.wbs = parse_wbs(args.wbs.as_ref())?;
     request.gate = args.gate;
     let outcome = run_gates(&request).map_err(|e| {
-        let code = if e.is_usage() { exit::USAGE } else { exit::FAILED };
+        let code = if e.is_usage() {
+            exit::USAGE
+        } else {
+            exit::FAILED
+        };
         Failure::with_code(miette::Report::new(e), code)
     })?;
     if args.json {

@@ -102,9 +102,6 @@ impl VerifyConfig {
                 gates.push(gate);
             }
         }
-        if !errors.is_empty() {
-            return Err(fail(errors));
-        }
         // Standard gates first (in their order), then the user's in file order: the tie
         // break of the topological sort, and the order of the report.
         gates.sort_by_key(|g| {
@@ -113,7 +110,15 @@ impl VerifyConfig {
                 .position(|s| s.name == g.name)
                 .unwrap_or(STANDARD_GATES.len())
         });
-        let gates = plan::topological_order(gates, &source).map_err(fail)?;
+        // Cycles among the gates that are otherwise fine are reported with the rest.
+        let gates = match plan::topological_order(gates, &source) {
+            Ok(gates) if errors.is_empty() => gates,
+            Ok(_) => return Err(fail(errors)),
+            Err(cycles) => {
+                errors.extend(cycles);
+                return Err(fail(errors));
+            }
+        };
         let unconfigured = STANDARD_GATES
             .iter()
             .map(|g| g.name)
@@ -180,12 +185,16 @@ fn convert_gate(
             }
             non_empty(c, "command", &name.value, source, errors).map(GateCommand::Shell)
         }
-        (None, Some(e)) => non_empty(e, "executable", &name.value, source, errors).map(|exe| {
-            GateCommand::Exec {
+        (None, Some(e)) => {
+            non_empty(e, "executable", &name.value, source, errors).map(|exe| GateCommand::Exec {
                 executable: exe,
-                args: raw.args.as_ref().map(|a| a.value.clone()).unwrap_or_default(),
-            }
-        }),
+                args: raw
+                    .args
+                    .as_ref()
+                    .map(|a| a.value.clone())
+                    .unwrap_or_default(),
+            })
+        }
         (None, None) => {
             if let Some(args) = &raw.args {
                 errors.push(VerifyConfigError::ArgsWithoutExecutable {
@@ -203,7 +212,11 @@ fn convert_gate(
 
     let (needs, needs_span): (Vec<(String, Span)>, Span) = match &raw.needs {
         Some(needs) => (
-            needs.value.iter().map(|n| (n.value.clone(), span_of(&n.referenced))).collect(),
+            needs
+                .value
+                .iter()
+                .map(|n| (n.value.clone(), span_of(&n.referenced)))
+                .collect(),
             span_of(&needs.referenced),
         ),
         // A standard gate waits for the standard gates before it that are configured.
@@ -227,9 +240,7 @@ fn convert_gate(
                 need: need.clone(),
                 help: did_you_mean(need, configured.iter().copied())
                     .map(|m| format!("did you mean `{m}`?"))
-                    .unwrap_or_else(|| {
-                        format!("configured gates: {}", configured.join(", "))
-                    }),
+                    .unwrap_or_else(|| format!("configured gates: {}", configured.join(", "))),
                 src: source.named_source(),
                 span: (*span).into(),
             });
@@ -267,9 +278,20 @@ fn convert_gate(
         }),
     };
 
-    let expect_file = project_path(raw.expect_file.as_ref(), "expectFile", &name.value, source, errors);
-    let findings_file =
-        project_path(raw.findings_file.as_ref(), "findingsFile", &name.value, source, errors);
+    let expect_file = project_path(
+        raw.expect_file.as_ref(),
+        "expectFile",
+        &name.value,
+        source,
+        errors,
+    );
+    let findings_file = project_path(
+        raw.findings_file.as_ref(),
+        "findingsFile",
+        &name.value,
+        source,
+        errors,
+    );
 
     if errors.len() > before {
         return None;
@@ -322,9 +344,12 @@ fn project_path(
     let value = value?;
     let path = PathBuf::from(&value.value);
     let inside = !value.value.is_empty()
-        && path
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
+        && path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
     if inside {
         Some(path)
     } else {
@@ -505,9 +530,12 @@ mod tests {
 
     #[test]
     fn reports_unknown_needs_with_a_suggestion_and_span() {
-        let text = "verify:\n  gates:\n    build: {command: a}\n    lint: {command: b, needs: [biuld]}\n";
+        let text =
+            "verify:\n  gates:\n    build: {command: a}\n    lint: {command: b, needs: [biuld]}\n";
         let err = parse(text).unwrap_err();
-        let [VerifyConfigError::UnknownNeed { need, help, span, .. }] = err.errors.as_slice()
+        let [VerifyConfigError::UnknownNeed {
+            need, help, span, ..
+        }] = err.errors.as_slice()
         else {
             panic!("{err:?}");
         };

@@ -105,10 +105,7 @@ pub enum VerifyConfigError {
     },
 
     #[error("unknown severity {value:?} for gate `{gate}`")]
-    #[diagnostic(
-        code(spur::verify::config::invalid_severity),
-        help("{help}")
-    )]
+    #[diagnostic(code(spur::verify::config::invalid_severity), help("{help}"))]
     InvalidSeverity {
         gate: String,
         value: String,
@@ -120,10 +117,7 @@ pub enum VerifyConfigError {
     },
 
     #[error("`{field}` must be greater than 0")]
-    #[diagnostic(
-        code(spur::verify::config::zero),
-        help("{help}")
-    )]
+    #[diagnostic(code(spur::verify::config::zero), help("{help}"))]
     Zero {
         field: &'static str,
         help: &'static str,

@@ -72,7 +72,11 @@ pub fn write_evidence(
     )
 }
 
-fn evidence_json(gate: &Gate, result: &GateResult, context: EvidenceContext<'_>) -> serde_json::Value {
+fn evidence_json(
+    gate: &Gate,
+    result: &GateResult,
+    context: EvidenceContext<'_>,
+) -> serde_json::Value {
     json!({
         "gate": gate.name,
         "run": context.run_id,
@@ -127,7 +131,10 @@ fn evidence_markdown(gate: &Gate, result: &GateResult, context: EvidenceContext<
         status.push(')');
     }
     let rows = [
-        ("Command", format!("`{}`", gate.command.display().replace('`', "'"))),
+        (
+            "Command",
+            format!("`{}`", gate.command.display().replace('`', "'")),
+        ),
         ("Status", status),
         (
             "Exit code",
@@ -166,13 +173,17 @@ fn evidence_markdown(gate: &Gate, result: &GateResult, context: EvidenceContext<
             md,
             "\n## {label} — {} ({}, {} ms, started {})\n",
             attempt.status(),
-            attempt
-                .exit_code()
-                .map_or_else(|| attempt.reason().unwrap_or_default(), |c| format!("exit {c}")),
+            attempt.exit_code().map_or_else(
+                || attempt.reason().unwrap_or_default(),
+                |c| format!("exit {c}")
+            ),
             attempt.finished_ms.saturating_sub(attempt.started_ms),
             rfc3339(attempt.started_at)
         );
-        for (stream, text) in [("stdout", &attempt.stdout_tail), ("stderr", &attempt.stderr_tail)] {
+        for (stream, text) in [
+            ("stdout", &attempt.stdout_tail),
+            ("stderr", &attempt.stderr_tail),
+        ] {
             if text.is_empty() {
                 let _ = writeln!(md, "{stream}: (empty)\n");
             } else {
@@ -212,11 +223,7 @@ pub fn cell(text: &str) -> String {
 
 /// `text` in a code fence longer than any run of backticks inside it.
 fn fenced(text: &str) -> String {
-    let longest = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     format!("{fence}text\n{text}\n{fence}\n")
 }

@@ -76,7 +76,10 @@ impl GateResult {
             flip: false,
             unactionable: false,
             severity: gate.map_or(GateSeverity::Blocker, |g| g.severity),
-            read_only: gate.is_some_and(|g| g.read_only),
+            read_only: gate.map_or_else(
+                || super::standard_gates::standard_gate(name).is_some_and(|s| s.read_only),
+                |g| g.read_only,
+            ),
             command: gate.map(|g| g.command.display()),
             exit_code: None,
             duration_ms: None,

@@ -131,7 +131,11 @@ fn cycle_through(graph: &DiGraph<usize, ()>, component: &[NodeIndex]) -> Vec<Nod
         }
         seen.push(next);
         path.push(next);
-        stack.push(graph.neighbors_directed(next, Direction::Incoming).collect());
+        stack.push(
+            graph
+                .neighbors_directed(next, Direction::Incoming)
+                .collect(),
+        );
     }
     component.to_vec()
 }

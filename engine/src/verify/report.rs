@@ -26,7 +26,9 @@ pub fn render_report(
 ) -> String {
     let summary = Summary::of(gates);
     let mut md = String::new();
-    let subject = header.task.map_or_else(|| "project".to_owned(), |t| format!("task {t}"));
+    let subject = header
+        .task
+        .map_or_else(|| "project".to_owned(), |t| format!("task {t}"));
     let _ = writeln!(md, "# Verify report — {subject}\n");
     let _ = writeln!(md, "Run `{}`.", header.run);
     if let Some(gate) = header.gate {
@@ -60,7 +62,10 @@ pub fn render_report(
     for gate in gates.iter().filter(|g| g.status != GateStatus::Skip) {
         let worth_detail = gate.status != GateStatus::Pass
             || gate.flip
-            || gate.findings.iter().any(|f| f.severity != super::finding::FindingSeverity::Info);
+            || gate
+                .findings
+                .iter()
+                .any(|f| f.severity != super::finding::FindingSeverity::Info);
         if !worth_detail {
             continue;
         }
@@ -102,7 +107,12 @@ pub fn render_report(
             let (b, w, i) = tally(&gate.findings);
             format!("{b}/{w}/{i}")
         };
-        let _ = writeln!(md, "| {} | {} | {findings} |", gate.name, cell(&status_text(gate)));
+        let _ = writeln!(
+            md,
+            "| {} | {} | {findings} |",
+            gate.name,
+            cell(&status_text(gate))
+        );
     }
 
     if !actionable.is_empty() {

@@ -117,9 +117,9 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         run_id: &run_id,
         wbs,
     };
-    let parallelism = config.parallelism.unwrap_or_else(|| {
-        std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
-    });
+    let parallelism = config
+        .parallelism
+        .unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN));
     let run_one = |gate: &Gate| {
         let settled = settle(executor.attempt(gate), || executor.attempt(gate));
         let paths = EvidencePaths::new(&evidence_dir, &gate.name);
@@ -154,7 +154,11 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
             verdict: r.status.as_str().to_owned(),
             confidence: r.confidence.unwrap_or(Confidence::Low).as_str().to_owned(),
             reprobed: r.reprobed,
-            evidence: r.evidence.as_ref().map(|e| e.markdown.clone()).unwrap_or_default(),
+            evidence: r
+                .evidence
+                .as_ref()
+                .map(|e| e.markdown.clone())
+                .unwrap_or_default(),
         })
         .collect();
     match ledger.record(&run_id, wbs, &at, verdicts) {

@@ -150,14 +150,18 @@ mod tests {
     fn record(gates: &[Gate], parallelism: usize) -> Vec<(String, usize, usize, usize)> {
         let tick = AtomicUsize::new(0);
         let running = AtomicUsize::new(0);
-        run_in_order(gates, NonZeroUsize::new(parallelism).unwrap(), &|g: &Gate| {
-            let beside = running.fetch_add(1, Ordering::SeqCst);
-            let start = tick.fetch_add(1, Ordering::SeqCst);
-            std::thread::yield_now();
-            running.fetch_sub(1, Ordering::SeqCst);
-            let finish = tick.fetch_add(1, Ordering::SeqCst);
-            (g.name.clone(), start, finish, beside)
-        })
+        run_in_order(
+            gates,
+            NonZeroUsize::new(parallelism).unwrap(),
+            &|g: &Gate| {
+                let beside = running.fetch_add(1, Ordering::SeqCst);
+                let start = tick.fetch_add(1, Ordering::SeqCst);
+                std::thread::yield_now();
+                running.fetch_sub(1, Ordering::SeqCst);
+                let finish = tick.fetch_add(1, Ordering::SeqCst);
+                (g.name.clone(), start, finish, beside)
+            },
+        )
     }
 
     #[test]
@@ -172,7 +176,10 @@ mod tests {
         ];
         let results = record(&gates, 4);
         let names: Vec<_> = results.iter().map(|r| r.0.as_str()).collect();
-        assert_eq!(names, ["build", "tests", "security", "wiring", "semantic", "spec"]);
+        assert_eq!(
+            names,
+            ["build", "tests", "security", "wiring", "semantic", "spec"]
+        );
         let by_name = |n: &str| results.iter().find(|r| r.0 == n).unwrap();
         for g in &gates {
             for need in &g.needs {
@@ -194,7 +201,10 @@ mod tests {
         ];
         let results = record(&gates, 4);
         let w = &results[1];
-        assert_eq!(w.3, 0, "the writer started beside another gate: {results:?}");
+        assert_eq!(
+            w.3, 0,
+            "the writer started beside another gate: {results:?}"
+        );
         assert!(results[0].2 < w.1, "{results:?}");
         assert!(w.2 < results[2].1, "{results:?}");
     }

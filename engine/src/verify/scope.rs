@@ -36,6 +36,7 @@ impl VerifyScope {
 
     /// `.spur/run/<scope>-verify-report.md`.
     pub fn report_path(&self) -> PathBuf {
-        self.run_dir.join(format!("{}-verify-report.md", self.prefix))
+        self.run_dir
+            .join(format!("{}-verify-report.md", self.prefix))
     }
 }

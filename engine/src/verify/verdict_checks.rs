@@ -114,8 +114,7 @@ pub fn merge_gate_checks(
     for row in rows {
         checks.push(serde_json::to_value(row).map_err(|e| not_appendable(e.to_string()))?);
     }
-    let mut text =
-        serde_json::to_string_pretty(&doc).map_err(|e| not_appendable(e.to_string()))?;
+    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| not_appendable(e.to_string()))?;
     text.push('\n');
     write_atomic(path, text.as_bytes()).map_err(|source| ArtifactWriteError::Io {
         path: path.display().to_string(),
@@ -153,8 +152,7 @@ mod tests {
         let outcome =
             merge_gate_checks(&path, &wbs, &[row("gate-build", CheckStatus::Pass)], &[]).unwrap();
         assert_eq!(outcome, MergeOutcome::Created);
-        let ArtifactOutcome::Valid(artifact) =
-            parse_artifact(&std::fs::read(&path).unwrap())
+        let ArtifactOutcome::Valid(artifact) = parse_artifact(&std::fs::read(&path).unwrap())
         else {
             panic!("created artifact must be valid")
         };
