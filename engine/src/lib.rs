@@ -5,10 +5,15 @@
 //! prints. The `spur` binary renders.
 
 pub mod atomic_file;
+pub mod audit;
+pub mod done_gate;
+pub mod file_lock;
 pub mod ledger;
 pub mod pipeline;
 pub mod source;
 pub mod state_dir;
+pub mod task_status;
+pub mod timestamp;
 pub mod verdict;
 pub mod verify;
 pub mod wbs;

@@ -1,9 +1,12 @@
 //! Command-line surface (DESIGN §10). One file per subcommand; each parses its arguments,
 //! calls the engine and renders. No domain logic lives here.
 
+mod audit;
 mod completions;
 mod failure;
 mod verify;
+mod task;
+mod verdict;
 
 use std::process::ExitCode;
 
@@ -25,6 +28,12 @@ enum Command {
     Completions(completions::Args),
     /// Run the verify gates (or `verify history` to show the verdict ledger).
     Verify(verify::Args),
+    /// Check and inspect verdict artifacts.
+    Verdict(verdict::Args),
+    /// Task status: update (done through the done gate) and show.
+    Task(task::Args),
+    /// The audit log of forced done overrides.
+    Audit(audit::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -33,6 +42,9 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Verdict(args) => verdict::run(args),
+        Command::Task(args) => task::run(args),
+        Command::Audit(args) => audit::run(args),
     };
     failure::finish(result)
 }
