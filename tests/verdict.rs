@@ -30,7 +30,14 @@ fn a_pass_artifact_exits_zero_with_the_full_json_shape() {
     let project = with_fixture("pass.json");
     let output = project
         .spur()
-        .args(["verdict", "check", "verdict.json", "--wbs", "0592", "--json"])
+        .args([
+            "verdict",
+            "check",
+            "verdict.json",
+            "--wbs",
+            "0592",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));

@@ -422,3 +422,31 @@ fn an_invalid_wbs_is_a_usage_error() {
     );
     assert!(!Path::new(&project.join(".spur/run")).exists());
 }
+
+/// A self-consistent PASS artifact: met requirement, met AC with test evidence.
+const PASSING_VERDICT: &str = r#"{"wbs":"T6","verdict":"PASS",
+  "requirements":[{"id":"R1","status":"MET","evidence":"src/lib.rs:1"}],
+  "acceptanceCriteria":[{"id":"AC-1","status":"MET","evidenceType":"test","evidence":"tests/a.rs:1"}],
+  "checks":[]}"#;
+
+#[test]
+fn the_done_gate_denies_a_task_whose_blocker_gate_fails() {
+    let project = project_with(
+        "verify:\n  gates:\n    build: {command: 'true'}\n    tests: {command: 'test ! -e broken'}\n",
+    );
+    project.file(".spur/run/T6-verdict.json", PASSING_VERDICT);
+    project.file("broken", "");
+    assert_eq!(spur(&project, &["verify", "--wbs", "T6"]).code, 1);
+    let denied = spur(&project, &["task", "update", "T6", "done", "--json"]);
+    assert_eq!(denied.code, 1, "{}\n{}", denied.stdout, denied.stderr);
+    let outcome = json(&denied);
+    assert_eq!(outcome["decision"], "deny", "{outcome}");
+    assert_eq!(outcome["verdict"], "FAIL", "{outcome}");
+
+    // The same artifact with the gate fixed: the rows are replaced and done is allowed.
+    std::fs::remove_file(project.join("broken")).unwrap();
+    assert_eq!(spur(&project, &["verify", "--wbs", "T6"]).code, 0);
+    let allowed = spur(&project, &["task", "update", "T6", "done", "--json"]);
+    assert_eq!(allowed.code, 0, "{}\n{}", allowed.stdout, allowed.stderr);
+    assert_eq!(json(&allowed)["decision"], "allow");
+}

@@ -113,6 +113,14 @@ impl Ledger {
         at: &str,
         verdicts: Vec<NewVerdict>,
     ) -> Result<Vec<LedgerEntry>, LedgerError> {
+        // Serialise concurrent verify runs of one task: read the last verdicts and append
+        // under one lock, so no flip is judged against a stale ledger.
+        let _lock = crate::file_lock::FileLock::exclusive(&self.path).map_err(|source| {
+            LedgerError::Write {
+                path: self.path.clone(),
+                source,
+            }
+        })?;
         let text = self.read_text()?;
         let previous_entries = parse(&text).entries;
         let previous = last_verdicts(&previous_entries);

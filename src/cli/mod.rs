@@ -4,9 +4,9 @@
 mod audit;
 mod completions;
 mod failure;
-mod verify;
 mod task;
 mod verdict;
+mod verify;
 
 use std::process::ExitCode;
 

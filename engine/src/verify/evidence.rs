@@ -12,8 +12,8 @@ use super::attempt::Attempt;
 use super::finding::Finding;
 use super::gate::Gate;
 use super::gate_result::{EvidenceFiles, GateResult};
-use super::wall_clock::rfc3339;
 use crate::atomic_file::write_atomic;
+use crate::timestamp::rfc3339_utc as rfc3339;
 
 /// Where one gate's evidence goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,7 +25,6 @@ pub mod scope;
 pub mod standard_gates;
 pub mod status;
 pub mod verdict_checks;
-mod wall_clock;
 
 pub use config::VerifyConfig;
 pub use config_error::{VerifyConfigError, VerifyConfigErrors};

@@ -19,10 +19,10 @@ use super::scheduler::run_in_order;
 use super::scope::VerifyScope;
 use super::status::{Confidence, GateStatus};
 use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
-use super::wall_clock::rfc3339;
 use crate::atomic_file::write_atomic;
 use crate::ledger::{Ledger, NewVerdict};
 use crate::state_dir::StateDir;
+use crate::timestamp::rfc3339_utc as rfc3339;
 use crate::wbs::Wbs;
 
 /// What to verify.
