@@ -8,7 +8,9 @@ use std::time::{Instant, SystemTime};
 use super::attempt::GateExecutor;
 use super::config::{did_you_mean, VerifyConfig};
 use super::config_error::VerifyConfigErrors;
-use super::evidence::{display_path, write_evidence, EvidenceContext, EvidencePaths};
+use super::evidence::{
+    display_path, write_evidence, write_replacing, EvidenceContext, EvidencePaths,
+};
 use super::gate::Gate;
 use super::gate_result::{GateResult, SkipReason};
 use super::outcome::{actionable_findings, Problem, Summary, VerifyOutcome};
@@ -19,7 +21,6 @@ use super::scheduler::run_in_order;
 use super::scope::VerifyScope;
 use super::status::{Confidence, GateStatus};
 use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
-use crate::atomic_file::write_atomic;
 use crate::ledger::{Ledger, NewVerdict};
 use crate::state_dir::StateDir;
 use crate::timestamp::rfc3339_utc as rfc3339;
@@ -195,7 +196,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         &gates,
         &actionable,
     );
-    if let Err(e) = write_atomic(&scope.report_path(), markdown.as_bytes()) {
+    if let Err(e) = write_replacing(&scope.report_path(), markdown.as_bytes()) {
         problems.push(Problem {
             code: "spur::verify::report_unwritable".to_owned(),
             message: format!(
