@@ -4,9 +4,12 @@
 use std::path::Path;
 use std::process::Command;
 
+use std::time::Duration;
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use spur_engine::state_dir::StateDir;
 use spur_engine::verify::{run_gates, VerifyRequest};
+use spur_guards::process::ProcessSpec;
 
 const GATES: usize = 200;
 
@@ -47,6 +50,18 @@ fn bench(c: &mut Criterion) {
                 .status()
                 .expect("sh");
             assert!(status.success());
+        });
+    });
+    // The process execution alone (spur_guards::process, as every gate uses it), to tell
+    // the cost of running a process from the cost of scheduling and recording a gate.
+    group.bench_function("guards_process_200x_sh_c_true", |b| {
+        b.iter(|| {
+            for _ in 0..GATES {
+                let outcome = ProcessSpec::shell("true")
+                    .timeout(Duration::from_secs(60))
+                    .run();
+                assert!(outcome.success());
+            }
         });
     });
     for (name, read_only) in [
