@@ -100,6 +100,14 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     let origin = Instant::now();
     let run_id = request.run_id.clone().unwrap_or_else(new_run_id);
     let evidence_dir = scope.evidence_dir();
+    // A full run replaces the whole evidence directory: the previous one is moved aside
+    // and deleted in the background while the gates run (deleting ~two files per gate is
+    // as slow as running a trivial gate), and no gate's stale evidence survives.
+    let retired = match request.gate {
+        None => retire(&evidence_dir),
+        Some(_) => None,
+    };
+    let cleaner = retired.map(|old| std::thread::spawn(move || std::fs::remove_dir_all(old)));
     std::fs::create_dir_all(&evidence_dir).map_err(|source| VerifyError::EvidenceDir {
         path: evidence_dir.clone(),
         source,
@@ -227,6 +235,10 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         verdict = Some(display_path(&path, &project_root));
     }
 
+    if let Some(cleaner) = cleaner {
+        // Best effort: a leftover `.…-evidence.old-…` directory is harmless.
+        let _ = cleaner.join();
+    }
     let summary = Summary::of(&gates);
     Ok(VerifyOutcome {
         run: run_id,
@@ -292,6 +304,17 @@ fn problem(error: &(dyn miette::Diagnostic + Send + Sync)) -> Problem {
         code: error.code().map(|c| c.to_string()).unwrap_or_default(),
         message: error.to_string(),
     }
+}
+
+/// Move `dir` aside (same parent, hidden name) so it can be deleted without holding up the
+/// run; `None` when there is nothing to move.
+fn retire(dir: &std::path::Path) -> Option<PathBuf> {
+    let name = dir.file_name()?.to_string_lossy().into_owned();
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let aside = dir.with_file_name(format!(".{name}.old-{}-{nanos}", std::process::id()));
+    std::fs::rename(dir, &aside).ok().map(|()| aside)
 }
 
 /// `verify-20261129T183700123Z-4242`: sortable by time, unique per process.
