@@ -2,16 +2,21 @@
 //! calls the engine and renders. No domain logic lives here.
 
 mod audit;
+mod check;
 mod completions;
 mod failure;
+mod jq;
+mod schema;
 mod task;
 mod verdict;
 mod verify;
+mod workflow;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[allow(unused_imports)]
 pub use failure::{CliResult, Failure};
 
 /// spur — a workflow state-machine engine driven by YAML pipelines.
@@ -24,6 +29,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Statically check pipelines: every finding with its place in the file.
+    Check(check::Args),
+    /// Print the JSON Schema of the pipeline format.
+    Schema(schema::Args),
+    /// Commands under the TypeScript spur's names (`workflow validate`).
+    Workflow(workflow::Args),
     /// Print shell completions.
     Completions(completions::Args),
     /// Run the verify gates (or `verify history` to show the verdict ledger).
@@ -34,6 +45,8 @@ enum Command {
     Task(task::Args),
     /// The audit log of forced done overrides.
     Audit(audit::Args),
+    /// The embedded jq (also reached as `jq` through the PATH shim).
+    Jq(jq::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -45,8 +58,17 @@ pub fn main() -> ExitCode {
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Schema(args) => schema::run(args),
+        Command::Workflow(args) => workflow::run(args),
+        Command::Jq(args) => jq::run(args),
     };
     failure::finish(result)
+}
+
+/// Entry point when the binary runs as `jq` (the PATH shim).
+pub fn jq_shim_main() -> ExitCode {
+    jq::shim_main()
 }
 
 /// The clap command, for completions.
