@@ -369,7 +369,7 @@ fn gate_runs_one_gate_only() {
     let unknown = spur(&project, &["verify", "--gate", "wirng"]);
     assert_eq!(unknown.code, 2);
     assert!(
-        unknown.stderr.contains("spur::verify::unknown_gate"),
+        unknown.stderr.contains("spur::verify::unknown-gate"),
         "{}",
         unknown.stderr
     );

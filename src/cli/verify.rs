@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use spur_engine::ledger::Ledger;
 use spur_engine::state_dir::StateDir;
-use spur_engine::verify::{run_gates, VerifyRequest, VerifyScope};
+use spur_engine::verify::{run_gates, VerifyError, VerifyRequest, VerifyScope};
 use spur_engine::wbs::Wbs;
 
 use super::failure::exit;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
 use super::attempt::GateExecutor;
-use super::config::{did_you_mean, VerifyConfig};
+use super::config::VerifyConfig;
 use super::config_error::VerifyConfigErrors;
 use super::evidence::{
     display_path, write_evidence, write_replacing, EvidenceContext, EvidencePaths,
@@ -21,6 +21,7 @@ use super::scheduler::run_in_order;
 use super::scope::VerifyScope;
 use super::status::{Confidence, GateStatus};
 use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
+use crate::diagnostic::did_you_mean;
 use crate::ledger::{Ledger, NewVerdict};
 use crate::state_dir::StateDir;
 use crate::timestamp::rfc3339_utc as rfc3339;
@@ -63,18 +64,18 @@ pub enum VerifyError {
     Config(#[from] VerifyConfigErrors),
 
     #[error("no gate named `{name}` in the verify configuration")]
-    #[diagnostic(code(spur::verify::unknown_gate), help("{help}"))]
+    #[diagnostic(code("spur::verify::unknown-gate"), help("{help}"))]
     UnknownGate { name: String, help: String },
 
     #[error("gate `{name}` is not configured")]
     #[diagnostic(
-        code(spur::verify::unconfigured_gate),
+        code("spur::verify::unconfigured-gate"),
         help("add it to `.spur/config.yaml` under `verify.gates` (e.g. `{name}: {{command: …}}`)")
     )]
     UnconfiguredGate { name: String },
 
     #[error("cannot create the evidence directory {}: {source}", path.display())]
-    #[diagnostic(code(spur::verify::evidence_dir))]
+    #[diagnostic(code("spur::verify::evidence-dir"))]
     EvidenceDir {
         path: PathBuf,
         #[source]
@@ -206,7 +207,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     );
     if let Err(e) = write_replacing(&scope.report_path(), markdown.as_bytes()) {
         problems.push(Problem {
-            code: "spur::verify::report_unwritable".to_owned(),
+            code: "spur::verify::report-unwritable".to_owned(),
             message: format!(
                 "cannot write the report {}: {e}",
                 scope.report_path().display()
