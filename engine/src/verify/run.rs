@@ -1,8 +1,10 @@
 //! `run_gates`: one verify run from configuration to recorded results. The CLI's
 //! `spur verify` and the runner's `verify.run` action both call it.
 
+use std::collections::{HashMap, HashSet};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::sync::mpsc;
 use std::time::{Instant, SystemTime};
 
 use super::attempt::GateExecutor;
@@ -130,16 +132,57 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     let parallelism = config
         .parallelism
         .unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN));
-    let run_one = |gate: &Gate| {
-        let settled = settle(executor.attempt(gate), || executor.attempt(gate));
+    // Evidence of a gate that another gate needs is written before the gate counts as
+    // finished (a dependent may read it). Evidence nobody waits for is written by a
+    // recorder thread while the next gates run: file I/O then overlaps the gates.
+    let needed: HashSet<&str> = to_run
+        .iter()
+        .flat_map(|g| g.needs.iter().map(String::as_str))
+        .collect();
+    let (to_recorder, recorder_inbox) = mpsc::channel::<(Gate, GateResult)>();
+    let record = |gate: &Gate, result: &GateResult| {
         let paths = EvidencePaths::new(&evidence_dir, &gate.name);
-        let mut result = GateResult::ran(gate, settled, paths.display(&project_root));
-        if let Err(e) = write_evidence(&paths, gate, &result, context) {
-            result.lose_evidence(format!("its evidence could not be written: {e}"));
-        }
-        result
+        write_evidence(&paths, gate, result, context)
+            .map_err(|e| format!("its evidence could not be written: {e}"))
     };
-    let mut ran = run_in_order(&to_run, parallelism, &run_one);
+    let (mut ran, unwritten) = std::thread::scope(|threads| {
+        let recorder = threads.spawn(|| {
+            let mut unwritten = HashMap::new();
+            for (gate, result) in recorder_inbox {
+                if let Err(why) = record(&gate, &result) {
+                    unwritten.insert(gate.name.clone(), why);
+                }
+            }
+            unwritten
+        });
+        let run_one = |gate: &Gate| {
+            let settled = settle(executor.attempt(gate), || executor.attempt(gate));
+            let paths = EvidencePaths::new(&evidence_dir, &gate.name);
+            let mut result = GateResult::ran(gate, settled, paths.display(&project_root));
+            if needed.contains(gate.name.as_str()) {
+                if let Err(why) = record(gate, &result) {
+                    result.lose_evidence(why);
+                }
+            } else if let Err(mpsc::SendError((gate, result))) =
+                to_recorder.send((gate.clone(), result.clone()))
+            {
+                // The recorder is gone (it cannot be, short of a panic): write here.
+                if let Err(why) = record(&gate, &result) {
+                    return lose(result, why);
+                }
+            }
+            result
+        };
+        let ran = run_in_order(&to_run, parallelism, &run_one);
+        drop(to_recorder);
+        let unwritten = recorder.join().unwrap_or_default();
+        (ran, unwritten)
+    });
+    for result in &mut ran {
+        if let Some(why) = unwritten.get(&result.name) {
+            result.lose_evidence(why.clone());
+        }
+    }
 
     // Fail closed: a gate that ran must have left its evidence.
     for result in &mut ran {
@@ -305,6 +348,11 @@ fn problem(error: &(dyn miette::Diagnostic + Send + Sync)) -> Problem {
         code: error.code().map(|c| c.to_string()).unwrap_or_default(),
         message: error.to_string(),
     }
+}
+
+fn lose(mut result: GateResult, why: String) -> GateResult {
+    result.lose_evidence(why);
+    result
 }
 
 /// Move `dir` aside (same parent, hidden name) so it can be deleted without holding up the
