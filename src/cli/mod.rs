@@ -11,6 +11,7 @@ mod schema;
 mod task;
 mod task_verdict;
 mod verdict;
+mod verify;
 mod workflow;
 
 use std::process::ExitCode;
@@ -38,6 +39,8 @@ enum Command {
     Workflow(workflow::Args),
     /// Print shell completions.
     Completions(completions::Args),
+    /// Run the verify gates (or `verify history` to show the verdict ledger).
+    Verify(verify::Args),
     /// Check and inspect verdict artifacts.
     Verdict(verdict::Args),
     /// Task status: update (done through the done gate) and show.
@@ -59,6 +62,7 @@ pub fn main() -> ExitCode {
         Command::Task(args) => task::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Graph(args) => graph::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Check(args) => check::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Workflow(args) => workflow::run(args),
