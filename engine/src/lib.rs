@@ -8,6 +8,7 @@ pub mod atomic_file;
 pub mod diagnostic;
 pub mod graph;
 pub mod pipeline;
+pub mod run;
 pub mod source;
 pub mod state_dir;
 pub mod template;
