@@ -1,8 +1,11 @@
 //! Command-line surface (DESIGN §10). One file per subcommand; each parses its arguments,
 //! calls the engine and renders. No domain logic lives here.
 
+mod check;
 mod completions;
 mod failure;
+mod schema;
+mod workflow;
 
 use std::process::ExitCode;
 
@@ -20,6 +23,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Statically check pipelines: every finding with its place in the file.
+    Check(check::Args),
+    /// Print the JSON Schema of the pipeline format.
+    Schema(schema::Args),
+    /// Commands under the TypeScript spur's names (`workflow validate`).
+    Workflow(workflow::Args),
     /// Print shell completions.
     Completions(completions::Args),
 }
@@ -29,6 +38,9 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Schema(args) => schema::run(args),
+        Command::Workflow(args) => workflow::run(args),
     };
     failure::finish(result)
 }

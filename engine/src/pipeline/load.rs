@@ -234,10 +234,10 @@ fn yaml_options() -> serde_saphyr::Options {
             max_documents: 1,
             max_events: 4 * MAX_NODES,
             max_total_scalar_bytes: MAX_FILE_BYTES as usize,
-            max_recorded_anchor_events: MAX_NODES,
+            max_recorded_anchor_events: MAX_NODES / 10,
         },
         alias_limits: serde_saphyr::alias_limits! {
-            max_total_replayed_events: MAX_NODES,
+            max_total_replayed_events: MAX_NODES / 4,
             max_replay_stack_depth: 16,
             max_alias_expansions_per_anchor: MAX_ALIASES,
         },
@@ -252,7 +252,7 @@ fn parse_yaml(source: &SourceFile) -> Result<Node, LoadFailure> {
         return Err(empty(source));
     }
     let node: Node = serde_saphyr::from_str_with_options(text, yaml_options())
-        .map_err(|e| LoadFailure::invalid(yaml_error(source, &e)))?;
+        .map_err(|e| yaml_error(source, &e))?;
     match node.value {
         NodeValue::Map(_) => Ok(node),
         NodeValue::Null => Err(empty(source)),
@@ -270,15 +270,14 @@ fn parse_yaml(source: &SourceFile) -> Result<Node, LoadFailure> {
 }
 
 fn empty(source: &SourceFile) -> LoadFailure {
-    LoadFailure::invalid(
-        Diagnostic::error(
-            "spur::load::empty",
-            source,
-            Span::new(0, 0),
-            "the pipeline file is empty",
-        )
-        .help("a pipeline needs at least `name`, `initialState`, `states` and `transitions`"),
-    )
+    LoadFailure::Unreadable {
+        code: "spur::load::empty",
+        path: source.path().to_owned(),
+        message: "the pipeline file is empty".into(),
+        help: Some(
+            "a pipeline needs at least `name`, `initialState`, `states` and `transitions`".into(),
+        ),
+    }
 }
 
 fn first_line_len(text: &str, offset: usize) -> usize {
@@ -287,7 +286,8 @@ fn first_line_len(text: &str, offset: usize) -> usize {
         .map_or(0, str::len)
 }
 
-fn yaml_error(source: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
+fn yaml_error(source: &SourceFile, err: &serde_saphyr::Error) -> LoadFailure {
+    use serde_saphyr::budget::BudgetBreach;
     use serde_saphyr::MessageFormatter;
     let inner = err.without_snippet();
     let message = serde_saphyr::DefaultMessageFormatter
@@ -304,39 +304,96 @@ fn yaml_error(source: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
         })
         .map(|s| clamp(source, s))
         .unwrap_or_default();
-    let lower = message.to_lowercase();
-    let budget = matches!(
-        inner,
-        serde_saphyr::Error::Budget { .. }
-            | serde_saphyr::Error::AliasReplayLimitExceeded { .. }
-            | serde_saphyr::Error::AliasExpansionLimitExceeded { .. }
-            | serde_saphyr::Error::AliasReplayStackDepthExceeded { .. }
-    ) || lower.contains("budget")
-        || lower.contains("nesting")
-        || lower.contains("recursion limit");
-    if budget {
-        Diagnostic::error(
+    let limits = format!(
+        "spur loads at most {MAX_NODES} YAML nodes, {MAX_DEPTH} levels of nesting and \
+         {MAX_ALIASES} aliases; a real pipeline is far below these limits"
+    );
+    let (code, message, label, help) = match inner {
+        serde_saphyr::Error::Budget { breach, .. } => match breach {
+            BudgetBreach::Documents { .. } => (
+                "spur::load::multiple-documents",
+                "a pipeline file holds one YAML document, this one has several".to_owned(),
+                "a second document starts here",
+                "remove the `---` separator and keep one pipeline per file".to_owned(),
+            ),
+            BudgetBreach::Depth { .. } => (
+                "spur::load::too-complex",
+                format!("the pipeline is nested more than {MAX_DEPTH} levels deep"),
+                "limit reached here",
+                limits,
+            ),
+            BudgetBreach::Aliases { .. }
+            | BudgetBreach::Anchors { .. }
+            | BudgetBreach::MergeKeys { .. } => (
+                "spur::load::too-complex",
+                "the pipeline uses too many YAML aliases or anchors".to_owned(),
+                "limit reached here",
+                limits,
+            ),
+            _ => (
+                "spur::load::too-complex",
+                "the pipeline is too large: it expands to too many YAML nodes (an alias bomb?)"
+                    .to_owned(),
+                "limit reached here",
+                limits,
+            ),
+        },
+        serde_saphyr::Error::AliasReplayLimitExceeded { .. }
+        | serde_saphyr::Error::AliasExpansionLimitExceeded { .. }
+        | serde_saphyr::Error::AliasReplayStackDepthExceeded { .. } => (
             "spur::load::too-complex",
-            source,
-            span,
-            format!("the pipeline is too large or too deeply nested to load: {message}"),
-        )
-        .label("limit reached here")
-        .help(format!(
-            "spur loads at most {MAX_NODES} YAML nodes, {MAX_DEPTH} levels of nesting and \
-             {MAX_ALIASES} aliases; a real pipeline is far below these limits"
-        ))
-    } else {
-        Diagnostic::error(
+            "the pipeline's YAML aliases expand too far (an alias bomb?)".to_owned(),
+            "limit reached here",
+            limits,
+        ),
+        _ if message.contains("budget breached") => (
+            "spur::load::too-complex",
+            "the pipeline is too large: it expands to too many YAML nodes (an alias bomb?)"
+                .to_owned(),
+            "limit reached here",
+            limits,
+        ),
+        _ if message.to_lowercase().contains("recursion limit")
+            || message.to_lowercase().contains("nesting") =>
+        {
+            (
+                "spur::load::too-complex",
+                format!("the pipeline is nested more than {MAX_DEPTH} levels deep"),
+                "limit reached here",
+                limits,
+            )
+        }
+        _ => (
             "spur::load::yaml",
-            source,
-            span,
             format!("invalid YAML: {message}"),
-        )
-        .label("here")
-        .help("fix the YAML syntax; `spur check` reads the file once it parses")
+            "here",
+            "fix the YAML syntax; `spur check` reads the file once it parses".to_owned(),
+        ),
+    };
+    // A snippet of a huge line (e.g. 100,000 `[`) helps nobody: name the place instead.
+    let line_len = {
+        let text = source.text();
+        let start = text.get(..span.offset).and_then(|b| b.rfind('\n')).map_or(0, |i| i + 1);
+        text.get(start..).and_then(|rest| rest.lines().next()).map_or(0, str::len)
+    };
+    if line_len > MAX_SNIPPET_LINE {
+        let (line, column) = source.line_column(span.offset);
+        return LoadFailure::Unreadable {
+            code,
+            path: source.path().to_owned(),
+            message: format!("{message} (line {line}, column {column})"),
+            help: Some(help),
+        };
     }
+    LoadFailure::invalid(
+        Diagnostic::error(code, source, span, message)
+            .label(label)
+            .help(help),
+    )
 }
+
+/// Longest source line shown in a load error's snippet.
+const MAX_SNIPPET_LINE: usize = 240;
 
 fn clamp(source: &SourceFile, span: Span) -> Span {
     let len = source.text().len();

@@ -154,21 +154,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn print_tree() {
-        let text = "a: 1\nb: \"x y\"\nc:\n  - p\n  - {q: r}\nd: >-\n  folded\n  text\ne: 'sq'\na: 2\n";
+    fn keeps_byte_spans_order_and_repeated_keys() {
+        let text = "a: 1\nb: \"x y\"\nc:\n  - p\na: 2\n";
         let opts = serde_saphyr::options! {
-            duplicate_keys: serde_saphyr::options::DuplicateKeyPolicy::PassThrough,
+            duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
         };
         let node: Node = serde_saphyr::from_str_with_options(text, opts).unwrap();
-        fn dump(text: &str, n: &Node, depth: usize) {
-            let slice = text.get(n.span.offset..n.span.end()).unwrap_or("?");
-            println!("{}{:?} {:?} {:?}", " ".repeat(depth), n.span, slice, match &n.value { NodeValue::Map(_)|NodeValue::Seq(_) => "..".to_string(), v => format!("{v:?}") });
-            match &n.value {
-                NodeValue::Map(e) => for (k, v) in e { dump(text, k, depth + 2); dump(text, v, depth + 4); },
-                NodeValue::Seq(items) => for i in items { dump(text, i, depth + 2) },
-                _ => {}
-            }
-        }
-        dump(text, &node, 0);
+        let NodeValue::Map(entries) = node.value else {
+            panic!("not a map")
+        };
+        let keys: Vec<(String, Span)> = entries
+            .iter()
+            .map(|(k, _)| (format!("{:?}", k.value), k.span))
+            .collect();
+        assert_eq!(keys.len(), 4);
+        assert_eq!(keys[3].1, Span::new(19, 1));
+        assert_eq!(entries[1].1.span, Span::new(8, 5));
+        assert_eq!(entries[1].1.value, NodeValue::String("x y".into()));
+        assert_eq!(entries[3].1.value, NodeValue::Number(2.into()));
     }
 }
