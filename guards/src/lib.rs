@@ -3,6 +3,23 @@
 //!
 //! Nothing here knows about pipelines or runs: every function takes plain inputs (a
 //! rendered command, an environment, a JSON value), so the engine's runner and the verify
-//! gates call the same primitives.
+//! gates call the same primitives. The engine composes them (`all`/`any`/`not`,
+//! `always`/`never`, `action-ok` need run state and live there).
 
+pub mod combinator;
+pub mod executable_search;
+pub mod file_exists;
+pub mod guard_result;
+pub mod jq;
+pub mod jq_guard;
+pub mod jq_shim;
+pub mod plugin;
 pub mod process;
+pub mod shell_guard;
+pub mod shell_quote;
+
+pub use file_exists::file_exists_guard;
+pub use guard_result::GuardResult;
+pub use jq_guard::{jq_file_guard, jq_guard_passes};
+pub use plugin::{plugin_action, plugin_guard, PluginActionResult, PluginError, PluginRun};
+pub use shell_guard::{shell_guard, shell_guard_with};
