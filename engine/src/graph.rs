@@ -11,6 +11,16 @@ use petgraph::visit::{Dfs, EdgeRef, Reversed, Walker};
 
 use crate::pipeline::{Pipeline, Transition};
 
+mod dot;
+mod json;
+mod label;
+mod mermaid;
+
+pub use dot::to_dot;
+pub use json::{GraphDocument, PathsDocument};
+pub use label::{shorten, transition_label, GuardSummary, SUMMARY_CHARS};
+pub use mermaid::to_mermaid;
+
 /// Longest path (in states) that [`TransitionGraph::simple_paths`] follows; deeper paths are
 /// cut and reported as truncated.
 pub const MAX_PATH_STATES: usize = 256;
@@ -37,8 +47,9 @@ pub struct TransitionGraph {
     terminal: Vec<bool>,
     failure: Vec<bool>,
     initial: Option<usize>,
-    /// Transition index → no guard or an `always` guard.
-    unconditional: Vec<bool>,
+    /// Transition index → the earlier unconditional transition from the same state that
+    /// shadows it.
+    shadowed_by: Vec<Option<usize>>,
 }
 
 /// A transition that can never be taken: an earlier transition from the same state passes
@@ -113,6 +124,18 @@ impl TransitionGraph {
         let failure = declared(&pipeline.failure_states);
         let initial = index.get(pipeline.initial_state.value.as_str()).copied();
 
+        let mut shadowed_by = vec![None; pipeline.transitions.len()];
+        for out in &outgoing {
+            let mut first_unconditional = None;
+            for &t in out {
+                match first_unconditional {
+                    Some(by) => shadowed_by[t] = Some(by),
+                    None if unconditional[t] => first_unconditional = Some(t),
+                    None => {}
+                }
+            }
+        }
+
         TransitionGraph {
             graph,
             nodes,
@@ -121,7 +144,7 @@ impl TransitionGraph {
             terminal,
             failure,
             initial,
-            unconditional,
+            shadowed_by,
         }
     }
 
@@ -209,28 +232,25 @@ impl TransitionGraph {
     /// Transitions declared after an unconditional one from the same state, in transition
     /// order. Each is shadowed by the first unconditional transition before it.
     pub fn shadowed_transitions(&self) -> Vec<Shadowed> {
-        let mut shadowed = Vec::new();
-        for out in &self.outgoing {
-            let mut first_unconditional = None;
-            for &t in out {
-                match first_unconditional {
-                    Some(by) => shadowed.push(Shadowed {
-                        transition: t,
-                        shadowed_by: by,
-                    }),
-                    None if self.unconditional.get(t).copied().unwrap_or(false) => {
-                        first_unconditional = Some(t);
-                    }
-                    None => {}
-                }
-            }
-        }
-        shadowed.sort_unstable_by_key(|s| s.transition);
-        shadowed
+        self.shadowed_by
+            .iter()
+            .enumerate()
+            .filter_map(|(transition, by)| {
+                by.map(|shadowed_by| Shadowed {
+                    transition,
+                    shadowed_by,
+                })
+            })
+            .collect()
     }
 
-    /// Distinct successor states of `state`, in the declaration order of the transitions
-    /// leading to them.
+    /// Transition `t` comes after an unconditional transition from the same state.
+    pub fn is_shadowed(&self, t: usize) -> bool {
+        self.shadowed_by.get(t).is_some_and(Option::is_some)
+    }
+
+    /// Distinct successor states of `state` through transitions that can be taken (not
+    /// shadowed), in the declaration order of the transitions leading to them.
     fn successors(&self, state: usize) -> Vec<usize> {
         let Some(&node) = self.nodes.get(state) else {
             return Vec::new();
@@ -239,6 +259,7 @@ impl TransitionGraph {
         let mut edges: Vec<(usize, usize)> = self
             .graph
             .edges(node)
+            .filter(|e| !self.is_shadowed(*e.weight()))
             .map(|e| (*e.weight(), self.graph[e.target()]))
             .collect();
         edges.sort_unstable();
@@ -253,7 +274,8 @@ impl TransitionGraph {
 
     /// Simple paths (no state twice) from the initial state to each terminal state, found
     /// depth-first following transitions in declaration order, at most `limit` of them. A
-    /// path stops at the first terminal state it reaches. `truncated` says the search stopped
+    /// path stops at the first terminal state it reaches; shadowed transitions are never
+    /// taken, so no path uses one. `truncated` says the search stopped
     /// early: `limit` reached with more paths left, a path longer than [`MAX_PATH_STATES`],
     /// or [`PATH_SEARCH_BUDGET`] steps explored.
     pub fn simple_paths(&self, limit: usize) -> SimplePaths {
@@ -578,6 +600,23 @@ mod tests {
             ]
         );
         assert!(!paths.truncated);
+    }
+
+    #[test]
+    fn simple_paths_never_take_a_shadowed_transition() {
+        let p = pipeline(
+            "a",
+            &["a", "b", "done"],
+            &[
+                ("a", "b", None),
+                ("a", "done", Some("shell")),
+                ("b", "done", None),
+            ],
+            &[],
+            &[],
+        );
+        let g = TransitionGraph::new(&p);
+        assert_eq!(g.simple_paths(10).paths, vec![vec![0, 1, 2]]);
     }
 
     #[test]

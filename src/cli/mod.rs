@@ -4,6 +4,7 @@
 mod check;
 mod completions;
 mod failure;
+mod graph;
 mod schema;
 mod workflow;
 
@@ -31,6 +32,8 @@ enum Command {
     Workflow(workflow::Args),
     /// Print shell completions.
     Completions(completions::Args),
+    /// Draw the transition graph (dot, mermaid, json) or list its simple paths.
+    Graph(graph::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -38,6 +41,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Graph(args) => graph::run(args),
         Command::Check(args) => check::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Workflow(args) => workflow::run(args),
