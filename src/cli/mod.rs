@@ -1,11 +1,14 @@
 //! Command-line surface (DESIGN §10). One file per subcommand; each parses its arguments,
 //! calls the engine and renders. No domain logic lives here.
 
+mod audit;
 mod check;
 mod completions;
 mod failure;
 mod graph;
 mod schema;
+mod task;
+mod verdict;
 mod workflow;
 
 use std::process::ExitCode;
@@ -34,6 +37,12 @@ enum Command {
     Completions(completions::Args),
     /// Draw the transition graph (dot, mermaid, json) or list its simple paths.
     Graph(graph::Args),
+    /// Check and inspect verdict artifacts.
+    Verdict(verdict::Args),
+    /// Task status: update (done through the done gate) and show.
+    Task(task::Args),
+    /// The audit log of forced done overrides.
+    Audit(audit::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -45,6 +54,9 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Workflow(args) => workflow::run(args),
+        Command::Verdict(args) => verdict::run(args),
+        Command::Task(args) => task::run(args),
+        Command::Audit(args) => audit::run(args),
     };
     failure::finish(result)
 }

@@ -1,0 +1,402 @@
+//! The audit log (`.spur/audit.jsonl`, DESIGN §6): one JSON line per forced done override,
+//! chained by hashes so an edited, removed, inserted or reordered record is detected.
+//!
+//! Each line is a JSON object whose `prevHash` is the sha256 of the previous line's bytes
+//! (64 zeros for the first line) and whose last field, `hash`, is the sha256 of the line's
+//! bytes before `,"hash":` — so even the last line cannot be edited unnoticed.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::file_lock::FileLock;
+use crate::verdict::{sha256_hex, Verdict};
+
+/// `prevHash` of the first record.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+const HASH_FIELD: &str = ",\"hash\":\"";
+
+/// What the caller knows about an override; the chain fields are added on append.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    /// RFC 3339 UTC.
+    pub time: String,
+    pub user: String,
+    pub wbs: String,
+    pub run_id: Option<String>,
+    pub reason: String,
+    pub artifact_path: String,
+    pub artifact_sha256: Option<String>,
+    pub stored_verdict: Option<Verdict>,
+    pub recomputed_verdict: Option<Verdict>,
+    pub effective_verdict: Verdict,
+    /// What the gate would have said without the override (`None` if it would have allowed).
+    pub deny_message: Option<String>,
+}
+
+/// A record as stored: the entry plus its place in the chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRecord {
+    pub time: String,
+    pub user: String,
+    pub wbs: String,
+    pub run_id: Option<String>,
+    pub reason: String,
+    pub artifact_path: String,
+    pub artifact_sha256: Option<String>,
+    pub stored_verdict: Option<String>,
+    pub recomputed_verdict: Option<String>,
+    pub effective_verdict: String,
+    pub deny_message: Option<String>,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// Why the log could not be appended to or read.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum AuditError {
+    #[error("could not write the audit log {path}: {source}")]
+    #[diagnostic(
+        code(spur::audit::write_failed),
+        help("the override was not applied; fix the state directory and retry")
+    )]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not read the audit log {path}: {source}")]
+    #[diagnostic(code(spur::audit::read_failed))]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Append `entry` durably (fsync'd before returning) under an exclusive lock, chained to
+/// the last line. Returns the record as written.
+pub fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, AuditError> {
+    let write_err = |source| AuditError::Write {
+        path: path.display().to_string(),
+        source,
+    };
+    let existed = path.exists();
+    let mut lock = FileLock::exclusive(path).map_err(write_err)?;
+    let mut existing = Vec::new();
+    let file = lock.file();
+    file.seek(SeekFrom::Start(0)).map_err(write_err)?;
+    file.read_to_end(&mut existing).map_err(write_err)?;
+    let prev_hash = match last_line(&existing) {
+        Some(line) => sha256_hex(line),
+        None => GENESIS_HASH.to_owned(),
+    };
+    let line = chain_line(entry, &prev_hash).map_err(|e| write_err(std::io::Error::other(e)))?;
+    let mut buf = Vec::with_capacity(line.len() + 2);
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        // A torn last line stays (verify reports it); the new record starts on its own line.
+        buf.push(b'\n');
+    }
+    buf.extend_from_slice(line.as_bytes());
+    buf.push(b'\n');
+    file.write_all(&buf).map_err(write_err)?;
+    file.sync_all().map_err(write_err)?;
+    if !existed {
+        if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if let Ok(d) = std::fs::File::open(dir) {
+                d.sync_all().map_err(write_err)?;
+            }
+        }
+    }
+    serde_json::from_str(&line).map_err(|e| write_err(std::io::Error::other(e)))
+}
+
+/// The line for `entry` chained after `prev_hash`, `hash` last.
+fn chain_line(entry: &AuditEntry, prev_hash: &str) -> Result<String, serde_json::Error> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Body<'a> {
+        #[serde(flatten)]
+        entry: &'a AuditEntry,
+        prev_hash: &'a str,
+    }
+    let body = serde_json::to_string(&Body { entry, prev_hash })?;
+    // `body` is a JSON object: drop its closing brace, then append the hash of the rest.
+    let open = body.strip_suffix('}').unwrap_or(&body);
+    let hash = sha256_hex(open.as_bytes());
+    Ok(format!("{open}{HASH_FIELD}{hash}\"}}"))
+}
+
+fn last_line(bytes: &[u8]) -> Option<&[u8]> {
+    let trimmed = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if trimmed.is_empty() {
+        return None;
+    }
+    let start = trimmed
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    trimmed.get(start..)
+}
+
+/// The result of checking the chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChainCheck {
+    /// Records that verified before the first break (all of them when intact).
+    pub records: usize,
+    pub broken: Option<BrokenLine>,
+}
+
+/// The first line that breaks the chain (1-based).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BrokenLine {
+    pub line: usize,
+    pub problem: String,
+}
+
+impl ChainCheck {
+    pub fn is_intact(&self) -> bool {
+        self.broken.is_none()
+    }
+}
+
+/// Check every line of the log at `path`. An absent log is an intact, empty chain.
+pub fn verify(path: &Path) -> Result<ChainCheck, AuditError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(source) => {
+            return Err(AuditError::Read {
+                path: path.display().to_string(),
+                source,
+            })
+        }
+    };
+    Ok(verify_bytes(&bytes))
+}
+
+/// Check a whole log held in memory.
+pub fn verify_bytes(bytes: &[u8]) -> ChainCheck {
+    let mut prev = GENESIS_HASH.to_owned();
+    let mut records = 0;
+    let complete = bytes.is_empty() || bytes.ends_with(b"\n");
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if body.is_empty() {
+        return ChainCheck {
+            records: 0,
+            broken: None,
+        };
+    }
+    let lines: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
+    let count = lines.len();
+    for (i, line) in lines.into_iter().enumerate() {
+        let number = i + 1;
+        let broken = |problem: String| ChainCheck {
+            records,
+            broken: Some(BrokenLine {
+                line: number,
+                problem,
+            }),
+        };
+        if number == count && !complete {
+            return broken(
+                "the last line is incomplete (no newline): a torn write or a truncation".to_owned(),
+            );
+        }
+        if let Err(problem) = check_line(line, &prev) {
+            return broken(problem);
+        }
+        prev = sha256_hex(line);
+        records += 1;
+    }
+    ChainCheck {
+        records,
+        broken: None,
+    }
+}
+
+fn check_line(line: &[u8], prev: &str) -> Result<(), String> {
+    let text = std::str::from_utf8(line).map_err(|_| "the line is not UTF-8".to_owned())?;
+    let record: AuditRecord =
+        serde_json::from_str(text).map_err(|e| format!("the line is not an audit record: {e}"))?;
+    let split = text
+        .rfind(HASH_FIELD)
+        .ok_or_else(|| "the line has no trailing hash field".to_owned())?;
+    let (open, rest) = text.split_at(split);
+    let expected = format!("{HASH_FIELD}{}\"}}", record.hash);
+    if rest != expected || sha256_hex(open.as_bytes()) != record.hash {
+        return Err("the record was edited: its content does not match its hash".to_owned());
+    }
+    if record.prev_hash != prev {
+        return Err(if prev == GENESIS_HASH {
+            "the first record does not start the chain: records before it were removed".to_owned()
+        } else {
+            "the record does not follow the line before it: a record was removed, inserted or reordered"
+                .to_owned()
+        });
+    }
+    Ok(())
+}
+
+/// Every record of the log, in order. Lines that are not records are skipped by
+/// `list` (`verify` is the place that reports them).
+pub fn list(path: &Path) -> Result<Vec<AuditRecord>, AuditError> {
+    let text = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(AuditError::Read {
+                path: path.display().to_string(),
+                source,
+            })
+        }
+    };
+    Ok(text
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice(line).ok())
+        .collect())
+}
+
+/// Who is acting: `$USER`, else `id -un`, else `unknown`.
+pub fn current_user() -> String {
+    if let Ok(user) = std::env::var("USER") {
+        if !user.trim().is_empty() {
+            return user;
+        }
+    }
+    std::process::Command::new("id")
+        .arg("-un")
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(reason: &str) -> AuditEntry {
+        AuditEntry {
+            time: "2026-01-01T00:00:00.000Z".into(),
+            user: "ada".into(),
+            wbs: "T1".into(),
+            run_id: None,
+            reason: reason.into(),
+            artifact_path: ".spur/run/T1-verdict.json".into(),
+            artifact_sha256: None,
+            stored_verdict: None,
+            recomputed_verdict: None,
+            effective_verdict: Verdict::Unknown,
+            deny_message: Some("missing".into()),
+        }
+    }
+
+    fn log_of(n: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        for i in 0..n {
+            append(&path, &entry(&format!("reason {i}"))).unwrap();
+        }
+        (dir, path)
+    }
+
+    fn lines(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn write_lines(path: &Path, lines: &[String]) {
+        std::fs::write(
+            path,
+            lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn an_appended_chain_verifies() {
+        let (_dir, path) = log_of(3);
+        assert_eq!(
+            verify(&path).unwrap(),
+            ChainCheck {
+                records: 3,
+                broken: None
+            }
+        );
+        let records = list(&path).unwrap();
+        assert_eq!(records[0].prev_hash, GENESIS_HASH);
+        assert_eq!(records[1].prev_hash, sha256_hex(lines(&path)[0].as_bytes()));
+    }
+
+    #[test]
+    fn an_absent_log_is_an_intact_empty_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(verify(&dir.path().join("none.jsonl")).unwrap().is_intact());
+    }
+
+    #[test]
+    fn names_the_first_broken_line() {
+        let broken_at = |mutate: &dyn Fn(&mut Vec<String>)| {
+            let (_dir, path) = log_of(3);
+            let mut l = lines(&path);
+            mutate(&mut l);
+            write_lines(&path, &l);
+            verify(&path).unwrap().broken.map(|b| (b.line, b.problem))
+        };
+        let edited = broken_at(&|l| l[1] = l[1].replace("reason 1", "reason X"));
+        assert_eq!(edited.as_ref().map(|b| b.0), Some(2));
+        assert!(edited.unwrap().1.contains("edited"));
+        let last_edited = broken_at(&|l| l[2] = l[2].replace("ada", "eve"));
+        assert_eq!(last_edited.map(|b| b.0), Some(3));
+        let removed = broken_at(&|l| {
+            l.remove(1);
+        });
+        assert_eq!(removed.as_ref().map(|b| b.0), Some(2));
+        assert!(removed.unwrap().1.contains("removed"));
+        let reordered = broken_at(&|l| l.swap(0, 1));
+        assert_eq!(reordered.map(|b| b.0), Some(1));
+        let first_removed = broken_at(&|l| {
+            l.remove(0);
+        });
+        assert!(first_removed.unwrap().1.contains("first record"));
+    }
+
+    #[test]
+    fn every_single_byte_edit_is_detected() {
+        let (_dir, path) = log_of(2);
+        let original = std::fs::read(&path).unwrap();
+        for i in 0..original.len() {
+            if original[i] == b'\n' {
+                continue;
+            }
+            let mut bytes = original.clone();
+            bytes[i] = if bytes[i] == b'a' { b'b' } else { b'a' };
+            let check = verify_bytes(&bytes);
+            let line = original[..i].iter().filter(|b| **b == b'\n').count() + 1;
+            assert_eq!(check.broken.map(|b| b.line), Some(line), "byte {i}");
+        }
+    }
+
+    #[test]
+    fn a_torn_last_line_is_reported_and_appends_still_chain() {
+        let (_dir, path) = log_of(1);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(b"{\"time\":");
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(verify(&path).unwrap().broken.map(|b| b.line), Some(2));
+        append(&path, &entry("after")).unwrap();
+        assert_eq!(lines(&path).len(), 3);
+    }
+}

@@ -1,0 +1,435 @@
+//! The done gate (DESIGN §6): the one code path that can certify a task done. The runner
+//! calls it before entering a success terminal of a run with a wbs; `spur task update WBS
+//! done` calls it too.
+//!
+//! Structural guarantee: a [`Done`] token is constructible only in this file, and the task
+//! status store writes `done` only from one. The gate gives a token for a self-consistent
+//! PASS, or for a forced override after its audit record is durably written.
+
+use crate::audit::{self, AuditEntry};
+use crate::state_dir::StateDir;
+use crate::task_status::Status;
+use crate::verdict::{read_artifact_file, ArtifactOutcome, Evaluation, Verdict};
+use crate::wbs::Wbs;
+
+/// Proof that the gate certified a task done. Not `Clone`, no public constructor.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Done {
+    via: DoneVia,
+}
+
+/// How the gate certified it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DoneVia {
+    /// A self-consistent PASS verdict.
+    Pass,
+    /// `--force-done --reason`, with the hash of the audit record written for it.
+    Forced { reason: String, audit_hash: String },
+}
+
+impl Done {
+    pub fn via(&self) -> &DoneVia {
+        &self.via
+    }
+}
+
+/// The reason of a forced override: never empty or blank.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForceReason(String);
+
+/// A `--reason` that is empty or only whitespace.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[error("--force-done needs a --reason that says why (it was empty or blank)")]
+#[diagnostic(
+    code(spur::usage::blank_force_reason),
+    help("e.g. --force-done --reason \"verified by hand: CI is down, see ticket 42\"")
+)]
+pub struct BlankReason;
+
+impl ForceReason {
+    pub fn new(reason: impl Into<String>) -> Result<Self, BlankReason> {
+        let reason = reason.into();
+        if reason.trim().is_empty() {
+            Err(BlankReason)
+        } else {
+            Ok(Self(reason))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Everything the gate decides from (plus the artifact it reads).
+#[derive(Debug, Clone)]
+pub struct DoneRequest<'a> {
+    pub wbs: &'a Wbs,
+    pub current: &'a Status,
+    pub force: Option<&'a ForceReason>,
+    pub state_dir: &'a StateDir,
+    /// For the audit record.
+    pub run_id: Option<&'a str>,
+    /// For the audit record (see [`audit::current_user`]).
+    pub user: &'a str,
+}
+
+/// Why the gate allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllowReason {
+    Pass,
+    Forced,
+}
+
+impl AllowReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AllowReason::Pass => "pass",
+            AllowReason::Forced => "forced",
+        }
+    }
+}
+
+/// The gate's decision.
+#[derive(Debug)]
+pub enum DoneDecision {
+    /// Already done: nothing to certify.
+    Noop { message: String },
+    /// Certified. `done` is the token the status store needs.
+    Allow {
+        reason: AllowReason,
+        done: Done,
+        /// The effective verdict of the artifact (PASS for `reason: Pass`).
+        verdict: Verdict,
+        message: String,
+        evaluation: Box<Evaluation>,
+    },
+    /// Not certified.
+    Deny {
+        verdict: Verdict,
+        message: String,
+        evaluation: Box<Evaluation>,
+    },
+}
+
+impl DoneDecision {
+    pub fn message(&self) -> &str {
+        match self {
+            DoneDecision::Noop { message }
+            | DoneDecision::Allow { message, .. }
+            | DoneDecision::Deny { message, .. } => message,
+        }
+    }
+
+    /// `noop`, `allow` or `deny`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DoneDecision::Noop { .. } => "noop",
+            DoneDecision::Allow { .. } => "allow",
+            DoneDecision::Deny { .. } => "deny",
+        }
+    }
+}
+
+/// Decide whether `request.wbs` may become done.
+///
+/// Order (DESIGN §6): already done → noop; forced → allow forced once the audit record is
+/// durably written (a failed write denies); else the artifact at
+/// `.spur/run/<wbs>-verdict.json` (which must resolve inside the project) must be valid,
+/// name this task, and be a self-consistent PASS.
+pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
+    let wbs = request.wbs;
+    if request.current.is_done() {
+        return DoneDecision::Noop {
+            message: format!("task {wbs} is already done; nothing to do"),
+        };
+    }
+    let path = request.state_dir.verdict_path(wbs);
+    let read = read_artifact_file(&path, Some(request.state_dir.project_root()));
+    let evaluation = Evaluation::new(&path, read.outcome, Some(wbs.as_str()));
+    let verdict = evaluation.effective;
+    let deny_message = (verdict != Verdict::Pass).then(|| deny_message(wbs, &evaluation));
+
+    if let Some(reason) = request.force {
+        let entry = AuditEntry {
+            time: crate::timestamp::now(),
+            user: request.user.to_owned(),
+            wbs: wbs.to_string(),
+            run_id: request.run_id.map(str::to_owned),
+            reason: reason.as_str().to_owned(),
+            artifact_path: path.display().to_string(),
+            artifact_sha256: read.sha256,
+            stored_verdict: evaluation.stored,
+            recomputed_verdict: evaluation.computed_verdict(),
+            effective_verdict: verdict,
+            deny_message,
+        };
+        let audit_path = request.state_dir.audit_path();
+        return match audit::append(&audit_path, &entry) {
+            Ok(record) => DoneDecision::Allow {
+                reason: AllowReason::Forced,
+                done: Done {
+                    via: DoneVia::Forced {
+                        reason: reason.as_str().to_owned(),
+                        audit_hash: record.hash,
+                    },
+                },
+                verdict,
+                message: format!(
+                    "task {wbs} is done by forced override (verify verdict {verdict}); reason: {}; recorded in {}",
+                    reason.as_str(),
+                    audit_path.display()
+                ),
+                evaluation: Box::new(evaluation),
+            },
+            Err(error) => DoneDecision::Deny {
+                verdict,
+                message: format!(
+                    "task {wbs} cannot be marked done: the forced override could not be recorded, so it was not applied: {error}"
+                ),
+                evaluation: Box::new(evaluation),
+            },
+        };
+    }
+
+    match deny_message {
+        None => DoneDecision::Allow {
+            reason: AllowReason::Pass,
+            done: Done { via: DoneVia::Pass },
+            verdict,
+            message: format!(
+                "task {wbs} is done: verify verdict PASS in {}",
+                path.display()
+            ),
+            evaluation: Box::new(evaluation),
+        },
+        Some(message) => DoneDecision::Deny {
+            verdict,
+            message,
+            evaluation: Box::new(evaluation),
+        },
+    }
+}
+
+/// Names the task, the verdict, the artifact, how to re-verify, and the override.
+fn deny_message(wbs: &Wbs, evaluation: &Evaluation) -> String {
+    let path = evaluation.path.display();
+    let verdict = evaluation.effective;
+    let cause = match &evaluation.outcome {
+        ArtifactOutcome::Missing { .. } => {
+            format!("missing verify verdict artifact {path} (verdict {verdict})")
+        }
+        ArtifactOutcome::Malformed { .. } | ArtifactOutcome::Invalid(_) => format!(
+            "verify verdict artifact {path} is {}: {} (verdict {verdict})",
+            evaluation.kind(),
+            evaluation.outcome.reason().unwrap_or_default()
+        ),
+        ArtifactOutcome::Valid(artifact) => {
+            if let Some(mismatch) = &evaluation.wbs_mismatch {
+                format!(
+                    "verify verdict artifact {path} certifies task {:?}, not {wbs} (verdict {verdict})",
+                    mismatch.found
+                )
+            } else {
+                let computed = evaluation.computed_verdict().unwrap_or(Verdict::Unknown);
+                let first = evaluation
+                    .computed
+                    .as_ref()
+                    .and_then(|a| a.fired.first())
+                    .map(|f| format!("; {} on {}: {}", f.rule, f.subject, f.detail))
+                    .unwrap_or_default();
+                if evaluation.is_self_inconsistent() {
+                    format!(
+                        "verdict {verdict}: the stored PASS in {path} is self-inconsistent, its rows recompute to {computed}{first}"
+                    )
+                } else {
+                    format!(
+                        "verdict {verdict} in {path} (stored {}, recomputed {computed}{first})",
+                        artifact.verdict
+                    )
+                }
+            }
+        }
+    };
+    format!(
+        "task {wbs} cannot be marked done: {cause}. Re-verify the task to write a fresh artifact \
+         (spur verify --wbs {wbs}, or spur task verdict {wbs} --from-answer FILE), or override \
+         with: spur task update {wbs} done --force-done --reason \"why\" (recorded in the audit log)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        state: StateDir,
+        wbs: Wbs,
+    }
+
+    fn fixture(artifact: Option<&str>) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::at(dir.path().join(".spur"));
+        let wbs = Wbs::parse("T1").unwrap();
+        if let Some(text) = artifact {
+            std::fs::create_dir_all(state.run_dir()).unwrap();
+            std::fs::write(state.verdict_path(&wbs), text).unwrap();
+        }
+        Fixture {
+            _dir: dir,
+            state,
+            wbs,
+        }
+    }
+
+    fn decide(f: &Fixture, current: &str, force: Option<&ForceReason>) -> DoneDecision {
+        let current = Status::try_from(current.to_owned()).unwrap();
+        evaluate_done_transition(&DoneRequest {
+            wbs: &f.wbs,
+            current: &current,
+            force,
+            state_dir: &f.state,
+            run_id: Some("run-1"),
+            user: "ada",
+        })
+    }
+
+    const PASS: &str = r#"{"wbs":"T1","verdict":"PASS","requirements":[{"id":"R1","status":"MET","evidence":"a:1"}]}"#;
+
+    #[test]
+    fn already_done_is_a_noop_even_when_forced() {
+        let f = fixture(None);
+        let reason = ForceReason::new("x").unwrap();
+        assert_eq!(decide(&f, "done", Some(&reason)).kind(), "noop");
+        assert!(!f.state.audit_path().exists());
+    }
+
+    #[test]
+    fn a_self_consistent_pass_is_allowed() {
+        let f = fixture(Some(PASS));
+        match decide(&f, "todo", None) {
+            DoneDecision::Allow { reason, done, .. } => {
+                assert_eq!(reason, AllowReason::Pass);
+                assert_eq!(done.via(), &DoneVia::Pass);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn denies_missing_malformed_invalid_foreign_and_self_inconsistent() {
+        let cases = [
+            (None, Verdict::Unknown, "missing verify verdict artifact"),
+            (Some("{"), Verdict::Unknown, "is malformed"),
+            (
+                Some("[]"),
+                Verdict::Unknown,
+                "is invalid: the JSON root is an array",
+            ),
+            (
+                Some(
+                    r#"{"wbs":"T2","verdict":"PASS","requirements":[{"id":"R1","status":"MET","evidence":"a:1"}]}"#,
+                ),
+                Verdict::Unknown,
+                "certifies task \"T2\", not T1",
+            ),
+            (
+                Some(
+                    r#"{"wbs":"T1","verdict":"PASS","requirements":[{"id":"R1","status":"UNMET","evidence":"-"}]}"#,
+                ),
+                Verdict::Fail,
+                "self-inconsistent",
+            ),
+            (
+                Some(
+                    r#"{"wbs":"T1","verdict":"PARTIAL","requirements":[{"id":"R1","status":"PARTIAL","evidence":"-"}]}"#,
+                ),
+                Verdict::Partial,
+                "verdict PARTIAL in",
+            ),
+        ];
+        for (artifact, expected, fragment) in cases {
+            let f = fixture(artifact);
+            match decide(&f, "in-progress", None) {
+                DoneDecision::Deny {
+                    verdict, message, ..
+                } => {
+                    assert_eq!(verdict, expected, "{message}");
+                    assert!(message.contains(fragment), "{message}");
+                    assert!(message.contains("task T1"), "{message}");
+                    assert!(message.contains("T1-verdict.json"), "{message}");
+                    assert!(message.contains("--force-done --reason"), "{message}");
+                    assert!(message.contains("spur verify --wbs T1"), "{message}");
+                }
+                other => panic!("{artifact:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn forced_writes_the_audit_record_before_allowing() {
+        let f = fixture(None);
+        let reason = ForceReason::new("hand-verified").unwrap();
+        let decision = decide(&f, "todo", Some(&reason));
+        let DoneDecision::Allow {
+            reason: why, done, ..
+        } = decision
+        else {
+            panic!("{decision:?}")
+        };
+        assert_eq!(why, AllowReason::Forced);
+        let records = audit::list(&f.state.audit_path()).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].reason, "hand-verified");
+        assert_eq!(records[0].run_id.as_deref(), Some("run-1"));
+        assert!(records[0]
+            .deny_message
+            .as_deref()
+            .unwrap_or("")
+            .contains("missing"));
+        assert_eq!(
+            done.via(),
+            &DoneVia::Forced {
+                reason: "hand-verified".into(),
+                audit_hash: records[0].hash.clone()
+            }
+        );
+    }
+
+    #[test]
+    fn a_failed_audit_write_denies() {
+        let f = fixture(None);
+        // The audit log's place is taken by a directory: the append must fail.
+        std::fs::create_dir_all(f.state.audit_path()).unwrap();
+        let reason = ForceReason::new("x").unwrap();
+        let decision = decide(&f, "todo", Some(&reason));
+        assert_eq!(decision.kind(), "deny", "{decision:?}");
+        assert!(decision.message().contains("could not be recorded"));
+    }
+
+    #[test]
+    fn blank_reasons_are_rejected() {
+        assert_eq!(ForceReason::new(""), Err(BlankReason));
+        assert_eq!(ForceReason::new(" \t\n"), Err(BlankReason));
+        assert!(ForceReason::new("ok").is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_artifact_symlinked_outside_the_project_is_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("v.json");
+        std::fs::write(&target, PASS).unwrap();
+        let f = fixture(None);
+        std::fs::create_dir_all(f.state.run_dir()).unwrap();
+        std::os::unix::fs::symlink(&target, f.state.verdict_path(&f.wbs)).unwrap();
+        let decision = decide(&f, "todo", None);
+        assert_eq!(decision.kind(), "deny");
+        assert!(
+            decision.message().contains("outside the project"),
+            "{}",
+            decision.message()
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! An exclusive advisory lock (`flock`) held for the life of a value: serialises writers
+//! of the same record file across processes. Released on drop or process exit.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+/// A held exclusive lock on an open file.
+#[derive(Debug)]
+pub struct FileLock {
+    file: File,
+}
+
+impl FileLock {
+    /// Open (creating) `path` for reading and appending, and block until it is locked.
+    pub fn exclusive(path: &Path) -> io::Result<Self> {
+        if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)?;
+        loop {
+            // SAFETY: flock on a file descriptor we own; no memory is shared.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+            if rc == 0 {
+                return Ok(Self { file });
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        }
+    }
+
+    /// The locked file (opened read + append).
+    pub fn file(&mut self) -> &mut File {
+        &mut self.file
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // SAFETY: as above; closing the descriptor would release it anyway.
+        unsafe {
+            libc::flock(self.file.as_raw_fd(), libc::LOCK_UN);
+        }
+    }
+}

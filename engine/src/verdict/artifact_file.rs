@@ -1,0 +1,118 @@
+//! Writing verdict artifacts: whole artifacts from producers, and `checks[]` rows appended
+//! by verify gates to an artifact that already exists. Both atomic (temp + fsync + rename).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::artifact::{Artifact, Check};
+use super::parse::MAX_ARTIFACT_BYTES;
+use crate::atomic_file::write_atomic;
+
+/// Why an artifact could not be written or updated.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ArtifactWriteError {
+    #[error("could not write verdict artifact {path}: {source}")]
+    #[diagnostic(code(spur::verdict::write_failed))]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot append checks to {path}: {problem}")]
+    #[diagnostic(
+        code(spur::verdict::not_appendable),
+        help("checks are appended to an existing artifact whose root is a JSON object; write the artifact first")
+    )]
+    NotAppendable { path: String, problem: String },
+}
+
+/// Write `artifact` as canonical JSON, atomically.
+pub fn write_artifact(path: &Path, artifact: &Artifact) -> Result<(), ArtifactWriteError> {
+    write_atomic(path, artifact.to_json().as_bytes()).map_err(|source| ArtifactWriteError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Append `rows` to the `checks` array of the existing artifact at `path` (the array is
+/// created when the artifact has none),
+/// keeping every other field as it was. Atomic: readers see the old or the new file.
+pub fn append_checks(path: &Path, rows: &[Check]) -> Result<Value, ArtifactWriteError> {
+    let not_appendable = |problem: String| ArtifactWriteError::NotAppendable {
+        path: path.display().to_string(),
+        problem,
+    };
+    let len = std::fs::metadata(path)
+        .map_err(|e| not_appendable(format!("cannot read it: {e}")))?
+        .len();
+    if len > MAX_ARTIFACT_BYTES {
+        return Err(not_appendable(format!(
+            "it is {len} bytes, above the limit"
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| not_appendable(format!("cannot read it: {e}")))?;
+    let mut doc: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| not_appendable(format!("it is not JSON: {e}")))?;
+    let root = doc
+        .as_object_mut()
+        .ok_or_else(|| not_appendable("its root is not an object".to_owned()))?;
+    let checks = root
+        .entry("checks")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let array = checks
+        .as_array_mut()
+        .ok_or_else(|| not_appendable("its `checks` field is not an array".to_owned()))?;
+    for row in rows {
+        array.push(serde_json::to_value(row).map_err(|e| not_appendable(e.to_string()))?);
+    }
+    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| not_appendable(e.to_string()))?;
+    text.push('\n');
+    write_atomic(path, text.as_bytes()).map_err(|source| ArtifactWriteError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::{parse_artifact, ArtifactOutcome, CheckStatus, Severity};
+
+    #[test]
+    fn appends_checks_keeping_other_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("T-verdict.json");
+        std::fs::write(
+            &path,
+            r#"{"wbs":"T","verdict":"PASS","requirements":[],"extra":{"kept":true},"checks":[{"name":"a","status":"pass"}]}"#,
+        )
+        .unwrap();
+        let row = Check {
+            name: "build".into(),
+            status: CheckStatus::Fail,
+            evidence: Some(".spur/run/build.log".into()),
+            severity: Some(Severity::Blocker),
+        };
+        append_checks(&path, std::slice::from_ref(&row)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"kept\": true"), "{text}");
+        let ArtifactOutcome::Valid(artifact) = parse_artifact(text.as_bytes()) else {
+            panic!("still valid")
+        };
+        assert_eq!(artifact.checks.len(), 2);
+        assert_eq!(artifact.checks[1], row);
+    }
+
+    #[test]
+    fn refuses_to_append_to_a_non_object() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.json");
+        std::fs::write(&path, "[]").unwrap();
+        let err = append_checks(&path, &[]).unwrap_err();
+        assert!(err.to_string().contains("root is not an object"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "[]");
+        assert!(append_checks(&dir.path().join("absent.json"), &[]).is_err());
+    }
+}

@@ -1,0 +1,29 @@
+//! The verdict contract (DESIGN §7): the artifact a verifier writes, the one parser that
+//! reads it, and the one aggregation policy every consumer applies.
+//!
+//! ```
+//! use spur_engine::verdict::{parse_artifact, aggregate, ArtifactOutcome, Verdict};
+//! let text = br#"{"wbs":"0592","verdict":"pass",
+//!   "requirements":[{"id":"R1","status":"met","evidence":"src/lib.rs:3"}]}"#;
+//! let ArtifactOutcome::Valid(artifact) = parse_artifact(text) else { panic!() };
+//! assert_eq!(artifact.verdict, Verdict::Pass);
+//! assert_eq!(aggregate(&artifact).verdict, Verdict::Pass);
+//! ```
+
+pub mod aggregate;
+pub mod artifact;
+pub mod artifact_file;
+pub mod evaluation;
+pub mod parse;
+
+pub use aggregate::{aggregate, Aggregation, FiredRule, Rule, Subject};
+pub use artifact::{
+    AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceKind, EvidenceType, Requirement,
+    RowStatus, Severity, Verdict,
+};
+pub use artifact_file::{append_checks, write_artifact, ArtifactWriteError};
+pub use evaluation::{Evaluation, Warning, WbsMismatch, MALFORMED_ARTIFACT};
+pub use parse::{
+    parse_artifact, parse_value, read_artifact, read_artifact_file, sha256_hex, ArtifactOutcome,
+    ArtifactRead, Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section, MAX_ARTIFACT_BYTES,
+};

@@ -1,0 +1,320 @@
+//! The done gate end to end through the binary: `spur task update WBS done` denies anything
+//! but a self-consistent PASS, a forced override is audited first, and `spur audit verify`
+//! catches any edit of the audit log.
+
+mod common;
+
+use common::{redact, repo_path, Project};
+
+const ARTIFACT: &str = ".spur/run/0592-verdict.json";
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(repo_path(&format!("examples/verdicts/{name}"))).unwrap()
+}
+
+/// A project with a `.spur/` directory (so the state dir is found from subdirectories).
+fn project() -> Project {
+    let project = Project::new();
+    std::fs::create_dir_all(project.join(".spur")).unwrap();
+    project
+}
+
+/// `spur task update WBS STATUS … --json`: (exit code, JSON document).
+fn update(project: &Project, args: &[&str]) -> (i32, serde_json::Value) {
+    let output = project
+        .spur()
+        .args(["task", "update"])
+        .args(args)
+        .arg("--json")
+        .env("USER", "ada")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (output.status.code().unwrap(), json)
+}
+
+fn audit_verify(project: &Project) -> (i32, String) {
+    let output = project.spur().args(["audit", "verify"]).output().unwrap();
+    let text =
+        String::from_utf8(output.stdout).unwrap() + &String::from_utf8(output.stderr).unwrap();
+    (output.status.code().unwrap(), redact(project, &text))
+}
+
+#[test]
+fn the_done_gate_end_to_end() {
+    let project = project();
+
+    // No artifact → deny UNKNOWN.
+    let (code, json) = update(&project, &["0592", "done"]);
+    assert_eq!(code, 1);
+    assert_eq!(json["decision"], "deny");
+    assert_eq!(json["verdict"], "UNKNOWN");
+    assert_eq!(json["status"], "todo");
+    insta::assert_snapshot!(
+        "deny_missing",
+        redact(&project, json["message"].as_str().unwrap())
+    );
+
+    // PARTIAL → deny.
+    project.file(ARTIFACT, fixture("partial.json"));
+    let (code, json) = update(&project, &["0592", "done"]);
+    assert_eq!(
+        (code, &json["decision"], &json["verdict"]),
+        (1, &"deny".into(), &"PARTIAL".into())
+    );
+
+    // A stored PASS that recomputes to FAIL → deny, named self-inconsistent.
+    project.file(ARTIFACT, fixture("self-inconsistent-pass.json"));
+    let (code, json) = update(&project, &["0592", "done"]);
+    assert_eq!(code, 1);
+    assert_eq!(json["verdict"], "FAIL");
+    insta::assert_snapshot!(
+        "deny_self_inconsistent",
+        redact(&project, json["message"].as_str().unwrap())
+    );
+
+    // PASS → allow, status done.
+    project.file(ARTIFACT, fixture("pass.json"));
+    let (code, json) = update(&project, &["0592", "done"]);
+    assert_eq!(code, 0);
+    let mut shown = json.clone();
+    shown["message"] = redact(&project, json["message"].as_str().unwrap()).into();
+    insta::assert_json_snapshot!("allow_pass", shown);
+    assert!(json["message"]
+        .as_str()
+        .unwrap()
+        .contains("verify verdict PASS"));
+
+    // Done again → noop.
+    let (code, json) = update(&project, &["0592", "done"]);
+    assert_eq!((code, &json["decision"]), (0, &"noop".into()));
+
+    // The task's history says how it got there.
+    let output = project
+        .spur()
+        .args(["task", "show", "0592", "--json"])
+        .output()
+        .unwrap();
+    let show: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(show["status"], "done");
+    assert_eq!(show["history"][0]["via"]["how"], "done-gate-pass");
+    assert_eq!(show["history"][0]["user"], "ada");
+
+    // Forced with a reason → allow, audit line written, audit verify passes.
+    std::fs::remove_file(project.join(ARTIFACT)).unwrap();
+    let (code, json) = update(
+        &project,
+        &[
+            "0600",
+            "done",
+            "--force-done",
+            "--reason",
+            "verified by hand: CI is down",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(json["decision"], "allow");
+    assert_eq!(json["reason"], "forced");
+    assert_eq!(json["verdict"], "UNKNOWN");
+    assert_eq!(json["status"], "done");
+    let log = project.read(".spur/audit.jsonl");
+    assert_eq!(log.lines().count(), 1);
+    let record: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(record["wbs"], "0600");
+    assert_eq!(record["user"], "ada");
+    assert_eq!(record["reason"], "verified by hand: CI is down");
+    assert!(record["denyMessage"]
+        .as_str()
+        .unwrap()
+        .contains("missing verify verdict artifact"));
+    let (code, text) = audit_verify(&project);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(
+        text,
+        "audit log [PROJECT]/.spur/audit.jsonl is intact: 1 record\n"
+    );
+
+    // A second override, then edit one byte of the first line → verify names line 1.
+    update(
+        &project,
+        &["0601", "done", "--force-done", "--reason", "second"],
+    );
+    let log = project.read(".spur/audit.jsonl");
+    let edited = log.replacen("verified by hand", "verified by hanD", 1);
+    std::fs::write(project.join(".spur/audit.jsonl"), edited).unwrap();
+    let (code, text) = audit_verify(&project);
+    assert_eq!(code, 1);
+    insta::assert_snapshot!("audit_broken", text);
+}
+
+#[test]
+fn editing_any_line_of_the_audit_log_is_named() {
+    let project = project();
+    for wbs in ["a1", "a2", "a3"] {
+        let (code, _) = update(&project, &[wbs, "done", "--force-done", "--reason", "r"]);
+        assert_eq!(code, 0);
+    }
+    let original = project.read(".spur/audit.jsonl");
+    for line in 1..=3 {
+        let edited: String = original
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if i + 1 == line {
+                    format!("{}\n", l.replacen("\"r\"", "\"R\"", 1))
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        std::fs::write(project.join(".spur/audit.jsonl"), edited).unwrap();
+        let (code, text) = audit_verify(&project);
+        assert_eq!(code, 1);
+        assert!(text.contains(&format!("broken at line {line}:")), "{text}");
+    }
+    // A removed record is caught at the line after it.
+    let without_second: String = original
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    std::fs::write(project.join(".spur/audit.jsonl"), without_second).unwrap();
+    let (_, text) = audit_verify(&project);
+    assert!(
+        text.contains("broken at line 2: the record does not follow"),
+        "{text}"
+    );
+}
+
+#[test]
+fn audit_list_shows_overrides() {
+    let project = project();
+    update(
+        &project,
+        &["0592", "done", "--force-done", "--reason", "hotfix"],
+    );
+    let output = project
+        .spur()
+        .args(["audit", "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let mut records: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let record = &mut records[0];
+    assert_eq!(record["hash"].as_str().unwrap().len(), 64);
+    record["time"] = "[time]".into();
+    record["hash"] = "[hash]".into();
+    for field in ["artifactPath", "denyMessage"] {
+        record[field] = redact(&project, record[field].as_str().unwrap()).into();
+    }
+    insta::assert_json_snapshot!(records);
+}
+
+#[test]
+fn force_done_needs_a_real_reason_and_the_status_done() {
+    let project = project();
+    let usage = |args: &[&str]| {
+        project
+            .spur()
+            .args(["task", "update"])
+            .args(args)
+            .assert()
+            .code(2);
+    };
+    usage(&["0592", "done", "--force-done"]);
+    usage(&["0592", "done", "--force-done", "--reason", ""]);
+    usage(&["0592", "done", "--force-done", "--reason", "  \t "]);
+    usage(&["0592", "done", "--reason", "why"]);
+    usage(&["0592", "blocked", "--force-done", "--reason", "why"]);
+    usage(&["../etc", "done"]);
+    usage(&["-x", "todo"]);
+    usage(&["0592", "not a status"]);
+    assert!(!project.join(".spur/audit.jsonl").exists());
+    assert!(!project.join(".spur/tasks").exists());
+}
+
+#[test]
+fn other_statuses_move_freely_and_leave_done() {
+    let project = project();
+    project.file(ARTIFACT, fixture("pass.json"));
+    let (code, json) = update(&project, &["0592", "In-Progress"]);
+    assert_eq!((code, &json["status"]), (0, &"in-progress".into()));
+    let (_, json) = update(&project, &["0592", "in-progress"]);
+    assert_eq!(json["decision"], "noop");
+    update(&project, &["0592", "done"]);
+    let (code, json) = update(&project, &["0592", "review"]);
+    assert_eq!((code, &json["status"]), (0, &"review".into()));
+    let output = project
+        .spur()
+        .args(["task", "show", "0592"])
+        .env("USER", "ada")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    let shape: Vec<String> = text
+        .lines()
+        .map(|l| match l.split_once("Z  ") {
+            Some((_, rest)) => format!("  [time]  {rest}"),
+            None => l.to_owned(),
+        })
+        .collect();
+    insta::assert_snapshot!(shape.join("\n"));
+}
+
+#[test]
+fn the_state_dir_is_found_walking_up_and_can_be_overridden() {
+    let project = project();
+    std::fs::create_dir_all(project.join("sub/dir")).unwrap();
+    project.file(ARTIFACT, fixture("pass.json"));
+    let status = project
+        .spur()
+        .current_dir(project.join("sub/dir"))
+        .args(["task", "update", "0592", "done"])
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success());
+    assert!(project.join(".spur/tasks/0592.json").exists());
+
+    let (code, json) = update(
+        &project,
+        &["0592", "done", "--state-dir", "elsewhere/.spur"],
+    );
+    assert_eq!((code, &json["verdict"]), (1, &"UNKNOWN".into()));
+}
+
+#[cfg(unix)]
+#[test]
+fn an_artifact_symlinked_outside_the_project_is_denied() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("0592-verdict.json");
+    std::fs::write(&target, fixture("pass.json")).unwrap();
+    let project = project();
+    std::fs::create_dir_all(project.join(".spur/run")).unwrap();
+    std::os::unix::fs::symlink(&target, project.join(ARTIFACT)).unwrap();
+    let (code, json) = update(&project, &["0592", "done"]);
+    assert_eq!(code, 1);
+    assert_eq!(json["verdict"], "UNKNOWN");
+    assert!(
+        json["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside the project"),
+        "{json}"
+    );
+}
+
+#[test]
+fn a_corrupt_task_record_is_a_usage_error_and_left_alone() {
+    let project = project();
+    project.file(".spur/tasks/0592.json", "{ not json");
+    project
+        .spur()
+        .args(["task", "update", "0592", "blocked"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("spur::task::corrupt_record"));
+    assert_eq!(project.read(".spur/tasks/0592.json"), "{ not json");
+}
