@@ -71,9 +71,15 @@ fn task_pipeline_reports_the_plugin_action_and_the_jq_rewrite() {
     assert_eq!(code, 0);
     assert_eq!(
         codes(&json),
-        ["spur::check::unknown-action-kind", "spur::check::shell-jq-guard"]
+        [
+            "spur::check::unknown-action-kind",
+            "spur::check::shell-jq-guard"
+        ]
     );
-    assert!(json[0]["message"].as_str().unwrap().contains("doctor.probe"));
+    assert!(json[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("doctor.probe"));
 }
 
 #[test]
@@ -148,7 +154,10 @@ fn jq_compile_errors_point_inside_the_expression() {
     insta::assert_snapshot!(stderr);
     let (_, json) = check_json("broken/bad-jq.yaml");
     // `.status ==)`: the `)` sits at column 64 of line 18.
-    assert_eq!((json[0]["line"].as_u64(), json[0]["column"].as_u64()), (Some(18), Some(64)));
+    assert_eq!(
+        (json[0]["line"].as_u64(), json[0]["column"].as_u64()),
+        (Some(18), Some(64))
+    );
     insta::assert_json_snapshot!(json);
 }
 
@@ -210,7 +219,10 @@ fn checks_several_files_with_one_summary_line_each() {
     let project = Project::new();
     for rel in ["corpus/basic.yaml", "broken/trap-state.yaml"] {
         let name = rel.rsplit('/').next().unwrap();
-        project.file(name, std::fs::read(repo_path(&format!("examples/{rel}"))).unwrap());
+        project.file(
+            name,
+            std::fs::read(repo_path(&format!("examples/{rel}"))).unwrap(),
+        );
     }
     let out = project
         .spur()

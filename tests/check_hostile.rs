@@ -33,7 +33,9 @@ fn single_code(json: &serde_json::Value) -> &str {
 
 #[test]
 fn billion_laughs_is_rejected_as_too_complex() {
-    let mut yaml = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    let mut yaml = String::from(
+        "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
     let names: Vec<char> = ('a'..='j').collect();
     for pair in names.windows(2) {
         let (prev, next) = (pair[0], pair[1]);

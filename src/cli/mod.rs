@@ -4,10 +4,15 @@
 mod audit;
 mod check;
 mod completions;
+mod continue_run;
 mod failure;
 mod graph;
+mod run;
+mod run_progress;
+mod runs;
 mod schema;
 mod task;
+mod trace;
 mod verdict;
 mod workflow;
 
@@ -35,6 +40,14 @@ enum Command {
     Workflow(workflow::Args),
     /// Print shell completions.
     Completions(completions::Args),
+    /// Run a pipeline to a terminal state or a pause.
+    Run(run::Args),
+    /// Resume a paused or interrupted run.
+    Continue(continue_run::Args),
+    /// List the runs of the state directory, newest first.
+    Runs(runs::Args),
+    /// Show a run's history from its journal.
+    Trace(trace::Args),
     /// Draw the transition graph (dot, mermaid, json) or list its simple paths.
     Graph(graph::Args),
     /// Check and inspect verdict artifacts.
@@ -50,6 +63,10 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Continue(args) => continue_run::run(args),
+        Command::Runs(args) => runs::run(args),
+        Command::Trace(args) => trace::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Check(args) => check::run(args),
         Command::Schema(args) => schema::run(args),

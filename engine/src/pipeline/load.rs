@@ -375,8 +375,13 @@ fn yaml_error(source: &SourceFile, err: &serde_saphyr::Error) -> LoadFailure {
     // A snippet of a huge line (e.g. 100,000 `[`) helps nobody: name the place instead.
     let line_len = {
         let text = source.text();
-        let start = text.get(..span.offset).and_then(|b| b.rfind('\n')).map_or(0, |i| i + 1);
-        text.get(start..).and_then(|rest| rest.lines().next()).map_or(0, str::len)
+        let start = text
+            .get(..span.offset)
+            .and_then(|b| b.rfind('\n'))
+            .map_or(0, |i| i + 1);
+        text.get(start..)
+            .and_then(|rest| rest.lines().next())
+            .map_or(0, str::len)
     };
     if line_len > MAX_SNIPPET_LINE {
         let (line, column) = source.line_column(span.offset);

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::graph::TransitionGraph;
-use crate::pipeline::{Guard, OptionValue, Pipeline};
+use crate::pipeline::{CheckedPipeline, Guard, OptionValue};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -32,7 +32,10 @@ pub enum DryStop {
     /// The path reaches a terminal state.
     Terminal { state: String, failure: bool },
     /// The choice at `state` depends on guards that only a real run can evaluate.
-    BranchPoint { state: String, candidates: Vec<Candidate> },
+    BranchPoint {
+        state: String,
+        candidates: Vec<Candidate>,
+    },
     /// No transition out of `state` can pass.
     NoPassingTransition { state: String },
     /// The decidable path comes back to `state`: it would loop until the iteration bound.
@@ -50,13 +53,17 @@ pub struct DryRun {
 
 /// Decide what can be decided. `None`: the guard needs a real run.
 fn decidable(guard: Option<&Guard>) -> Option<bool> {
-    let Some(guard) = guard else { return Some(true) };
+    let Some(guard) = guard else {
+        return Some(true);
+    };
     decide(&guard.kind.value, guard.options.get("guards"))
 }
 
 fn decide(kind: &str, inner: Option<&OptionValue>) -> Option<bool> {
     let nested = || -> Option<Vec<bool>> {
-        let Some(OptionValue::List(items, _)) = inner else { return None };
+        let Some(OptionValue::List(items, _)) = inner else {
+            return None;
+        };
         items
             .iter()
             .map(|i| match i {
@@ -83,7 +90,8 @@ fn decide(kind: &str, inner: Option<&OptionValue>) -> Option<bool> {
 }
 
 /// Walk `pipeline` from its initial state.
-pub fn dry_run(pipeline: &Pipeline) -> DryRun {
+pub fn dry_run(checked: &CheckedPipeline) -> DryRun {
+    let pipeline = checked.pipeline();
     let graph = TransitionGraph::new(pipeline);
     let mut path = Vec::new();
     let mut seen = vec![false; pipeline.states.len()];
@@ -95,7 +103,9 @@ pub fn dry_run(pipeline: &Pipeline) -> DryRun {
             };
         };
         let Some(state) = pipeline.states.get(s) else {
-            break DryStop::NoPassingTransition { state: String::new() };
+            break DryStop::NoPassingTransition {
+                state: String::new(),
+            };
         };
         let id = state.id.value.clone();
         if seen.get(s).copied().unwrap_or(false) {
@@ -107,7 +117,11 @@ pub fn dry_run(pipeline: &Pipeline) -> DryRun {
         path.push(DryStep {
             state: id.clone(),
             pauses: state.pause,
-            actions: state.on_enter.iter().map(|a| a.kind.value.clone()).collect(),
+            actions: state
+                .on_enter
+                .iter()
+                .map(|a| a.kind.value.clone())
+                .collect(),
         });
         if graph.is_terminal(s) {
             break DryStop::Terminal {
@@ -118,7 +132,9 @@ pub fn dry_run(pipeline: &Pipeline) -> DryRun {
         let mut candidates = Vec::new();
         let mut next = None;
         for &t in graph.outgoing(s) {
-            let Some(transition) = pipeline.transitions.get(t) else { continue };
+            let Some(transition) = pipeline.transitions.get(t) else {
+                continue;
+            };
             let decision = decidable(transition.guard.as_ref());
             match decision {
                 Some(false) => continue,
@@ -142,7 +158,10 @@ pub fn dry_run(pipeline: &Pipeline) -> DryRun {
             }
         }
         if !candidates.is_empty() {
-            break DryStop::BranchPoint { state: id, candidates };
+            break DryStop::BranchPoint {
+                state: id,
+                candidates,
+            };
         }
         match next {
             Some(n) => current = Some(n),

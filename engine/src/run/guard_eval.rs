@@ -7,15 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use spur_guards::process::{ProcessSpec, ProcessStatus};
 
 use super::jq_guard::JqGuard;
 use super::render::{render, render_options, Mode, RenderContext, RenderError};
 use crate::pipeline::{Guard, OptionValue, Options};
 use crate::source::Located;
-
-/// Output kept from a shell guard, for the journal's detail.
-const GUARD_CAPTURE: usize = 4096;
 
 /// A guard ready to evaluate.
 #[derive(Debug, Clone)]
@@ -31,13 +27,19 @@ pub enum CompiledGuard {
     /// Passes when its guards do not all pass (one guard: plain negation).
     Not(Vec<CompiledGuard>),
     /// `spur-guard-<kind>` on PATH.
-    Plugin { kind: String, options: Options },
+    Plugin {
+        kind: String,
+        options: Options,
+    },
 }
 
 /// A guard could not be compiled (the checker reports the same with spans).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
 #[error("guard {kind:?}: {message}")]
-#[diagnostic(code(spur::run::guard_compile), help("run `spur check` on the pipeline for details"))]
+#[diagnostic(
+    code(spur::run::guard_compile),
+    help("run `spur check` on the pipeline for details")
+)]
 pub struct GuardCompileError {
     pub kind: String,
     pub message: String,
@@ -76,7 +78,11 @@ impl CompiledGuard {
     }
 }
 
-fn compile(kind: &str, options: &Options, var_names: &[String]) -> Result<CompiledGuard, GuardCompileError> {
+fn compile(
+    kind: &str,
+    options: &Options,
+    var_names: &[String],
+) -> Result<CompiledGuard, GuardCompileError> {
     let err = |message: String| GuardCompileError {
         kind: kind.to_owned(),
         message,
@@ -92,7 +98,8 @@ fn compile(kind: &str, options: &Options, var_names: &[String]) -> Result<Compil
                 .get_str("expr")
                 .ok_or_else(|| err("option `expr` is required".into()))?;
             CompiledGuard::Jq(Arc::new(
-                JqGuard::compile(&expr.value, options.get_str("file").cloned(), var_names).map_err(err)?,
+                JqGuard::compile(&expr.value, options.get_str("file").cloned(), var_names)
+                    .map_err(err)?,
             ))
         }
         "all" | "any" | "not" => {
@@ -147,7 +154,10 @@ pub struct GuardResult {
 
 impl GuardResult {
     fn pass(passed: bool) -> Self {
-        Self { passed, detail: None }
+        Self {
+            passed,
+            detail: None,
+        }
     }
 
     fn closed(detail: impl Into<String>) -> Self {
@@ -171,10 +181,10 @@ pub fn evaluate(guard: &CompiledGuard, ctx: &GuardContext<'_>) -> GuardResult {
         CompiledGuard::Jq(jq) => jq.evaluate(ctx),
         CompiledGuard::FileExists(options) => match text_option(options, "path", ctx) {
             Ok(Some(path)) => {
-                let full = ctx.project_root.join(&path);
+                let result = spur_guards::file_exists_guard(&ctx.project_root.join(&path));
                 GuardResult {
-                    passed: full.exists(),
-                    detail: Some(path),
+                    passed: result.passed,
+                    detail: Some(result.detail),
                 }
             }
             Ok(None) => GuardResult::closed("file-exists: option `path` is required"),
@@ -212,10 +222,17 @@ pub fn evaluate(guard: &CompiledGuard, ctx: &GuardContext<'_>) -> GuardResult {
 }
 
 fn suffix(r: &GuardResult) -> String {
-    r.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default()
+    r.detail
+        .as_deref()
+        .map(|d| format!(": {d}"))
+        .unwrap_or_default()
 }
 
-fn text_option(options: &Options, key: &str, ctx: &GuardContext<'_>) -> Result<Option<String>, RenderError> {
+fn text_option(
+    options: &Options,
+    key: &str,
+    ctx: &GuardContext<'_>,
+) -> Result<Option<String>, RenderError> {
     options
         .get_str(key)
         .map(|v: &Located<String>| render(&v.value, Mode::Text, &ctx.render))
@@ -230,27 +247,27 @@ fn shell(options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
         Ok(c) => c,
         Err(e) => return GuardResult::closed(e.to_string()),
     };
-    let mut spec = ProcessSpec::shell(&command)
-        .cwd(ctx.project_root)
-        .capture_limit(GUARD_CAPTURE);
-    for (k, v) in ctx.env {
-        spec = spec.env(k, v);
-    }
-    match text_option(options, "cwd", ctx) {
-        Ok(Some(cwd)) => spec = spec.cwd(ctx.project_root.join(cwd)),
-        Ok(None) => {}
+    let cwd = match text_option(options, "cwd", ctx) {
+        Ok(Some(cwd)) => ctx.project_root.join(cwd),
+        Ok(None) => ctx.project_root.to_path_buf(),
         Err(e) => return GuardResult::closed(e.to_string()),
-    }
-    match timeout(options, ctx) {
-        Ok(Some(t)) => spec = spec.timeout(t),
-        Ok(None) => {}
+    };
+    let timeout = match timeout(options, ctx) {
+        Ok(t) => t,
         Err(e) => return GuardResult::closed(e),
-    }
-    let outcome = spec.run();
-    match outcome.status {
-        ProcessStatus::Exited(0) => GuardResult::pass(true),
-        ProcessStatus::Exited(code) => GuardResult::closed(format!("exit {code}")),
-        other => GuardResult::closed(other.to_string()),
+    };
+    from_primitive(spur_guards::shell_guard(
+        &command,
+        ctx.env,
+        Some(&cwd),
+        timeout,
+    ))
+}
+
+fn from_primitive(result: spur_guards::GuardResult) -> GuardResult {
+    GuardResult {
+        passed: result.passed,
+        detail: (!result.passed).then_some(result.detail),
     }
 }
 
@@ -260,33 +277,15 @@ fn timeout(options: &Options, ctx: &GuardContext<'_>) -> Result<Option<Duration>
 }
 
 fn plugin(kind: &str, options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
-    let program = format!("spur-guard-{kind}");
-    let Some(path) = super::actions::find_on_path(&program, ctx.env) else {
-        return GuardResult::closed(format!(
-            "unknown guard kind {kind:?}: no plugin `{program}` on PATH"
-        ));
-    };
     let options = match render_options(options, &[], &ctx.render) {
         Ok(o) => o,
         Err(e) => return GuardResult::closed(e.to_string()),
     };
-    let input = serde_json::json!({
-        "kind": kind,
-        "options": options,
-        "vars": ctx.render.vars,
-        "state": ctx.render.state,
-        "iteration": ctx.render.iteration,
-    });
-    let mut spec = ProcessSpec::new(&path, std::iter::empty::<&str>())
-        .cwd(ctx.project_root)
-        .stdin(input.to_string())
-        .capture_limit(GUARD_CAPTURE);
-    for (k, v) in ctx.env {
-        spec = spec.env(k, v);
-    }
-    match spec.run().status {
-        ProcessStatus::Exited(0) => GuardResult::pass(true),
-        ProcessStatus::Exited(code) => GuardResult::closed(format!("{program} exit {code}")),
-        other => GuardResult::closed(format!("{program} {other}")),
-    }
+    let run = spur_guards::PluginRun {
+        env: ctx.env,
+        cwd: Some(ctx.project_root),
+        timeout: None,
+        log_file: None,
+    };
+    from_primitive(spur_guards::plugin_guard(kind, &options, &run))
 }

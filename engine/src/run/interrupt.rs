@@ -100,7 +100,9 @@ fn install_once() -> io::Result<()> {
             INTERRUPTING.store(true, Ordering::SeqCst);
             // Hold the journal from here on: no record can follow the interruption.
             let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let guard = active.as_ref().map(|j| j.lock().unwrap_or_else(|p| p.into_inner()));
+            let guard = active
+                .as_ref()
+                .map(|j| j.lock().unwrap_or_else(|p| p.into_inner()));
             if kill_live_groups(libc::SIGTERM) > 0 {
                 let deadline = Instant::now() + DEFAULT_KILL_GRACE;
                 while !live_groups().is_empty() && Instant::now() < deadline {

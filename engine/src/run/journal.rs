@@ -199,7 +199,9 @@ pub enum JournalError {
     #[error("journal {path} line {line} is not a journal record: {message}")]
     #[diagnostic(
         code(spur::journal::corrupt),
-        help("only a torn last line is tolerated; a damaged middle line means the file was edited")
+        help(
+            "only a torn last line is tolerated; a damaged middle line means the file was edited"
+        )
     )]
     Corrupt {
         path: PathBuf,
@@ -246,12 +248,11 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContent, JournalError> {
         if line.is_empty() {
             continue;
         }
-        let record: Record =
-            serde_json::from_slice(line).map_err(|e| JournalError::Corrupt {
-                path: path.to_path_buf(),
-                line: i + 1,
-                message: e.to_string(),
-            })?;
+        let record: Record = serde_json::from_slice(line).map_err(|e| JournalError::Corrupt {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message: e.to_string(),
+        })?;
         let expected = records.last().map_or(1, |r: &Record| r.seq + 1);
         if record.seq != expected {
             return Err(JournalError::SeqGap {
@@ -373,7 +374,9 @@ impl Journal {
             self.file.sync_data()?;
         }
         self.next_seq += 1;
-        if let Event::StateEntered { state, .. } | Event::Transition { to: state, .. } = &record.event {
+        if let Event::StateEntered { state, .. } | Event::Transition { to: state, .. } =
+            &record.event
+        {
             self.last_state = Some(state.clone());
         }
         if self.kill_after == Some(record.seq) {
@@ -435,7 +438,10 @@ mod tests {
         assert!(!content.torn_tail);
         let text = fs::read_to_string(&path).unwrap();
         assert!(
-            text.lines().next().unwrap().contains(r#""event":"run-started""#),
+            text.lines()
+                .next()
+                .unwrap()
+                .contains(r#""event":"run-started""#),
             "{text}"
         );
     }
@@ -448,15 +454,14 @@ mod tests {
         j.append(started()).unwrap();
         drop(j);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(br#"{"seq":2,"at":"x","event":"state-ent"#).unwrap();
+        f.write_all(br#"{"seq":2,"at":"x","event":"state-ent"#)
+            .unwrap();
         drop(f);
         let content = read(&path).unwrap();
         assert_eq!(content.records.len(), 1);
         assert!(content.torn_tail);
         let mut j = Journal::reopen(&path, &content, Durability::Unsafe).unwrap();
-        let r = j
-            .append(Event::Interrupted { state: "a".into() })
-            .unwrap();
+        let r = j.append(Event::Interrupted { state: "a".into() }).unwrap();
         assert_eq!(r.seq, 2);
         let again = read(&path).unwrap();
         assert_eq!(again.records.len(), 2);
@@ -474,9 +479,15 @@ mod tests {
         })
         .unwrap();
         fs::write(&path, format!("{line1}\nnot json\n")).unwrap();
-        assert!(matches!(read(&path), Err(JournalError::Corrupt { line: 2, .. })));
+        assert!(matches!(
+            read(&path),
+            Err(JournalError::Corrupt { line: 2, .. })
+        ));
         let line3 = line1.replace(r#""seq":1"#, r#""seq":3"#);
         fs::write(&path, format!("{line1}\n{line3}\n")).unwrap();
-        assert!(matches!(read(&path), Err(JournalError::SeqGap { found: 3, .. })));
+        assert!(matches!(
+            read(&path),
+            Err(JournalError::SeqGap { found: 3, .. })
+        ));
     }
 }

@@ -7,13 +7,13 @@
 
 pub mod actions;
 pub mod agent_config;
-pub mod done_gate_port;
 pub mod digest;
+pub mod done_gate_port;
 pub mod dry_run;
 pub mod guard_eval;
 pub mod interrupt;
-pub mod jq_guard;
 pub mod journal;
+pub mod jq_guard;
 pub mod lock;
 pub mod observer;
 pub mod outcome;
@@ -23,11 +23,10 @@ pub mod run_error;
 pub mod run_id;
 pub mod runner;
 pub mod runs_list;
-mod shell_escape;
 pub mod timestamp;
 pub mod vars;
 
-pub use done_gate_port::{DoneGate, GateAnswer, GateRequest};
+pub use done_gate_port::{DoneGate, GateAnswer, GateRequest, TaskDoneGate};
 pub use journal::Durability;
 pub use observer::{RunObserver, SilentObserver};
 pub use outcome::{DoneGateReport, Outcome, RunOutcome, StopReason};

@@ -114,8 +114,10 @@ pub fn render(text: &str, mode: Mode, ctx: &RenderContext<'_>) -> Result<String,
                     Piece::Value(v) => substitutions.push((literal.len()..literal.len(), v)),
                 }
             }
-            super::shell_escape::render_shell(&literal, &substitutions).map_err(|e| RenderError {
-                message: format!("cannot place a var in shell text: {e}"),
+            spur_guards::shell_quote::render_shell(&literal, &substitutions).map_err(|e| {
+                RenderError {
+                    message: format!("cannot place a var in shell text: {e}"),
+                }
             })
         }
     }

@@ -1,11 +1,11 @@
 //! Why a run could not start or go on: one enum with a stable code per case. Each case
 //! belongs to an exit class of DESIGN §10 (usage 2, could-not-start 4, failed 1).
 
+use super::guard_eval::GuardCompileError;
+use super::journal::JournalError;
 use super::lock::LockError;
 use super::render::RenderError;
 use super::vars::VarError;
-use super::journal::JournalError;
-use super::guard_eval::GuardCompileError;
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum RunError {
@@ -22,13 +22,19 @@ pub enum RunError {
     #[diagnostic(transparent)]
     GuardCompile(#[from] GuardCompileError),
     #[error("the pipeline has no state {0:?}")]
-    #[diagnostic(code(spur::run::unknown_state), help("run `spur check` on the pipeline"))]
+    #[diagnostic(
+        code(spur::run::unknown_state),
+        help("run `spur check` on the pipeline")
+    )]
     UnknownState(String),
     #[error(transparent)]
     #[diagnostic(transparent)]
     Locked(#[from] LockError),
     #[error("no run {0} in {1}")]
-    #[diagnostic(code(spur::run::not_found), help("`spur runs` lists the runs of this state directory"))]
+    #[diagnostic(
+        code(spur::run::not_found),
+        help("`spur runs` lists the runs of this state directory")
+    )]
     RunNotFound(String, String),
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -59,7 +65,10 @@ pub enum RunError {
         log: String,
     },
     #[error("run {run_id} is waiting for an answer to {prompt:?}")]
-    #[diagnostic(code(spur::run::answer_required), help("pass --answer with one of: {choices}"))]
+    #[diagnostic(
+        code(spur::run::answer_required),
+        help("pass --answer with one of: {choices}")
+    )]
     AnswerRequired {
         run_id: String,
         prompt: String,
@@ -76,7 +85,10 @@ pub enum RunError {
     #[diagnostic(code(spur::run::answer_unexpected), help("resume it without --answer"))]
     AnswerUnexpected(String),
     #[error("journal write failed: {0}")]
-    #[diagnostic(code(spur::run::journal_io), help("the state directory must be writable; the run stopped before the next side effect"))]
+    #[diagnostic(
+        code(spur::run::journal_io),
+        help("the state directory must be writable; the run stopped before the next side effect")
+    )]
     JournalIo(#[source] std::io::Error),
     #[error("cannot create the run directory {path}: {source}")]
     #[diagnostic(code(spur::run::run_dir))]

@@ -72,7 +72,12 @@ mod tests {
 
     #[test]
     fn rejects_paths() {
-        for bad in ["", "..", "../20261129T183414Z-3fa9c1", "20261129T183414Z-3fa9cZ"] {
+        for bad in [
+            "",
+            "..",
+            "../20261129T183414Z-3fa9c1",
+            "20261129T183414Z-3fa9cZ",
+        ] {
             assert!(RunId::parse(bad).is_err(), "{bad}");
         }
     }

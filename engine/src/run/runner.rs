@@ -26,7 +26,7 @@ use super::run_id::RunId;
 use super::timestamp::Timestamp;
 use super::vars::Vars;
 use crate::graph::TransitionGraph;
-use crate::pipeline::{Action, OnError, Pipeline, TerminalReason};
+use crate::pipeline::{Action, CheckedPipeline, OnError, Pipeline, TerminalReason};
 use crate::state_dir::StateDir;
 use crate::wbs::Wbs;
 
@@ -44,7 +44,8 @@ pub struct RunSettings {
 
 /// A new run.
 pub struct StartRequest<'a> {
-    pub pipeline: &'a Pipeline,
+    /// Only a checked pipeline runs: no unknown state, undefined template or bad jq.
+    pub pipeline: &'a CheckedPipeline,
     /// The pipeline file, recorded in the journal for `spur continue`.
     pub pipeline_path: PathBuf,
     /// Resolved vars (see [`super::vars::resolve`]).
@@ -55,7 +56,7 @@ pub struct StartRequest<'a> {
 
 /// Resuming a paused or interrupted run.
 pub struct ResumeRequest<'a> {
-    pub pipeline: &'a Pipeline,
+    pub pipeline: &'a CheckedPipeline,
     pub run_id: RunId,
     pub answer: Option<String>,
     pub rerun_ambiguous: bool,
@@ -69,7 +70,7 @@ pub fn start(
     observer: &mut dyn RunObserver,
     gate: &mut dyn DoneGate,
 ) -> Result<RunOutcome, RunError> {
-    let pipeline = request.pipeline;
+    let pipeline = request.pipeline.pipeline();
     let mut vars = request.vars;
     let run_id = RunId::generate(Timestamp::now());
     inject_builtin_vars(pipeline, &mut vars, &run_id, settings);
@@ -133,7 +134,7 @@ pub fn resume(
     observer: &mut dyn RunObserver,
     gate: &mut dyn DoneGate,
 ) -> Result<RunOutcome, RunError> {
-    let pipeline = request.pipeline;
+    let pipeline = request.pipeline.pipeline();
     let run_id = request.run_id;
     let run_dir = settings.state_dir.runs_dir().join(run_id.as_str());
     let journal_path = run_dir.join("journal.jsonl");
@@ -156,7 +157,9 @@ pub fn resume(
             state: f.state.clone(),
         });
     }
-    if position.pipeline_sha256 != sha256_hex(pipeline.source.text()) && !request.allow_changed_pipeline {
+    if position.pipeline_sha256 != sha256_hex(pipeline.source.text())
+        && !request.allow_changed_pipeline
+    {
         return Err(RunError::PipelineChanged {
             run_id: run_id.to_string(),
             path: position.pipeline.clone(),
@@ -185,8 +188,19 @@ pub fn resume(
             .get(state)
             .and_then(|s| s.on_enter.get(index))
             .map(|a| {
-                let rendered = render_options(&a.options, &[], &render_ctx(pipeline, &position.vars, run_id.as_str(), &state_id, position.iteration, &plan.env_allow))
-                    .unwrap_or(Value::Null);
+                let rendered = render_options(
+                    &a.options,
+                    &[],
+                    &render_ctx(
+                        pipeline,
+                        &position.vars,
+                        run_id.as_str(),
+                        &state_id,
+                        position.iteration,
+                        &plan.env_allow,
+                    ),
+                )
+                .unwrap_or(Value::Null);
                 HitlQuestion::of(&a.kind.value, &rendered)
             });
         let question = match question {
@@ -323,7 +337,12 @@ impl Plan {
         let guards = pipeline
             .transitions
             .iter()
-            .map(|t| t.guard.as_ref().map(|g| CompiledGuard::compile(g, &var_names)).transpose())
+            .map(|t| {
+                t.guard
+                    .as_ref()
+                    .map(|g| CompiledGuard::compile(g, &var_names))
+                    .transpose()
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             graph: TransitionGraph::new(pipeline),
@@ -452,7 +471,13 @@ impl Run<'_, '_> {
                         c.enter_complete = true;
                     }
                     SequenceEnd::Failed { reason, detail } => {
-                        return self.finish(&c, Outcome::Failed, StopReason::ActionFailed, reason, Some(detail));
+                        return self.finish(
+                            &c,
+                            Outcome::Failed,
+                            StopReason::ActionFailed,
+                            reason,
+                            Some(detail),
+                        );
                     }
                     SequenceEnd::NeedsAnswer { index, question } => {
                         self.append(Event::Paused {
@@ -461,11 +486,14 @@ impl Run<'_, '_> {
                             action: Some(index),
                             prompt: Some(question.prompt.clone()),
                         })?;
-                        return Ok(self.paused(&c, format!(
-                            "waiting for an answer to {:?} ({})",
-                            question.prompt,
-                            question.choices.join("/")
-                        )));
+                        return Ok(self.paused(
+                            &c,
+                            format!(
+                                "waiting for an answer to {:?} ({})",
+                                question.prompt,
+                                question.choices.join("/")
+                            ),
+                        ));
                     }
                 }
             }
@@ -481,7 +509,10 @@ impl Run<'_, '_> {
                     action: None,
                     prompt: None,
                 })?;
-                return Ok(self.paused(&c, format!("state {:?} pauses for the operator", state.id.value)));
+                return Ok(self.paused(
+                    &c,
+                    format!("state {:?} pauses for the operator", state.id.value),
+                ));
             }
             // 4. The first transition whose guard passes, in declaration order.
             let chosen = match c.chosen {
@@ -492,13 +523,28 @@ impl Run<'_, '_> {
                             "iterationBound {} reached at state {:?}",
                             self.pipeline.iteration_bound.value, state.id.value
                         );
-                        return self.finish(&c, Outcome::Failed, StopReason::IterationBoundExceeded, TerminalReason::RetryExhausted, Some(detail));
+                        return self.finish(
+                            &c,
+                            Outcome::Failed,
+                            StopReason::IterationBoundExceeded,
+                            TerminalReason::RetryExhausted,
+                            Some(detail),
+                        );
                     }
                     match self.select(&c)? {
                         Some(t) => t,
                         None => {
-                            let detail = format!("no transition out of {:?} passed its guard", state.id.value);
-                            return self.finish(&c, Outcome::Failed, StopReason::NoPassingTransition, TerminalReason::FailedGuard, Some(detail));
+                            let detail = format!(
+                                "no transition out of {:?} passed its guard",
+                                state.id.value
+                            );
+                            return self.finish(
+                                &c,
+                                Outcome::Failed,
+                                StopReason::NoPassingTransition,
+                                TerminalReason::FailedGuard,
+                                Some(detail),
+                            );
                         }
                     }
                 }
@@ -526,14 +572,26 @@ impl Run<'_, '_> {
                     self.vars.extend(pending);
                 }
                 SequenceEnd::Failed { reason, detail } => {
-                    return self.finish(&c, Outcome::Failed, StopReason::ActionFailed, reason, Some(detail));
+                    return self.finish(
+                        &c,
+                        Outcome::Failed,
+                        StopReason::ActionFailed,
+                        reason,
+                        Some(detail),
+                    );
                 }
                 SequenceEnd::NeedsAnswer { .. } => {
                     let detail = format!(
                         "an hitl action in onExit of {:?} needs an answer and no terminal can give it",
                         state.id.value
                     );
-                    return self.finish(&c, Outcome::Failed, StopReason::ActionFailed, TerminalReason::FailedCheck, Some(detail));
+                    return self.finish(
+                        &c,
+                        Outcome::Failed,
+                        StopReason::ActionFailed,
+                        TerminalReason::FailedCheck,
+                        Some(detail),
+                    );
                 }
             }
             let iteration = c.iteration + 1;
@@ -546,18 +604,27 @@ impl Run<'_, '_> {
                 iteration,
             })?;
             self.entered_via = Some(chosen);
-            self.append(Event::StateEntered { state: to, iteration })?;
+            self.append(Event::StateEntered {
+                state: to,
+                iteration,
+            })?;
             c = Cursor::entering(target, iteration);
         }
     }
 
     /// A success terminal of a run with a wbs: the gate must allow entering it.
     fn needs_gate(&self, target: usize) -> bool {
-        self.wbs.is_some() && self.plan.graph.is_terminal(target) && !self.plan.graph.is_failure(target)
+        self.wbs.is_some()
+            && self.plan.graph.is_terminal(target)
+            && !self.plan.graph.is_failure(target)
     }
 
     /// Ask the done gate; `Some(outcome)` when it denied (the run has ended failed).
-    fn ask_gate(&mut self, c: &Cursor, transition: Option<usize>) -> Result<Option<RunOutcome>, RunError> {
+    fn ask_gate(
+        &mut self,
+        c: &Cursor,
+        transition: Option<usize>,
+    ) -> Result<Option<RunOutcome>, RunError> {
         let Some(wbs) = self.wbs.clone() else {
             return Ok(None);
         };
@@ -568,9 +635,16 @@ impl Run<'_, '_> {
             force_reason: self.force_reason.as_deref(),
         });
         let (decision, verdict, message, forced) = match &answer {
-            GateAnswer::Noop => ("noop", None, Some(format!("task {wbs} was already done")), false),
+            GateAnswer::Noop => (
+                "noop",
+                None,
+                Some(format!("task {wbs} was already done")),
+                false,
+            ),
             GateAnswer::Allow { forced, verdict } => ("allow", verdict.clone(), None, *forced),
-            GateAnswer::Deny { verdict, message } => ("deny", Some(verdict.clone()), Some(message.clone()), false),
+            GateAnswer::Deny { verdict, message } => {
+                ("deny", Some(verdict.clone()), Some(message.clone()), false)
+            }
         };
         self.append(Event::DoneGate {
             state: self.state_id(c.state).to_owned(),
@@ -588,7 +662,13 @@ impl Run<'_, '_> {
         });
         if let GateAnswer::Deny { .. } = answer {
             return self
-                .finish(c, Outcome::Failed, StopReason::DoneGateDenied, TerminalReason::FailedCheck, message)
+                .finish(
+                    c,
+                    Outcome::Failed,
+                    StopReason::DoneGateDenied,
+                    TerminalReason::FailedCheck,
+                    message,
+                )
                 .map(Some);
         }
         Ok(None)
@@ -606,10 +686,23 @@ impl Run<'_, '_> {
             };
             let started = Instant::now();
             let (kind, result) = match self.plan.guards.get(t).and_then(Option::as_ref) {
-                None => ("none".to_owned(), guard_eval::GuardResult { passed: true, detail: None }),
+                None => (
+                    "none".to_owned(),
+                    guard_eval::GuardResult {
+                        passed: true,
+                        detail: None,
+                    },
+                ),
                 Some(guard) => {
                     let ctx = GuardContext {
-                        render: render_ctx(self.pipeline, &self.vars, self.run_id.as_str(), &state_id, c.iteration, &self.plan.env_allow),
+                        render: render_ctx(
+                            self.pipeline,
+                            &self.vars,
+                            self.run_id.as_str(),
+                            &state_id,
+                            c.iteration,
+                            &self.plan.env_allow,
+                        ),
                         project_root: self.settings.state_dir.project_root(),
                         env: &env,
                         last_action_ok: c.last_action_ok,
@@ -660,7 +753,10 @@ impl Run<'_, '_> {
                 if !done.ok && policy == OnError::Fail {
                     return Ok(SequenceEnd::Failed {
                         reason: failure_reason(&action.kind.value, false),
-                        detail: format!("action {index} ({}) of {:?} failed", action.kind.value, state.id.value),
+                        detail: format!(
+                            "action {index} ({}) of {:?} failed",
+                            action.kind.value, state.id.value
+                        ),
                     });
                 }
                 continue;
@@ -733,7 +829,14 @@ impl Run<'_, '_> {
             log: Some(log_rel.clone()),
         })?;
         let started = Instant::now();
-        let render = render_ctx(self.pipeline, &self.vars, self.run_id.as_str(), &state_id, c.iteration, &self.plan.env_allow);
+        let render = render_ctx(
+            self.pipeline,
+            &self.vars,
+            self.run_id.as_str(),
+            &state_id,
+            c.iteration,
+            &self.plan.env_allow,
+        );
         let run = match render_options(&action.options, actions::shell_keys(&kind), &render) {
             Err(e) => ActionRun::Finished(ActionResult::failed(format!("{kind}: {e}"))),
             Ok(options) => {
@@ -769,7 +872,11 @@ impl Run<'_, '_> {
                 timed_out: result.timed_out,
                 exit_code: result.exit_code,
                 duration_ms,
-                set_vars: if result.ok { result.set_vars.clone() } else { Vars::new() },
+                set_vars: if result.ok {
+                    result.set_vars.clone()
+                } else {
+                    Vars::new()
+                },
                 message: result.message.clone(),
             })?;
         }
@@ -778,13 +885,20 @@ impl Run<'_, '_> {
 
     /// Environment for processes: every var, plus `SPUR_*` and PATH.
     fn process_env(&self, state: &str, iteration: u32) -> Vec<(String, String)> {
-        let mut env: Vec<(String, String)> = self.vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let mut env: Vec<(String, String)> = self
+            .vars
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         env.push(("SPUR_RUN_ID".into(), self.run_id.to_string()));
         env.push(("SPUR_RUN_DIR".into(), self.run_dir.display().to_string()));
         env.push(("SPUR_STATE".into(), state.to_owned()));
         env.push(("SPUR_ITERATION".into(), iteration.to_string()));
         env.push(("SPUR_WORKFLOW".into(), self.pipeline.name.value.clone()));
-        env.push(("SPUR_STATE_DIR".into(), self.settings.state_dir.root().display().to_string()));
+        env.push((
+            "SPUR_STATE_DIR".into(),
+            self.settings.state_dir.root().display().to_string(),
+        ));
         if let Some(bin) = &self.settings.spur_bin {
             env.push(("SPUR_BIN".into(), bin.display().to_string()));
         }
@@ -808,9 +922,19 @@ impl Run<'_, '_> {
         if self.plan.graph.is_failure(c.state) {
             let reason = declared.unwrap_or(TerminalReason::FailedCheck);
             let detail = format!("reached failure state {:?}", self.state_id(c.state));
-            return self.finish(c, Outcome::Failed, StopReason::FailureState, reason, Some(detail));
+            return self.finish(
+                c,
+                Outcome::Failed,
+                StopReason::FailureState,
+                reason,
+                Some(detail),
+            );
         }
-        let outcome = if self.wbs.is_some() { Outcome::Done } else { Outcome::Completed };
+        let outcome = if self.wbs.is_some() {
+            Outcome::Done
+        } else {
+            Outcome::Completed
+        };
         let reason = declared.unwrap_or(TerminalReason::Done);
         self.finish(c, outcome, StopReason::TerminalState, reason, None)
     }
@@ -901,8 +1025,14 @@ fn wbs_of(vars: &Vars) -> Result<Option<Wbs>, RunError> {
 
 /// Vars spur provides: `__runId` and `spurBin` when the pipeline declares them and the
 /// run left them empty / at their default.
-fn inject_builtin_vars(pipeline: &Pipeline, vars: &mut Vars, run_id: &RunId, settings: &RunSettings) {
-    if pipeline.var_default("__runId").is_some() && vars.get("__runId").is_none_or(String::is_empty) {
+fn inject_builtin_vars(
+    pipeline: &Pipeline,
+    vars: &mut Vars,
+    run_id: &RunId,
+    settings: &RunSettings,
+) {
+    if pipeline.var_default("__runId").is_some() && vars.get("__runId").is_none_or(String::is_empty)
+    {
         vars.insert("__runId".into(), run_id.to_string());
     }
     if let Some(bin) = &settings.spur_bin {
@@ -916,7 +1046,13 @@ fn inject_builtin_vars(pipeline: &Pipeline, vars: &mut Vars, run_id: &RunId, set
 /// A file-name-safe version of an action kind.
 fn sanitize(kind: &str) -> String {
     kind.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -927,4 +1063,20 @@ fn sha256_hex(text: &str) -> String {
 /// The run directory of `run_id` under `state_dir`.
 pub fn run_dir(state_dir: &StateDir, run_id: &RunId) -> PathBuf {
     state_dir.runs_dir().join(run_id.as_str())
+}
+
+/// The pipeline file a run was started with (from its journal's `run-started`).
+pub fn recorded_pipeline(state_dir: &StateDir, run_id: &RunId) -> Result<PathBuf, RunError> {
+    let path = run_dir(state_dir, run_id).join("journal.jsonl");
+    if !path.exists() {
+        return Err(RunError::RunNotFound(
+            run_id.to_string(),
+            state_dir.root().display().to_string(),
+        ));
+    }
+    let content = journal::read(&path)?;
+    match content.records.first().map(|r| &r.event) {
+        Some(Event::RunStarted { pipeline, .. }) => Ok(PathBuf::from(pipeline)),
+        _ => Err(RunError::Journal(journal::JournalError::NoStart { path })),
+    }
 }

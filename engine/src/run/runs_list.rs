@@ -33,7 +33,9 @@ pub fn list_runs(state_dir: &StateDir) -> Vec<RunSummary> {
         .collect();
     ids.sort();
     ids.reverse();
-    ids.iter().filter_map(|id| summary(state_dir, id).ok()).collect()
+    ids.iter()
+        .filter_map(|id| summary(state_dir, id).ok())
+        .collect()
 }
 
 /// The summary of one run.

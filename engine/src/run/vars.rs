@@ -21,13 +21,22 @@ pub enum VarError {
     )]
     BadName(String),
     #[error("--vars is not valid JSON: {0}")]
-    #[diagnostic(code(spur::usage::vars_json), help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#))]
+    #[diagnostic(
+        code(spur::usage::vars_json),
+        help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#)
+    )]
     Json(String),
     #[error("--vars must be a JSON object of name → value")]
-    #[diagnostic(code(spur::usage::vars_json), help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#))]
+    #[diagnostic(
+        code(spur::usage::vars_json),
+        help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#)
+    )]
     NotAnObject,
     #[error("--vars value of {0:?} is not a string, number or boolean")]
-    #[diagnostic(code(spur::usage::vars_json), help("vars are strings; numbers and booleans are converted"))]
+    #[diagnostic(
+        code(spur::usage::vars_json),
+        help("vars are strings; numbers and booleans are converted")
+    )]
     NotScalar(String),
 }
 

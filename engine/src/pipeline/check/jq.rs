@@ -32,7 +32,13 @@ pub fn compile(expr: &str, vars: &[&str]) -> Result<(), Vec<JqError>> {
         .chain(jaq_std::defs())
         .chain(jaq_json::defs());
     let loader = Loader::new(defs);
-    let modules = match loader.load(&arena, File { code: expr, path: () }) {
+    let modules = match loader.load(
+        &arena,
+        File {
+            code: expr,
+            path: (),
+        },
+    ) {
         Ok(modules) => modules,
         Err(errors) => {
             let mut out = Vec::new();
@@ -67,7 +73,10 @@ pub fn compile(expr: &str, vars: &[&str]) -> Result<(), Vec<JqError>> {
                                 format!("`{found}`")
                             };
                             out.push(JqError {
-                                message: format!("expected {}, found {found_text}", expect.as_str()),
+                                message: format!(
+                                    "expected {}, found {found_text}",
+                                    expect.as_str()
+                                ),
                                 start,
                                 end,
                             });
@@ -163,7 +172,10 @@ mod tests {
 
     #[test]
     fn compiles_std_filters_and_bound_vars() {
-        assert_eq!(compile(".verdict == \"PASS\" and ($vars.wbs | length) > 0", &[]), Ok(()));
+        assert_eq!(
+            compile(".verdict == \"PASS\" and ($vars.wbs | length) > 0", &[]),
+            Ok(())
+        );
         assert_eq!(compile("$wbs | test(\"^[0-9]+$\")", &["wbs"]), Ok(()));
     }
 

@@ -11,7 +11,9 @@ pub(super) fn check(cx: &mut Context<'_>) {
     let graph = TransitionGraph::new(p);
     if graph.initial().is_some() {
         for i in graph.unreachable_states() {
-            let Some(state) = p.states.get(i) else { continue };
+            let Some(state) = p.states.get(i) else {
+                continue;
+            };
             let d = Diagnostic::warning(
                 "spur::check::unreachable-state",
                 &p.source,
@@ -27,7 +29,9 @@ pub(super) fn check(cx: &mut Context<'_>) {
         }
     }
     for i in graph.states_that_cannot_terminate() {
-        let Some(state) = p.states.get(i) else { continue };
+        let Some(state) = p.states.get(i) else {
+            continue;
+        };
         let d = Diagnostic::error(
             "spur::check::trap-state",
             &p.source,
@@ -42,8 +46,10 @@ pub(super) fn check(cx: &mut Context<'_>) {
         cx.push(d);
     }
     for s in graph.shadowed_transitions() {
-        let (Some(t), Some(by)) = (p.transitions.get(s.transition), p.transitions.get(s.shadowed_by))
-        else {
+        let (Some(t), Some(by)) = (
+            p.transitions.get(s.transition),
+            p.transitions.get(s.shadowed_by),
+        ) else {
             continue;
         };
         let d = Diagnostic::warning(

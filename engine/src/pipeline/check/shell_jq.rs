@@ -89,7 +89,15 @@ fn word(s: &str) -> Option<(String, &str)> {
         return None;
     }
     let end = s
-        .find(|c: char| c.is_whitespace() || c == ')' || c == '"' || c == '\'' || c == ';' || c == '&' || c == '|')
+        .find(|c: char| {
+            c.is_whitespace()
+                || c == ')'
+                || c == '"'
+                || c == '\''
+                || c == ';'
+                || c == '&'
+                || c == '|'
+        })
         .unwrap_or(s.len());
     if end == 0 {
         return None;
@@ -134,7 +142,8 @@ mod tests {
     #[test]
     fn recognises_the_corpus_verdict_guard() {
         let found =
-            parse(r#"test "$(jq -r .verdict .spur/run/$wbs-verdict.json 2>/dev/null)" = PASS"#).unwrap();
+            parse(r#"test "$(jq -r .verdict .spur/run/$wbs-verdict.json 2>/dev/null)" = PASS"#)
+                .unwrap();
         assert_eq!(
             found,
             ShellJq {
@@ -152,7 +161,14 @@ mod tests {
     #[test]
     fn accepts_quoted_words() {
         let found = parse(r#"test "$(jq -r '.a.b' "f.json")" == "x y""#).unwrap();
-        assert_eq!((found.expr.as_str(), found.file.as_str(), found.value.as_str()), (".a.b", "f.json", "x y"));
+        assert_eq!(
+            (
+                found.expr.as_str(),
+                found.file.as_str(),
+                found.value.as_str()
+            ),
+            (".a.b", "f.json", "x y")
+        );
     }
 
     #[test]

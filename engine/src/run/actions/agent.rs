@@ -45,7 +45,9 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     let before = if require_diff {
         match worktree::fingerprint(ctx.project_root, ctx.state_dir.root()) {
             Ok(f) => Some(f),
-            Err(e) => return ActionResult::failed(format!("agent.run: cannot fingerprint the tree: {e}")),
+            Err(e) => {
+                return ActionResult::failed(format!("agent.run: cannot fingerprint the tree: {e}"))
+            }
         }
     } else {
         None
@@ -58,7 +60,10 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     )
     .env("SPUR_AGENT", agent)
     .env("SPUR_AGENT_INPUT", input)
-    .env("SPUR_AGENT_ROLE", opt_str(ctx.options, "role").unwrap_or_default());
+    .env(
+        "SPUR_AGENT_ROLE",
+        opt_str(ctx.options, "role").unwrap_or_default(),
+    );
     if let Some(t) = timeout {
         spec = spec.timeout(t);
     }
@@ -76,8 +81,12 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
                 "agent.run: the answer of agent {agent:?} is larger than {ANSWER_LIMIT} bytes"
             ));
         }
-        if let Err(e) = crate::atomic_file::write_atomic(&project_path(ctx, answer), &outcome.stdout) {
-            return ActionResult::failed(format!("agent.run: cannot write answerFile {answer}: {e}"));
+        if let Err(e) =
+            crate::atomic_file::write_atomic(&project_path(ctx, answer), &outcome.stdout)
+        {
+            return ActionResult::failed(format!(
+                "agent.run: cannot write answerFile {answer}: {e}"
+            ));
         }
         result.message = Some(format!("answer → {answer}"));
     }
@@ -96,7 +105,9 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
                 ))
             }
             Ok(_) => {}
-            Err(e) => return ActionResult::failed(format!("agent.run: cannot fingerprint the tree: {e}")),
+            Err(e) => {
+                return ActionResult::failed(format!("agent.run: cannot fingerprint the tree: {e}"))
+            }
         }
     }
     result

@@ -20,7 +20,10 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
         "runId": ctx.run_id,
         "sha256": sha256,
     });
-    match crate::atomic_file::append_line_durable(&ctx.run_dir.join("artifacts.jsonl"), &line.to_string()) {
+    match crate::atomic_file::append_line_durable(
+        &ctx.run_dir.join("artifacts.jsonl"),
+        &line.to_string(),
+    ) {
         Ok(()) => ActionResult {
             message: Some(format!("artifact {kind}: {path}")),
             ..ActionResult::ok()

@@ -9,7 +9,9 @@ use std::time::Duration;
 use serde_json::Value;
 use spur_guards::process::ProcessSpec;
 
-use super::{opt_bool, opt_millis, process, process_result, required_str, ActionContext, ActionResult};
+use super::{
+    opt_bool, opt_millis, process, process_result, required_str, ActionContext, ActionResult,
+};
 
 pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     let executable = match required_str(ctx.options, "command.gate", "executable") {
@@ -28,12 +30,18 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     let retry = ctx.options.get("retry");
     let max_attempts = retry
         .and_then(|r| r.get("maxAttempts"))
-        .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())))
+        .and_then(|v| {
+            v.as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        })
         .unwrap_or(1)
         .clamp(1, 20);
     let delay = retry
         .and_then(|r| r.get("delayMs"))
-        .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())))
+        .and_then(|v| {
+            v.as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        })
         .map_or(Duration::ZERO, Duration::from_millis);
     let patterns: Vec<String> = match retry.and_then(|r| r.get("on")) {
         Some(Value::Array(items)) => items.iter().map(super::scalar_text).collect(),
@@ -45,7 +53,9 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
             Ok(p) => Some(p),
             Err(e) => return ActionResult::failed(e),
         },
-        Some(_) => return ActionResult::failed("command.gate: option `resultFile` must be a string"),
+        Some(_) => {
+            return ActionResult::failed("command.gate: option `resultFile` must be a string")
+        }
     };
 
     let mut attempt = 0;

@@ -27,7 +27,9 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
             ))
         }
         Ok(_) => {}
-        Err(e) => return ActionResult::failed(format!("file.read.into-var: cannot read {path}: {e}")),
+        Err(e) => {
+            return ActionResult::failed(format!("file.read.into-var: cannot read {path}: {e}"))
+        }
     }
     match std::fs::read(&full) {
         Ok(bytes) => {

@@ -12,7 +12,9 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     };
     let tree = match worktree::fingerprint(ctx.project_root, ctx.state_dir.root()) {
         Ok(t) => t,
-        Err(e) => return ActionResult::failed(format!("proof.fingerprint: cannot read the tree: {e}")),
+        Err(e) => {
+            return ActionResult::failed(format!("proof.fingerprint: cannot read the tree: {e}"))
+        }
     };
     let mut hasher = Sha256::new();
     hasher.update(tree.as_bytes());

@@ -63,7 +63,9 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     let _ = std::fs::write(ctx.log_path, format!("{}\n> {answer}\n", question.prompt));
     let mut result = ActionResult::ok();
     result.message = Some(format!("{} → {answer}", question.prompt));
-    result.set_vars.insert("__hitlAnswer".into(), answer.clone());
+    result
+        .set_vars
+        .insert("__hitlAnswer".into(), answer.clone());
     if ctx.kind == "hitl.select" {
         if let Some(var) = opt_str(ctx.options, "var") {
             if crate::run::vars::is_var_name(var) {

@@ -23,7 +23,6 @@ use super::vars::Vars;
 use crate::state_dir::StateDir;
 
 pub use hitl::HitlQuestion;
-pub use plugin::find_on_path;
 
 /// The built-in action kinds.
 pub const BUILT_IN: [&str; 10] = [
@@ -127,7 +126,11 @@ pub(crate) fn opt_str<'v>(options: &'v Value, key: &str) -> Option<&'v str> {
 }
 
 /// A required string option, or the error message naming it.
-pub(crate) fn required_str<'v>(options: &'v Value, kind: &str, key: &str) -> Result<&'v str, String> {
+pub(crate) fn required_str<'v>(
+    options: &'v Value,
+    kind: &str,
+    key: &str,
+) -> Result<&'v str, String> {
     match options.get(key) {
         Some(Value::String(s)) if !s.is_empty() => Ok(s),
         Some(Value::String(_)) => Err(format!("{kind}: option `{key}` is empty")),

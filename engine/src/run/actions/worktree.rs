@@ -44,7 +44,13 @@ pub fn fingerprint(root: &Path, state_dir: &Path) -> io::Result<String> {
 
 fn git_files(root: &Path) -> Option<Vec<PathBuf>> {
     let out = Command::new("git")
-        .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
         .current_dir(root)
         .stdin(Stdio::null())
         .stderr(Stdio::null())
