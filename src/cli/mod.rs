@@ -7,6 +7,7 @@ mod completions;
 mod continue_run;
 mod failure;
 mod graph;
+mod jq;
 mod run;
 mod run_progress;
 mod runs;
@@ -56,6 +57,8 @@ enum Command {
     Task(task::Args),
     /// The audit log of forced done overrides.
     Audit(audit::Args),
+    /// The embedded jq (also reached as `jq` through the PATH shim).
+    Jq(jq::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -74,8 +77,14 @@ pub fn main() -> ExitCode {
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Jq(args) => jq::run(args),
     };
     failure::finish(result)
+}
+
+/// Entry point when the binary runs as `jq` (the PATH shim).
+pub fn jq_shim_main() -> ExitCode {
+    jq::shim_main()
 }
 
 /// The clap command, for completions.

@@ -190,6 +190,30 @@ pub fn run_jq(
     Ok(summary)
 }
 
+/// jq's `debug` and `stderr` (`halt_error` too) report through the `log` crate; this
+/// prints them the way jq does: `["DEBUG:",value]` lines and raw `stderr` text. Only the
+/// command line installs it; inside the engine, guard filters stay silent.
+pub fn install_stderr_logger() {
+    struct JqLogger;
+    impl log::Log for JqLogger {
+        fn enabled(&self, _: &log::Metadata) -> bool {
+            true
+        }
+        fn log(&self, record: &log::Record) {
+            let mut err = io::stderr().lock();
+            let _ = match record.level() {
+                log::Level::Error => write!(err, "{}", record.args()),
+                _ => writeln!(err, "[\"DEBUG:\",{}]", record.args()),
+            };
+        }
+        fn flush(&self) {}
+    }
+    static LOGGER: JqLogger = JqLogger;
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(log::LevelFilter::Debug);
+    }
+}
+
 fn split_input_error(message: &str) -> (String, String) {
     match message.split_once(": ") {
         Some((name, rest)) => (name.to_owned(), rest.to_owned()),

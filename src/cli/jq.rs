@@ -1,0 +1,211 @@
+//! `spur jq FILTER [FILE…]`: the embedded jq, also reached as `jq` through the PATH shim
+//! (argv[0] = `jq`). Exit codes follow jq: 0 ok; 1 with `-e` when the last output is
+//! `false` or `null`; 2 bad usage or unreadable/invalid input; 3 the filter does not
+//! compile; 4 with `-e` when there was no output; 5 a runtime error; `halt_error` exits
+//! with its own code.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use miette::{LabeledSpan, MietteDiagnostic, NamedSource, Report};
+use spur_guards::jq::stream::{run_jq, JqArg, JqInput, JqOptions, JqRunError};
+
+use super::{CliResult, Failure};
+
+pub mod exit {
+    pub const FALSY: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const COMPILE: u8 = 3;
+    pub const NO_OUTPUT: u8 = 4;
+    pub const RUNTIME: u8 = 5;
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print strings without quotes.
+    #[arg(short = 'r', long = "raw-output")]
+    raw_output: bool,
+    /// Like -r, and no newline after each output.
+    #[arg(short = 'j', long = "join-output")]
+    join_output: bool,
+    /// One line per output.
+    #[arg(short = 'c', long = "compact-output")]
+    compact: bool,
+    /// Use `null` as the single input (read inputs with `input`/`inputs`).
+    #[arg(short = 'n', long = "null-input")]
+    null_input: bool,
+    /// Read all inputs into one array.
+    #[arg(short = 's', long = "slurp")]
+    slurp: bool,
+    /// Exit 1 if the last output is false or null, 4 if there was none.
+    #[arg(short = 'e', long = "exit-status")]
+    exit_status: bool,
+    /// Sort object keys.
+    #[arg(short = 'S', long = "sort-keys")]
+    sort_keys: bool,
+    /// Indent with tabs.
+    #[arg(long)]
+    tab: bool,
+    /// Indent with N spaces (default 2).
+    #[arg(long, value_name = "N")]
+    indent: Option<usize>,
+    /// Accepted for compatibility; output is never coloured.
+    #[arg(short = 'M', long = "monochrome-output")]
+    monochrome: bool,
+    /// Bind $NAME to the string VALUE.
+    #[arg(long = "arg", num_args = 2, value_names = ["NAME", "VALUE"])]
+    arg: Vec<String>,
+    /// Bind $NAME to the JSON value TEXT.
+    #[arg(long = "argjson", num_args = 2, value_names = ["NAME", "TEXT"])]
+    argjson: Vec<String>,
+    /// The jq filter.
+    #[arg(allow_hyphen_values = true)]
+    filter: String,
+    /// JSON files to read (standard input when none).
+    files: Vec<PathBuf>,
+}
+
+/// `jq …` through the shim: the same flags, with the program named `jq`.
+#[derive(Debug, Parser)]
+#[command(name = "jq", version, about = "jq, embedded in spur")]
+struct ShimCli {
+    #[command(flatten)]
+    args: Args,
+}
+
+/// Entry point when spur was started as `jq`.
+pub fn shim_main() -> ExitCode {
+    super::failure::install_miette_hook();
+    let cli = ShimCli::parse();
+    super::failure::finish(run(cli.args))
+}
+
+pub fn run(args: Args) -> CliResult {
+    spur_guards::jq::stream::install_stderr_logger();
+    let mut named = Vec::new();
+    for pair in args.arg.chunks(2) {
+        if let [name, value] = pair {
+            named.push((name.clone(), JqArg::String(value.clone())));
+        }
+    }
+    for pair in args.argjson.chunks(2) {
+        if let [name, text] = pair {
+            named.push((name.clone(), JqArg::Json(text.clone())));
+        }
+    }
+    let inputs = read_inputs(&args)?;
+    let options = JqOptions {
+        raw_output: args.raw_output,
+        join_output: args.join_output,
+        compact: args.compact,
+        tab: args.tab,
+        indent: args.indent,
+        sort_keys: args.sort_keys,
+        null_input: args.null_input,
+        slurp: args.slurp,
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = run_jq(&args.filter, &named, &inputs, &options, &mut out);
+    let _ = out.flush();
+    drop(out);
+    let summary = match result {
+        Ok(summary) => summary,
+        // `halt` / `halt_error` already wrote what they had to; the code is the filter's.
+        Err(JqRunError::Halted(code)) => {
+            return Ok(ExitCode::from(u8::try_from(code).unwrap_or(exit::RUNTIME)))
+        }
+        Err(e) => return Err(failure(&args.filter, e)),
+    };
+    if !args.exit_status {
+        return Ok(ExitCode::SUCCESS);
+    }
+    Ok(match summary.last_truthy {
+        Some(true) => ExitCode::SUCCESS,
+        Some(false) => ExitCode::from(exit::FALSY),
+        None => ExitCode::from(exit::NO_OUTPUT),
+    })
+}
+
+fn read_inputs(args: &Args) -> Result<Vec<JqInput>, Failure> {
+    if args.files.is_empty() {
+        let stdin = std::io::stdin();
+        // With -n, jq reads stdin only for `input`/`inputs`; never wait on a terminal.
+        if args.null_input && stdin.is_terminal() {
+            return Ok(Vec::new());
+        }
+        let mut bytes = Vec::new();
+        stdin.lock().read_to_end(&mut bytes).map_err(|e| {
+            Failure::usage(
+                MietteDiagnostic::new(format!("cannot read standard input: {e}"))
+                    .with_code("spur::jq::input"),
+            )
+        })?;
+        return Ok(vec![JqInput {
+            name: "<stdin>".into(),
+            bytes,
+        }]);
+    }
+    args.files
+        .iter()
+        .map(|path| {
+            std::fs::read(path)
+                .map(|bytes| JqInput {
+                    name: path.display().to_string(),
+                    bytes,
+                })
+                .map_err(|e| {
+                    Failure::usage(
+                        MietteDiagnostic::new(format!("cannot read {}: {e}", path.display()))
+                            .with_code("spur::jq::input"),
+                    )
+                })
+        })
+        .collect()
+}
+
+fn failure(filter: &str, error: JqRunError) -> Failure {
+    match error {
+        JqRunError::Compile(e) => {
+            // miette draws no label past the last character: point at the last one.
+            let (offset, len) = match filter.char_indices().next_back() {
+                Some((last, c)) if e.len == 0 && e.offset >= filter.len() => (last, c.len_utf8()),
+                _ => (e.offset, e.len),
+            };
+            let diagnostic =
+                MietteDiagnostic::new(format!("jq filter does not compile: {}", e.message))
+                    .with_code("spur::jq::compile")
+                    .with_label(LabeledSpan::at(offset..offset + len, e.message.clone()))
+                    .with_help(
+                        "see the jq manual for the filter language: https://jqlang.org/manual/",
+                    );
+            let report = Report::new(diagnostic)
+                .with_source_code(NamedSource::new("filter", filter.to_owned()));
+            Failure::with_code(report, exit::COMPILE)
+        }
+        JqRunError::BadArgJson { name, message } => Failure::usage(
+            MietteDiagnostic::new(format!("--argjson {name}: not valid JSON: {message}"))
+                .with_code("spur::jq::argjson"),
+        ),
+        JqRunError::Input { name, message } => Failure::usage(
+            MietteDiagnostic::new(format!("{name}: not valid JSON: {message}"))
+                .with_code("spur::jq::input"),
+        ),
+        JqRunError::Runtime(message) => Failure::with_code(
+            MietteDiagnostic::new(format!("jq error: {message}")).with_code("spur::jq::runtime"),
+            exit::RUNTIME,
+        ),
+        JqRunError::Halted(code) => Failure::with_code(
+            MietteDiagnostic::new(format!("the filter halted with code {code}"))
+                .with_code("spur::jq::halt"),
+            exit::RUNTIME,
+        ),
+        JqRunError::Output(e) => Failure::with_code(
+            MietteDiagnostic::new(format!("cannot write output: {e}"))
+                .with_code("spur::jq::output"),
+            exit::USAGE,
+        ),
+    }
+}
