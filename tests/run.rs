@@ -49,22 +49,22 @@ fn first_passing_guard_in_declaration_order_wins() {
         r#"
 name: order
 initialState: a
-states: [{id: a}, {id: x}, {id: y}, {id: z}]
+states: [{id: a}, {id: skipped}, {id: first}, {id: later}]
 transitions:
-  - {from: a, to: x, guard: {kind: never}}
-  - {from: a, to: y, guard: {kind: shell, options: {command: "true"}}}
-  - {from: a, to: z, guard: {kind: always}}
+  - {from: a, to: skipped, guard: {kind: never}}
+  - {from: a, to: first, guard: {kind: shell, options: {command: "true"}}}
+  - {from: a, to: later, guard: {kind: always}}
 "#,
         &[],
     );
     assert_eq!(code, 0);
-    assert_eq!(out["state"], "y");
-    // z's guard was never evaluated: the first pass stops the search.
+    assert_eq!(out["state"], "first");
+    // later's guard was never evaluated: the first pass stops the search.
     let guards = events(&trace(&p), "guard-evaluated")
         .iter()
         .map(|g| g["to"].as_str().unwrap().to_owned())
         .collect::<Vec<_>>();
-    assert_eq!(guards, ["x", "y"]);
+    assert_eq!(guards, ["skipped", "first"]);
 }
 
 #[test]
@@ -258,7 +258,10 @@ transitions:
     assert_eq!(code, 0);
     assert_eq!(p.read("trail.txt"), "enter-a\nexit-a\nenter-b\n");
     let records = trace(&p);
-    let names: Vec<&str> = records.iter().map(|r| r["event"].as_str().unwrap()).collect();
+    let names: Vec<&str> = records
+        .iter()
+        .map(|r| r["event"].as_str().unwrap())
+        .collect();
     let exit_finished = records
         .iter()
         .position(|r| r["event"] == "action-finished" && r["phase"] == "exit")
@@ -284,7 +287,14 @@ transitions: [{from: a, to: b}]
     let (code, _, _) = run_pipeline(
         &p,
         yaml,
-        &["--vars", r#"{"y":"json","z":"json"}"#, "--var", "z=flag1", "--var", "z=flag2"],
+        &[
+            "--vars",
+            r#"{"y":"json","z":"json"}"#,
+            "--var",
+            "z=flag1",
+            "--var",
+            "z=flag2",
+        ],
     );
     assert_eq!(code, 0);
     assert_eq!(p.read("vars.txt"), "default json flag2\n");
@@ -358,7 +368,10 @@ transitions:
   - {from: a, to: bad}
 "#;
     let (code, out, _) = run_pipeline(&p, yaml, &[]);
-    assert_eq!((code, out["reason"].as_str(), out["terminalReason"].as_str()), (1, Some("failure-state"), Some("failed-check")));
+    assert_eq!(
+        (code, out["reason"].as_str(), out["terminalReason"].as_str()),
+        (1, Some("failure-state"), Some("failed-check"))
+    );
     let (_, out, _) = run_pipeline(&p, yaml, &["--var", "which=timeout"]);
     assert_eq!(out["terminalReason"], "failed-timeout");
 }
@@ -366,15 +379,16 @@ transitions:
 #[test]
 fn json_outcome_has_exactly_the_documented_fields() {
     let p = Project::new();
-    let (_, out, _) = run_pipeline(
-        &p,
+    p.file(
+        "p.yaml",
         "name: plain\ninitialState: a\nstates: [{id: a}, {id: b}]\ntransitions: [{from: a, to: b}]\n",
-        &[],
     );
-    let mut out = out;
-    assert!(out["runId"].as_str().unwrap().len() == 23);
-    out["runId"] = Value::String("[RUN-ID]".into());
-    insta::assert_json_snapshot!(out, @r#"
+    let output = p.spur().args(["run", "p.yaml", "--json"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let out: Value = serde_json::from_str(&stdout).unwrap();
+    let run_id = out["runId"].as_str().unwrap();
+    assert_eq!(run_id.len(), 23);
+    insta::assert_snapshot!(stdout.replace(run_id, "[RUN-ID]"), @r#"
     {
       "runId": "[RUN-ID]",
       "pipeline": "plain",
@@ -424,7 +438,10 @@ transitions: [{from: a, to: b}]
     ● b (iteration 1)
     ");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains(": completed at b — done (terminal-state, 1 transition)"), "{stdout}");
+    assert!(
+        stdout.contains(": completed at b — done (terminal-state, 1 transition)"),
+        "{stdout}"
+    );
 }
 
 // ---- pause, hitl and continue ---------------------------------------------------------------
@@ -542,7 +559,16 @@ fn a_pipeline_changed_since_the_run_started_is_refused_on_resume() {
     let (code, _, stderr) = run_json(&p, &["continue", &run_id, "--answer", "yes"]);
     assert_eq!(code, 4);
     assert!(stderr.contains("spur::run::pipeline_changed"), "{stderr}");
-    let (code, _, _) = run_json(&p, &["continue", &run_id, "--answer", "yes", "--allow-changed-pipeline"]);
+    let (code, _, _) = run_json(
+        &p,
+        &[
+            "continue",
+            &run_id,
+            "--answer",
+            "yes",
+            "--allow-changed-pipeline",
+        ],
+    );
     assert_eq!(code, 0);
 }
 
@@ -579,7 +605,10 @@ fn assert_denied(p: &Project, out: &Value, verdict: &str, message_part: &str) {
     let message = out["doneGate"]["message"].as_str().unwrap();
     assert!(message.contains(message_part), "{message}");
     assert!(message.contains("--force-done"), "{message}");
-    assert!(!p.join("entered-done.txt").exists(), "done's onEnter must not run");
+    assert!(
+        !p.join("entered-done.txt").exists(),
+        "done's onEnter must not run"
+    );
     let (code, task, _) = run_json(p, &["task", "show", "0592"]);
     assert_eq!(code, 0);
     assert_ne!(task["status"], "done", "{task}");
@@ -627,7 +656,11 @@ fn done_gate_allows_a_pass_and_the_task_becomes_done() {
 #[test]
 fn force_done_needs_a_reason() {
     let p = gate_project(None);
-    let output = p.spur().args(["run", "gate.yaml", "--force-done"]).output().unwrap();
+    let output = p
+        .spur()
+        .args(["run", "gate.yaml", "--force-done"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let output = p
         .spur()
@@ -636,20 +669,35 @@ fn force_done_needs_a_reason() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("spur::usage::blank_force_reason"), "{stderr}");
+    assert!(
+        stderr.contains("spur::usage::blank_force_reason"),
+        "{stderr}"
+    );
     assert!(!p.join(".spur/runs").exists());
 }
 
 #[test]
 fn force_done_with_a_reason_is_allowed_and_audited() {
     let p = gate_project(Some("examples/verdicts/partial.json"));
-    let (code, out, stderr) = run_json(&p, &["run", "gate.yaml", "--force-done", "--reason", "verified by hand"]);
+    let (code, out, stderr) = run_json(
+        &p,
+        &[
+            "run",
+            "gate.yaml",
+            "--force-done",
+            "--reason",
+            "verified by hand",
+        ],
+    );
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(out["outcome"], "done");
     assert_eq!(out["forced"], true);
     let audit = p.read(".spur/audit.jsonl");
     assert!(audit.contains("verified by hand"), "{audit}");
-    assert!(audit.contains(&format!("{}", out["runId"].as_str().unwrap())), "{audit}");
+    assert!(
+        audit.contains(&format!("{}", out["runId"].as_str().unwrap())),
+        "{audit}"
+    );
     let output = p.spur().args(["audit", "verify"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0));
 }
@@ -697,30 +745,37 @@ transitions: [{from: a, to: b, guard: {kind: always}}]
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(out["state"], "b");
     assert_eq!(p.read("inner.code"), "4\n");
-    assert!(p.read("inner.err").contains("spur::run::locked"), "{}", p.read("inner.err"));
+    assert!(
+        p.read("inner.err").contains("spur::run::locked"),
+        "{}",
+        p.read("inner.err")
+    );
     // Released when the run ends.
-    let (code, _, stderr) = run_json(&p, &["run", "inner.yaml", "--force-done", "--reason", "test"]);
+    let (code, _, stderr) = run_json(
+        &p,
+        &["run", "inner.yaml", "--force-done", "--reason", "test"],
+    );
     assert_eq!(code, 0, "{stderr}");
 }
 
 // ---- guards ---------------------------------------------------------------------------------
 
-/// A pipeline whose only choice is `guard` → yes, else → no; returns the chosen state.
+/// A pipeline whose only choice is `guard` → pass, else → other; returns the chosen state.
 fn choose(p: &Project, guard: &str, extra: &[&str]) -> String {
     let yaml = format!(
         r#"
 name: guard
 initialState: a
-terminalStates: [yes, no]
+terminalStates: [pass, other]
 vars: {{x: "1", path: marker.txt}}
 states:
   - id: a
     onEnter: [{{kind: shell, options: {{command: "true"}}}}]
-  - {{id: yes}}
-  - {{id: no}}
+  - {{id: pass}}
+  - {{id: other}}
 transitions:
-  - {{from: a, to: yes, guard: {guard}}}
-  - {{from: a, to: no}}
+  - {{from: a, to: pass, guard: {guard}}}
+  - {{from: a, to: other}}
 "#
     );
     let (code, out, stderr) = run_pipeline(p, &yaml, extra);
@@ -731,81 +786,202 @@ transitions:
 #[test]
 fn guard_kinds_always_never_action_ok_shell() {
     let p = Project::new();
-    assert_eq!(choose(&p, "{kind: always}", &[]), "yes");
-    assert_eq!(choose(&p, "{kind: never}", &[]), "no");
-    assert_eq!(choose(&p, "{kind: action-ok}", &[]), "yes");
-    assert_eq!(choose(&p, r#"{kind: shell, options: {command: 'test "$x" = 1'}}"#, &[]), "yes");
-    assert_eq!(choose(&p, r#"{kind: shell, options: {command: 'test "$x" = 1'}}"#, &["--var", "x=2"]), "no");
+    assert_eq!(choose(&p, "{kind: always}", &[]), "pass");
+    assert_eq!(choose(&p, "{kind: never}", &[]), "other");
+    assert_eq!(choose(&p, "{kind: action-ok}", &[]), "pass");
+    assert_eq!(
+        choose(
+            &p,
+            r#"{kind: shell, options: {command: 'test "$x" = 1'}}"#,
+            &[]
+        ),
+        "pass"
+    );
+    assert_eq!(
+        choose(
+            &p,
+            r#"{kind: shell, options: {command: 'test "$x" = 1'}}"#,
+            &["--var", "x=2"]
+        ),
+        "other"
+    );
 }
 
 #[test]
 fn guard_kind_jq_on_the_run_context_and_on_a_file() {
     let p = Project::new();
-    assert_eq!(choose(&p, r#"{kind: jq, options: {expr: '$x == "1" and .vars.x == "1" and .state == "a"'}}"#, &[]), "yes");
-    assert_eq!(choose(&p, r#"{kind: jq, options: {expr: '.lastAction.ok'}}"#, &[]), "yes");
-    assert_eq!(choose(&p, r#"{kind: jq, options: {expr: '$x == "1"'}}"#, &["--var", "x=2"]), "no");
+    assert_eq!(
+        choose(
+            &p,
+            r#"{kind: jq, options: {expr: '$x == "1" and .vars.x == "1" and .state == "a"'}}"#,
+            &[]
+        ),
+        "pass"
+    );
+    assert_eq!(
+        choose(&p, r#"{kind: jq, options: {expr: '.lastAction.ok'}}"#, &[]),
+        "pass"
+    );
+    assert_eq!(
+        choose(
+            &p,
+            r#"{kind: jq, options: {expr: '$x == "1"'}}"#,
+            &["--var", "x=2"]
+        ),
+        "other"
+    );
     p.file("v.json", r#"{"verdict": "PASS"}"#);
-    assert_eq!(choose(&p, r#"{kind: jq, options: {file: v.json, expr: '.verdict == "PASS"'}}"#, &[]), "yes");
+    assert_eq!(
+        choose(
+            &p,
+            r#"{kind: jq, options: {file: v.json, expr: '.verdict == "PASS"'}}"#,
+            &[]
+        ),
+        "pass"
+    );
     // Non-boolean output, a missing file and malformed JSON fail closed.
-    assert_eq!(choose(&p, r#"{kind: jq, options: {file: v.json, expr: '.verdict'}}"#, &[]), "no");
-    assert_eq!(choose(&p, r#"{kind: jq, options: {file: missing.json, expr: 'true'}}"#, &[]), "no");
+    assert_eq!(
+        choose(
+            &p,
+            r#"{kind: jq, options: {file: v.json, expr: '.verdict'}}"#,
+            &[]
+        ),
+        "other"
+    );
+    assert_eq!(
+        choose(
+            &p,
+            r#"{kind: jq, options: {file: missing.json, expr: 'true'}}"#,
+            &[]
+        ),
+        "other"
+    );
     p.file("bad.json", "{nope");
-    assert_eq!(choose(&p, r#"{kind: jq, options: {file: bad.json, expr: 'true'}}"#, &[]), "no");
-    let detail = events(&trace(&p), "guard-evaluated")[0]["detail"].as_str().unwrap().to_owned();
+    assert_eq!(
+        choose(
+            &p,
+            r#"{kind: jq, options: {file: bad.json, expr: 'true'}}"#,
+            &[]
+        ),
+        "other"
+    );
+    let detail = events(&trace(&p), "guard-evaluated")[0]["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(detail.contains("not valid JSON"), "{detail}");
 }
 
 #[test]
 fn guard_kind_file_exists_with_a_templated_path() {
     let p = Project::new();
-    assert_eq!(choose(&p, "{kind: file-exists, options: {path: '${vars.path}'}}", &[]), "no");
+    assert_eq!(
+        choose(
+            &p,
+            "{kind: file-exists, options: {path: '${vars.path}'}}",
+            &[]
+        ),
+        "other"
+    );
     p.file("marker.txt", "");
-    assert_eq!(choose(&p, "{kind: file-exists, options: {path: '${vars.path}'}}", &[]), "yes");
+    assert_eq!(
+        choose(
+            &p,
+            "{kind: file-exists, options: {path: '${vars.path}'}}",
+            &[]
+        ),
+        "pass"
+    );
 }
 
 #[test]
 fn guard_combinators_all_any_not() {
     let p = Project::new();
-    assert_eq!(choose(&p, "{kind: all, options: {guards: [{kind: always}, {kind: action-ok}]}}", &[]), "yes");
-    assert_eq!(choose(&p, "{kind: all, options: {guards: [{kind: always}, {kind: never}]}}", &[]), "no");
-    assert_eq!(choose(&p, "{kind: any, options: {guards: [{kind: never}, {kind: shell, options: {command: 'true'}}]}}", &[]), "yes");
-    assert_eq!(choose(&p, "{kind: any, options: {guards: [{kind: never}, {kind: never}]}}", &[]), "no");
-    assert_eq!(choose(&p, "{kind: not, options: {guards: [{kind: never}]}}", &[]), "yes");
-    assert_eq!(choose(&p, "{kind: not, options: {guards: [{kind: always}]}}", &[]), "no");
+    assert_eq!(
+        choose(
+            &p,
+            "{kind: all, options: {guards: [{kind: always}, {kind: action-ok}]}}",
+            &[]
+        ),
+        "pass"
+    );
+    assert_eq!(
+        choose(
+            &p,
+            "{kind: all, options: {guards: [{kind: always}, {kind: never}]}}",
+            &[]
+        ),
+        "other"
+    );
+    assert_eq!(choose(&p, "{kind: any, options: {guards: [{kind: never}, {kind: shell, options: {command: 'true'}}]}}", &[]), "pass");
+    assert_eq!(
+        choose(
+            &p,
+            "{kind: any, options: {guards: [{kind: never}, {kind: never}]}}",
+            &[]
+        ),
+        "other"
+    );
+    assert_eq!(
+        choose(&p, "{kind: not, options: {guards: [{kind: never}]}}", &[]),
+        "pass"
+    );
+    assert_eq!(
+        choose(&p, "{kind: not, options: {guards: [{kind: always}]}}", &[]),
+        "other"
+    );
 }
 
 #[test]
 fn unknown_guard_kinds_run_a_plugin_from_path_or_fail_closed() {
     let p = Project::new();
-    assert_eq!(choose(&p, "{kind: approved, options: {who: ops}}", &[]), "no");
-    let detail = events(&trace(&p), "guard-evaluated")[0]["detail"].as_str().unwrap().to_owned();
+    assert_eq!(
+        choose(&p, "{kind: approved, options: {who: ops}}", &[]),
+        "other"
+    );
+    let detail = events(&trace(&p), "guard-evaluated")[0]["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(detail.contains("spur-guard-approved"), "{detail}");
     p.file(
         "bin/spur-guard-approved",
         "#!/bin/sh\ngrep -q '\"who\":\"ops\"' && exit 0\nexit 1\n",
     );
     make_executable(&p.join("bin/spur-guard-approved"));
-    let path = format!("{}:{}", p.join("bin").display(), std::env::var("PATH").unwrap());
+    let path = format!(
+        "{}:{}",
+        p.join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
     let yaml = r#"
 name: plugin
 initialState: a
-terminalStates: [yes, no]
-states: [{id: a}, {id: yes}, {id: no}]
+terminalStates: [pass, other]
+states: [{id: a}, {id: pass}, {id: other}]
 transitions:
-  - {from: a, to: yes, guard: {kind: approved, options: {who: ops}}}
-  - {from: a, to: no}
+  - {from: a, to: pass, guard: {kind: approved, options: {who: ops}}}
+  - {from: a, to: other}
 "#;
     p.file("p.yaml", yaml);
-    let output = p.spur().env("PATH", &path).args(["run", "p.yaml", "--json"]).output().unwrap();
+    let output = p
+        .spur()
+        .env("PATH", &path)
+        .args(["run", "p.yaml", "--json"])
+        .output()
+        .unwrap();
     let out: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(out["state"], "yes");
+    assert_eq!(out["state"], "pass");
 }
 
 #[test]
 fn every_guard_evaluation_is_journaled_with_result_and_duration() {
     let p = Project::new();
     choose(&p, "{kind: never}", &[]);
-    let guards = events(&trace(&p), "guard-evaluated").into_iter().cloned().collect::<Vec<_>>();
+    let guards = events(&trace(&p), "guard-evaluated")
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
     assert_eq!(guards.len(), 2);
     assert_eq!(guards[0]["kind"], "never");
     assert_eq!(guards[0]["passed"], false);
@@ -842,7 +1018,10 @@ transitions: [{{from: a, to: b}}]
 }
 
 fn finished(records: &[Value]) -> Vec<Value> {
-    events(records, "action-finished").into_iter().cloned().collect()
+    events(records, "action-finished")
+        .into_iter()
+        .cloned()
+        .collect()
 }
 
 #[test]
@@ -868,7 +1047,11 @@ fn shell_action_runs_with_vars_in_env_cwd_env_and_a_log_file() {
 #[test]
 fn shell_action_timeout_fails_with_failed_timeout() {
     let p = Project::new();
-    let (code, out, records) = with_actions(&p, "      - {kind: shell, options: {command: 'sleep 30', timeoutMs: 100}}", &[]);
+    let (code, out, records) = with_actions(
+        &p,
+        "      - {kind: shell, options: {command: 'sleep 30', timeoutMs: 100}}",
+        &[],
+    );
     assert_eq!(code, 1);
     assert_eq!(out["terminalReason"], "failed-timeout");
     assert_eq!(finished(&records)[0]["timedOut"], true);
@@ -907,7 +1090,10 @@ fn note_and_run_artifact_are_recorded_in_the_run() {
     let f = finished(&records);
     assert_eq!(f[0]["message"], "hello 1");
     let (_, runs, _) = run_json(&p, &["runs"]);
-    let artifacts = p.read(&format!(".spur/runs/{}/artifacts.jsonl", runs[0]["runId"].as_str().unwrap()));
+    let artifacts = p.read(&format!(
+        ".spur/runs/{}/artifacts.jsonl",
+        runs[0]["runId"].as_str().unwrap()
+    ));
     let line: Value = serde_json::from_str(artifacts.trim()).unwrap();
     assert_eq!(line["path"], "report.json");
     assert_eq!(line["kind"], "report");
@@ -917,48 +1103,83 @@ fn note_and_run_artifact_are_recorded_in_the_run() {
 #[test]
 fn file_read_into_var_fails_on_a_missing_file() {
     let p = Project::new();
-    let (code, out, records) = with_actions(&p, "      - {kind: file.read.into-var, options: {path: missing.txt, var: out}}", &[]);
+    let (code, out, records) = with_actions(
+        &p,
+        "      - {kind: file.read.into-var, options: {path: missing.txt, var: out}}",
+        &[],
+    );
     assert_eq!(code, 1);
     assert_eq!(out["reason"], "action-failed");
-    assert!(finished(&records)[0]["error"].as_str().unwrap().contains("missing.txt"));
+    assert!(finished(&records)[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("missing.txt"));
 }
 
 fn agent_project(command: &str) -> Project {
     let p = Project::new();
-    p.file(".spur/config.yaml", format!("verify: {{ ignored: true }}\nagents:\n  stub:\n    command: {command}\n"));
+    p.file(
+        ".spur/config.yaml",
+        format!("verify: {{ ignored: true }}\nagents:\n  stub:\n    command: {command}\n"),
+    );
     p
 }
 
 #[test]
 fn agent_run_passes_input_as_argument_and_env_and_captures_the_answer() {
-    let p = agent_project(r#"'printf "arg=%s env=%s\n" "$1" "$SPUR_AGENT_INPUT"'"#);
+    // The input arrives as the command's last argument ("$@") and as $SPUR_AGENT_INPUT.
+    let p = agent_project(r#"'sh -c ''printf "arg=%s env=%s\n" "$1" "$SPUR_AGENT_INPUT"'' agent'"#);
     let (code, _, _) = with_actions(
         &p,
         r#"      - {kind: agent.run, options: {agent: '${vars.agent}', input: 'do task ${vars.x}; $(echo no)', answerFile: answer.txt, timeoutMs: 5000}}"#,
         &[],
     );
     assert_eq!(code, 0);
-    assert_eq!(p.read("answer.txt"), "arg=do task 1; $(echo no) env=do task 1; $(echo no)\n");
+    assert_eq!(
+        p.read("answer.txt"),
+        "arg=do task 1; $(echo no) env=do task 1; $(echo no)\n"
+    );
 }
 
 #[test]
 fn agent_run_with_no_mapping_fails_naming_the_agent_and_the_config_key() {
     let p = Project::new();
-    let (code, out, records) = with_actions(&p, "      - {kind: agent.run, options: {agent: ghost, input: hi}}", &[]);
+    let (code, out, records) = with_actions(
+        &p,
+        "      - {kind: agent.run, options: {agent: ghost, input: hi}}",
+        &[],
+    );
     assert_eq!(code, 1);
     assert_eq!(out["terminalReason"], "failed-agent");
     let error = finished(&records)[0]["error"].as_str().unwrap().to_owned();
-    assert!(error.contains("\"ghost\"") && error.contains("agents:") && error.contains("config.yaml"), "{error}");
+    assert!(
+        error.contains("\"ghost\"") && error.contains("agents:") && error.contains("config.yaml"),
+        "{error}"
+    );
 }
 
 #[test]
 fn agent_run_expect_file_and_require_diff() {
     let p = agent_project("'true'");
-    let (code, out, _) = with_actions(&p, "      - {kind: agent.run, options: {agent: stub, expectFile: made.txt}}", &[]);
-    assert_eq!((code, out["terminalReason"].as_str()), (1, Some("failed-agent")));
-    let (code, _, records) = with_actions(&p, "      - {kind: agent.run, options: {agent: stub, requireDiff: true}}", &[]);
+    let (code, out, _) = with_actions(
+        &p,
+        "      - {kind: agent.run, options: {agent: stub, expectFile: made.txt}}",
+        &[],
+    );
+    assert_eq!(
+        (code, out["terminalReason"].as_str()),
+        (1, Some("failed-agent"))
+    );
+    let (code, _, records) = with_actions(
+        &p,
+        "      - {kind: agent.run, options: {agent: stub, requireDiff: true}}",
+        &[],
+    );
     assert_eq!(code, 1);
-    assert!(finished(&records)[0]["error"].as_str().unwrap().contains("requireDiff"));
+    assert!(finished(&records)[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("requireDiff"));
 
     let p = agent_project("'echo changed > made.txt'");
     let (code, _, _) = with_actions(&p, "      - {kind: agent.run, options: {agent: stub, expectFile: made.txt, requireDiff: true}}", &[]);
@@ -1001,10 +1222,20 @@ fn command_gate_result_file_must_stay_under_the_run_directory() {
     std::fs::create_dir_all(p.join(".spur/run")).unwrap();
     std::fs::create_dir_all(p.join("elsewhere")).unwrap();
     std::os::unix::fs::symlink(p.join("elsewhere"), p.join(".spur/run/link")).unwrap();
-    for bad in ["status.txt", ".spur/run/../escape", ".spur/run/link/x.status"] {
+    for bad in [
+        "status.txt",
+        ".spur/run/../escape",
+        ".spur/run/link/x.status",
+    ] {
         let (code, _, records) = with_actions(&p, &format!("      - {{kind: command.gate, options: {{executable: 'true', resultFile: '{bad}'}}}}"), &[]);
         assert_eq!(code, 1, "{bad}");
-        assert!(finished(&records)[0]["error"].as_str().unwrap().contains("resultFile"), "{bad}");
+        assert!(
+            finished(&records)[0]["error"]
+                .as_str()
+                .unwrap()
+                .contains("resultFile"),
+            "{bad}"
+        );
     }
     assert!(!p.join("elsewhere/x.status").exists());
 }
@@ -1033,7 +1264,10 @@ fn proof_fingerprint_sets_its_var_and_fails_when_expect_differs() {
         &[],
     );
     assert_eq!(code, 0);
-    let digest = finished(&records)[0]["setVars"]["out"].as_str().unwrap().to_owned();
+    let digest = finished(&records)[0]["setVars"]["out"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(digest.starts_with("sha256:"), "{digest}");
     let (code, _, records) = with_actions(
         &p,
@@ -1041,7 +1275,10 @@ fn proof_fingerprint_sets_its_var_and_fails_when_expect_differs() {
         &[],
     );
     assert_eq!(code, 1);
-    assert!(finished(&records)[0]["error"].as_str().unwrap().contains("changed"));
+    assert!(finished(&records)[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("changed"));
 }
 
 #[test]
@@ -1055,9 +1292,25 @@ fn json_update_rewrites_a_file_with_jq_atomically() {
     );
     assert_eq!(code, 0);
     let data: Value = serde_json::from_str(&p.read("data.json")).unwrap();
-    assert_eq!(data, serde_json::json!({"checks": [{"name": "x", "value": "1"}]}));
-    let (code, _, _) = with_actions(&p, "      - {kind: json.update, options: {path: data.json, expr: '.nope.deeper = '}}", &[]);
-    assert_eq!(code, 2, "a jq syntax error is caught before the run");
+    assert_eq!(
+        data,
+        serde_json::json!({"checks": [{"name": "x", "value": "1"}]})
+    );
+    let (code, _, records) = with_actions(
+        &p,
+        "      - {kind: json.update, options: {path: data.json, expr: '.checks | error(\"no\")'}}",
+        &[],
+    );
+    assert_eq!(code, 1, "a jq error fails the action");
+    assert!(finished(&records)[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("json.update"));
+    let data: Value = serde_json::from_str(&p.read("data.json")).unwrap();
+    assert_eq!(
+        data["checks"][0]["name"], "x",
+        "the file is unchanged after a failed update"
+    );
 }
 
 #[test]
@@ -1068,27 +1321,41 @@ fn plugin_actions_get_options_on_stdin_and_set_vars() {
         "#!/bin/sh\nread input\necho \"$input\" > plugin-input.json\necho '{\"ok\": true, \"setVars\": {\"out\": \"stamped\"}}'\n",
     );
     make_executable(&p.join("bin/spur-action-stamp"));
-    let path = format!("{}:{}", p.join("bin").display(), std::env::var("PATH").unwrap());
+    let path = format!(
+        "{}:{}",
+        p.join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
     p.file(
         "p.yaml",
         r#"
 name: plugin
 initialState: a
-terminalStates: [yes, no]
+terminalStates: [pass, other]
 vars: {out: "", x: "1"}
 states:
   - id: a
     onEnter: [{kind: stamp, options: {label: '${vars.x}'}}]
-  - {id: yes}
-  - {id: no}
+  - {id: pass}
+  - {id: other}
 transitions:
-  - {from: a, to: yes, guard: {kind: shell, options: {command: 'test "$out" = stamped'}}}
-  - {from: a, to: no}
+  - {from: a, to: pass, guard: {kind: shell, options: {command: 'test "$out" = stamped'}}}
+  - {from: a, to: other}
 "#,
     );
-    let output = p.spur().env("PATH", &path).args(["run", "p.yaml", "--json"]).output().unwrap();
+    let output = p
+        .spur()
+        .env("PATH", &path)
+        .args(["run", "p.yaml", "--json"])
+        .output()
+        .unwrap();
     let out: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(out["state"], "yes", "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        out["state"],
+        "pass",
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let input: Value = serde_json::from_str(&p.read("plugin-input.json")).unwrap();
     assert_eq!(input["label"], "1");
 }
@@ -1106,7 +1373,11 @@ fn an_unknown_action_kind_without_a_plugin_fails_clearly() {
 fn shell_steps_get_jq_even_in_embedded_mode() {
     let p = Project::new();
     p.file("v.json", r#"{"verdict":"PASS"}"#);
-    let (code, _, _) = with_actions(&p, "      - {kind: shell, options: {command: 'jq -r .verdict v.json > verdict.txt'}}", &["--jq", "embedded"]);
+    let (code, _, _) = with_actions(
+        &p,
+        "      - {kind: shell, options: {command: 'jq -r .verdict v.json > verdict.txt'}}",
+        &["--jq", "embedded"],
+    );
     assert_eq!(code, 0);
     assert_eq!(p.read("verdict.txt"), "PASS\n");
 }
@@ -1139,7 +1410,11 @@ transitions:
   - {from: check, to: failed}
 "#,
     );
-    let output = p.spur().args(["run", "p.yaml", "--dry-run"]).output().unwrap();
+    let output = p
+        .spur()
+        .args(["run", "p.yaml", "--dry-run"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0));
     insta::assert_snapshot!(String::from_utf8_lossy(&output.stdout), @r"
     dry run of dry (no action or guard was run)
@@ -1157,7 +1432,8 @@ transitions:
 #[test]
 fn runs_lists_newest_first_and_trace_shows_gap_free_seq() {
     let p = Project::new();
-    let yaml = "name: r\ninitialState: a\nstates: [{id: a}, {id: b}]\ntransitions: [{from: a, to: b}]\n";
+    let yaml =
+        "name: r\ninitialState: a\nstates: [{id: a}, {id: b}]\ntransitions: [{from: a, to: b}]\n";
     let (_, first, _) = run_pipeline(&p, yaml, &[]);
     let (_, second, _) = run_pipeline(&p, yaml, &["--var", "wbs=0001"]);
     let (code, runs, _) = run_json(&p, &["runs"]);
@@ -1167,7 +1443,10 @@ fn runs_lists_newest_first_and_trace_shows_gap_free_seq() {
     assert_eq!(runs[0]["runId"], second["runId"]);
     assert_eq!(runs[1]["runId"], first["runId"]);
     let keys: Vec<&String> = runs[0].as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["outcome", "pipeline", "runId", "startedAt", "state", "wbs"]);
+    assert_eq!(
+        keys,
+        ["outcome", "pipeline", "runId", "startedAt", "state", "wbs"]
+    );
     assert_eq!(runs[1]["outcome"], "completed");
     assert_eq!(runs[0]["wbs"], "0001");
     let records = trace(&p);

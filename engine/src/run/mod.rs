@@ -17,6 +17,7 @@ pub mod jq_guard;
 pub mod lock;
 pub mod observer;
 pub mod outcome;
+pub mod preflight;
 pub mod render;
 pub mod replay;
 pub mod run_error;

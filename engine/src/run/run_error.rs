@@ -21,6 +21,12 @@ pub enum RunError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     GuardCompile(#[from] GuardCompileError),
+    #[error("the pipeline uses {} with no value: {}", if names.len() == 1 { "a var" } else { "vars" }, names.join(", "))]
+    #[diagnostic(
+        code(spur::run::unset_var),
+        help("declare each under `vars:` with a default, or pass it with --var NAME=VALUE")
+    )]
+    UnsetVars { names: Vec<String> },
     #[error("the pipeline has no state {0:?}")]
     #[diagnostic(
         code(spur::run::unknown_state),
@@ -118,6 +124,7 @@ impl RunError {
             | RunError::Template(_)
             | RunError::GuardCompile(_)
             | RunError::UnknownState(_)
+            | RunError::UnsetVars { .. }
             | RunError::RunNotFound(..)
             | RunError::AnswerRequired { .. }
             | RunError::AnswerInvalid { .. }

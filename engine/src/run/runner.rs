@@ -75,6 +75,10 @@ pub fn start(
     let run_id = RunId::generate(Timestamp::now());
     inject_builtin_vars(pipeline, &mut vars, &run_id, settings);
     let wbs = wbs_of(&vars)?;
+    let unset = super::preflight::unset_template_vars(pipeline, &vars);
+    if !unset.is_empty() {
+        return Err(RunError::UnsetVars { names: unset });
+    }
     let plan = Plan::new(pipeline)?;
     let initial = plan
         .graph

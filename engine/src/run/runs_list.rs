@@ -27,15 +27,17 @@ pub fn list_runs(state_dir: &StateDir) -> Vec<RunSummary> {
     let Ok(entries) = std::fs::read_dir(state_dir.runs_dir()) else {
         return Vec::new();
     };
-    let mut ids: Vec<RunId> = entries
+    let ids: Vec<RunId> = entries
         .filter_map(Result::ok)
         .filter_map(|e| RunId::parse(&e.file_name().to_string_lossy()).ok())
         .collect();
-    ids.sort();
-    ids.reverse();
-    ids.iter()
+    let mut runs: Vec<RunSummary> = ids
+        .iter()
         .filter_map(|id| summary(state_dir, id).ok())
-        .collect()
+        .collect();
+    // Start time to the millisecond, then the id: newest first even within one second.
+    runs.sort_by(|a, b| (&b.started_at, &b.run_id).cmp(&(&a.started_at, &a.run_id)));
+    runs
 }
 
 /// The summary of one run.

@@ -43,7 +43,8 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
                 .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
         })
         .map_or(Duration::ZERO, Duration::from_millis);
-    let patterns: Vec<String> = match retry.and_then(|r| r.get("on")) {
+    // YAML 1.1 reads a bare `on:` key as the boolean true: accept that spelling too.
+    let patterns: Vec<String> = match retry.and_then(|r| r.get("on").or_else(|| r.get("true"))) {
         Some(Value::Array(items)) => items.iter().map(super::scalar_text).collect(),
         _ => Vec::new(),
     };
