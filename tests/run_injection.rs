@@ -62,7 +62,8 @@ fn run_with(value: &str, how: &str) -> Project {
             cmd.arg("--var").arg(format!("x={value}"));
         }
         _ => {
-            cmd.arg("--vars").arg(serde_json::json!({ "x": value }).to_string());
+            cmd.arg("--vars")
+                .arg(serde_json::json!({ "x": value }).to_string());
         }
     }
     let output = cmd.output().unwrap();
@@ -91,7 +92,9 @@ fn hostile_values_arrive_literally_in_every_quoting_context_and_run_nothing() {
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .collect();
             assert!(
-                listing.iter().all(|n| !n.contains("pwned") && !n.starts_with("uid=")),
+                listing
+                    .iter()
+                    .all(|n| !n.contains("pwned") && !n.starts_with("uid=")),
                 "{value:?}: {listing:?}"
             );
         }
@@ -123,7 +126,12 @@ transitions:
 "#,
     );
     let output = p.spur().args(["run", "p.yaml"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let v = "$(touch pwned)'\"; touch pwned2 #";
     assert_eq!(p.read("out.txt"), format!("{v}{v}{v}"));
     assert!(!p.join("pwned").exists() && !p.join("pwned2").exists());
