@@ -83,6 +83,12 @@ fn task_pipeline_reports_the_plugin_action_and_the_jq_rewrite() {
 }
 
 #[test]
+fn the_book_example_pipeline_is_clean() {
+    let (code, stderr) = check_human("review-loop.yaml");
+    assert_eq!((code, stderr.as_str()), (0, "review-loop.yaml: ok\n"));
+}
+
+#[test]
 fn clean_pipeline_prints_ok_summary() {
     let (code, stderr) = check_human("corpus/basic.yaml");
     assert_eq!(code, 0);
