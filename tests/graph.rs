@@ -77,6 +77,28 @@ fn describes_the_graph_and_its_analysis_as_json() {
 }
 
 #[test]
+fn json_reports_cycles_dead_ends_and_unreachable_states() {
+    let project = Project::new();
+    project.file(
+        "trap.yaml",
+        "name: trap\ninitialState: test\nterminalStates: [done]\nstates:\n  - id: test\n  - id: fix\n  - id: retest\n  - id: island\n  - id: done\ntransitions:\n  - from: test\n    to: done\n    guard: { kind: shell, options: { command: make test } }\n  - from: test\n    to: fix\n  - from: fix\n    to: retest\n  - from: retest\n    to: fix\n  - from: island\n    to: done\n",
+    );
+    let (code, stdout, stderr) = graph(&project, &["--format", "json", "trap.yaml"]);
+    assert_eq!(
+        code, 0,
+        "the graph is drawn even when `spur check` would fail: {stderr}"
+    );
+    let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(document["cycles"], serde_json::json!([["fix", "retest"]]));
+    assert_eq!(
+        document["cannotTerminate"],
+        serde_json::json!(["fix", "retest"])
+    );
+    assert_eq!(document["unreachable"], serde_json::json!(["island"]));
+    assert_eq!(document["shadowed"], serde_json::json!([]));
+}
+
+#[test]
 fn lists_simple_paths_to_each_terminal() {
     let project = Project::new();
     let (code, stdout, stderr) = graph(&project, &["--paths", &review_loop()]);
@@ -194,7 +216,8 @@ fn transitions_to_unknown_states_are_left_out_with_a_note() {
 }
 
 /// Every pipeline in `examples/` (YAML files with top-level `initialState:` and `states:`,
-/// outside folders named `invalid…`) renders in every format, and Graphviz accepts the DOT
+/// outside `examples/broken/` and folders named `invalid…`, which hold deliberately wrong
+/// files) renders in every format, and Graphviz accepts the DOT
 /// when `dot` is installed.
 #[test]
 fn renders_every_pipeline_in_examples() {
@@ -260,7 +283,7 @@ fn collect_pipelines(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if path.is_dir() {
-            if !name.starts_with("invalid") {
+            if !(name.starts_with("invalid") || name == "broken") {
                 collect_pipelines(&path, out);
             }
         } else if name.ends_with(".yaml") || name.ends_with(".yml") {

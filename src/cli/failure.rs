@@ -28,6 +28,7 @@ impl Failure {
         }
     }
 
+    #[allow(dead_code)] // used by subcommands on other branches (verify, run)
     pub fn with_code(report: impl Into<miette::Report>, code: u8) -> Self {
         Self {
             report: report.into(),

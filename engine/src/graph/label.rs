@@ -232,6 +232,32 @@ mod tests {
     }
 
     #[test]
+    fn nested_combinators_show_their_own_guards_in_parentheses() {
+        let shell = OptionValue::Map(options(&[
+            ("kind", string("shell")),
+            (
+                "options",
+                OptionValue::Map(options(&[("command", string("make   test"))])),
+            ),
+        ]));
+        let all = OptionValue::Map(options(&[
+            ("kind", string("all")),
+            (
+                "options",
+                OptionValue::Map(options(&[(
+                    "guards",
+                    OptionValue::List(vec![shell, string("x")], Span::default()),
+                )])),
+            ),
+        ]));
+        let g = guard(
+            "not",
+            options(&[("guards", OptionValue::List(vec![all], Span::default()))]),
+        );
+        assert_eq!(GuardSummary::of(&g).label(), "not: all(shell make test, ?)");
+    }
+
+    #[test]
     fn a_plugin_guard_shows_its_options_as_json() {
         let g = guard("ci-green", options(&[("branch", string("main"))]));
         assert_eq!(
