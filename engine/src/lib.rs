@@ -4,6 +4,7 @@
 //! graph → run → done gate. The engine returns values and `miette` diagnostics; it never
 //! prints. The `spur` binary renders.
 
+pub mod answer;
 pub mod atomic_file;
 pub mod audit;
 pub mod diagnostic;

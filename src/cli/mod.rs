@@ -13,6 +13,7 @@ mod run_progress;
 mod runs;
 mod schema;
 mod task;
+mod task_verdict;
 mod trace;
 mod verdict;
 mod workflow;

@@ -29,6 +29,8 @@ enum TaskCommand {
     Update(UpdateArgs),
     /// Show a task's status and history.
     Show(ShowArgs),
+    /// Derive the verdict artifact from the verifier's answer file.
+    Verdict(super::task_verdict::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -63,6 +65,7 @@ pub fn run(args: Args) -> CliResult {
     match args.command {
         TaskCommand::Update(update_args) => update(update_args, &state_dir),
         TaskCommand::Show(show_args) => show(show_args, &state_dir),
+        TaskCommand::Verdict(verdict_args) => super::task_verdict::run(verdict_args, &state_dir),
     }
 }
 

@@ -1,0 +1,373 @@
+//! `spur task verdict WBS --from-answer FILE`: golden runs over `examples/answers/*.md`,
+//! interrupted writes, hostile answers and usage errors.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::{redact, repo_path, Project};
+
+/// A project holding the example sources the answers cite, with both example task files
+/// under `docs/tasks/`.
+fn example_project() -> Project {
+    let project = Project::new();
+    copy_tree(&repo_path("examples/answers/project"), project.path());
+    for task in ["0804_answer-files.md", "0805_ambiguous.md"] {
+        project.file(
+            &format!("docs/tasks/{task}"),
+            fs::read(repo_path(&format!("examples/answers/task/{task}"))).unwrap(),
+        );
+    }
+    project
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn with_answer(project: &Project, example: &str) -> String {
+    let rel = format!("answers/{example}");
+    project.file(
+        &rel,
+        fs::read(repo_path(&format!("examples/answers/{example}"))).unwrap(),
+    );
+    rel
+}
+
+/// Run the human and the `--json` form on one example; render everything they produce.
+fn golden(wbs: &str, example: &str) -> (i32, String) {
+    let project = example_project();
+    let answer = with_answer(&project, example);
+    let human = project
+        .spur()
+        .args(["task", "verdict", wbs, "--from-answer", &answer])
+        .output()
+        .unwrap();
+    let artifact_path = format!(".spur/run/{wbs}-verdict.json");
+    let artifact =
+        fs::read_to_string(project.join(&artifact_path)).unwrap_or_else(|_| "(none)".to_owned());
+    let json = project
+        .spur()
+        .args(["task", "verdict", wbs, "--from-answer", &answer, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        human.status.code(),
+        json.status.code(),
+        "both forms end alike"
+    );
+    assert!(json.stderr.is_empty(), "--json keeps stderr quiet");
+    let parsed: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON doc");
+    assert_eq!(parsed["wbs"], wbs);
+    let code = human.status.code().expect("exited");
+    let text = format!(
+        "exit: {code}\n--- stdout\n{}--- stderr\n{}--- {artifact_path}\n{artifact}--- --json\n{}",
+        String::from_utf8_lossy(&human.stdout),
+        String::from_utf8_lossy(&human.stderr),
+        String::from_utf8_lossy(&json.stdout),
+    );
+    (code, redact(&project, &text))
+}
+
+macro_rules! golden {
+    ($test:ident, $wbs:literal, $example:literal, exit $code:literal) => {
+        #[test]
+        fn $test() {
+            let (code, text) = golden($wbs, $example);
+            assert_eq!(code, $code, "{text}");
+            insta::assert_snapshot!(stringify!($test), text);
+        }
+    };
+}
+
+golden!(clean_answer_derives_pass, "0804", "pass.md", exit 0);
+golden!(padding_escaped_pipes_inline_code_and_trailing_spaces_are_tolerated, "0804", "tolerant-formatting.md", exit 0);
+golden!(missing_requirement_fails_the_lint, "0804", "missing-requirement.md", exit 1);
+golden!(duplicate_requirement_fails_the_lint, "0804", "duplicate-requirement.md", exit 1);
+golden!(unknown_requirement_fails_the_lint, "0804", "unknown-requirement.md", exit 1);
+golden!(invalid_status_fails_the_lint, "0804", "invalid-status.md", exit 1);
+golden!(invalid_evidence_type_fails_the_lint, "0804", "invalid-evidence-type.md", exit 1);
+golden!(empty_evidence_fails_the_lint, "0804", "empty-evidence.md", exit 1);
+golden!(met_row_without_anchor_fails_the_lint, "0804", "missing-anchor.md", exit 1);
+golden!(paraphrased_ac_id_resolves_to_nothing, "0804", "paraphrased-ac.md", exit 1);
+golden!(ac_title_shared_by_two_criteria_is_ambiguous, "0805", "ambiguous-ac.md", exit 1);
+golden!(missing_ac_fails_the_lint, "0804", "missing-ac.md", exit 1);
+golden!(duplicate_ac_fails_the_lint, "0804", "duplicate-ac.md", exit 1);
+golden!(answer_cannot_add_an_exempting_tag, "0804", "undeclared-tag.md", exit 1);
+golden!(glob_is_not_an_anchor, "0804", "glob-anchor.md", exit 1);
+golden!(directory_is_not_an_anchor, "0804", "directory-anchor.md", exit 1);
+golden!(anchor_into_a_missing_file_fails_the_lint, "0804", "anchor-file-missing.md", exit 1);
+golden!(anchor_past_the_end_of_its_file_fails_the_lint, "0804", "anchor-past-end.md", exit 1);
+golden!(met_behaviour_ac_with_only_static_ref_is_downgraded_to_partial, "0804", "static-ref-downgrade.md", exit 1);
+golden!(advisory_ac_is_exempt_from_the_evidence_rule, "0804", "advisory-exempt.md", exit 0);
+golden!(rows_win_over_a_softer_verdict_line, "0804", "verdict-line-disagrees.md", exit 1);
+golden!(a_harsher_verdict_line_is_kept, "0804", "verdict-line-harsher.md", exit 1);
+golden!(missing_verdict_line_fails_the_lint, "0804", "missing-verdict-line.md", exit 1);
+golden!(cut_off_row_fails_the_lint, "0804", "incomplete-row.md", exit 1);
+golden!(row_with_an_extra_cell_fails_the_lint, "0804", "wrong-column-count.md", exit 1);
+
+fn verdict_of(project: &Project, wbs: &str) -> String {
+    let text = project.read(&format!(".spur/run/{wbs}-verdict.json"));
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["verdict"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_crash_before_the_rename_leaves_the_previous_artifact_intact() {
+    let project = example_project();
+    let pass = with_answer(&project, "pass.md");
+    let bad = with_answer(&project, "anchor-past-end.md");
+    project
+        .spur()
+        .args(["task", "verdict", "0804", "--from-answer", &pass])
+        .assert()
+        .code(0);
+    let before = project.read(".spur/run/0804-verdict.json");
+
+    let crashed = project
+        .spur()
+        .args(["task", "verdict", "0804", "--from-answer", &bad])
+        .env("SPUR_TEST_CRASH_BEFORE_RENAME", "1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        crashed.status.code(),
+        None,
+        "killed by a signal mid-derivation"
+    );
+    assert_eq!(
+        project.read(".spur/run/0804-verdict.json"),
+        before,
+        "the previous artifact is intact, byte for byte"
+    );
+    assert_eq!(verdict_of(&project, "0804"), "PASS");
+
+    project
+        .spur()
+        .args(["task", "verdict", "0804", "--from-answer", &bad])
+        .assert()
+        .code(1);
+    assert_eq!(verdict_of(&project, "0804"), "FAIL");
+    let leftovers: Vec<String> = fs::read_dir(project.join(".spur/run"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        leftovers,
+        ["0804-verdict.json"],
+        "the next derivation clears what the crash left staged"
+    );
+}
+
+#[test]
+fn lint_only_prints_diagnostics_and_writes_nothing() {
+    let project = example_project();
+    let good = with_answer(&project, "pass.md");
+    let bad = with_answer(&project, "glob-anchor.md");
+    let out = project
+        .spur()
+        .args([
+            "task",
+            "verdict",
+            "0804",
+            "--from-answer",
+            &good,
+            "--lint-only",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("would derive PASS"));
+    let out = project
+        .spur()
+        .args([
+            "task",
+            "verdict",
+            "0804",
+            "--from-answer",
+            &bad,
+            "--lint-only",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["artifact"], serde_json::Value::Null);
+    assert_eq!(doc["diagnostics"][0]["code"], "spur::answer::glob_anchor");
+    assert_eq!(doc["diagnostics"][0]["line"], 11);
+    assert!(!project.join(".spur/run").exists());
+}
+
+#[test]
+fn an_explicit_task_file_is_used() {
+    let project = example_project();
+    let answer = with_answer(&project, "pass.md");
+    fs::rename(
+        project.join("docs/tasks/0804_answer-files.md"),
+        project.join("elsewhere.md"),
+    )
+    .unwrap();
+    project
+        .spur()
+        .args(["task", "verdict", "0804", "--from-answer", &answer])
+        .assert()
+        .code(2);
+    project
+        .spur()
+        .args([
+            "task",
+            "verdict",
+            "0804",
+            "--from-answer",
+            &answer,
+            "--task",
+            "elsewhere.md",
+        ])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn usage_errors_exit_2_and_write_nothing() {
+    let project = example_project();
+    let answer = with_answer(&project, "pass.md");
+    for args in [
+        vec!["task", "verdict", "../x", "--from-answer", answer.as_str()],
+        vec![
+            "task",
+            "verdict",
+            "0804",
+            "--from-answer",
+            "answers/none.md",
+        ],
+        vec!["task", "verdict", "0804", "--from-answer", "answers"],
+        vec!["task", "verdict", "0999", "--from-answer", answer.as_str()],
+        vec!["task", "verdict", "0804"],
+    ] {
+        let out = project.spur().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?} explains itself");
+    }
+    assert!(!project.join(".spur/run").exists());
+    let out = project
+        .spur()
+        .args(["task", "verdict", "0999", "--from-answer", &answer])
+        .output()
+        .unwrap();
+    insta::assert_snapshot!(
+        "no_task_file",
+        redact(&project, &String::from_utf8_lossy(&out.stderr))
+    );
+}
+
+/// Hostile answers: each gives exit 1, a FAIL artifact, a named diagnostic, no panic.
+fn hostile(bytes: &[u8]) -> serde_json::Value {
+    let project = example_project();
+    project.file("answers/hostile.md", bytes);
+    let out = project
+        .spur()
+        .args([
+            "task",
+            "verdict",
+            "0804",
+            "--from-answer",
+            "answers/hostile.md",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    assert_eq!(verdict_of(&project, "0804"), "FAIL");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn codes(doc: &serde_json::Value) -> Vec<String> {
+    doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_50_mb_answer_is_refused_unread() {
+    let mut bytes = b"Verdict: PASS\n".to_vec();
+    bytes.resize(50 * 1024 * 1024, b'a');
+    let doc = hostile(&bytes);
+    assert_eq!(codes(&doc), ["spur::answer::too_large"]);
+}
+
+#[test]
+fn a_table_with_10000_columns_is_a_row_diagnostic() {
+    let header = format!("|{}\n", " Req |".repeat(10_000));
+    let delimiter = format!("|{}\n", "---|".repeat(10_000));
+    let row = format!("| R1 |{}\n", " MET |".repeat(9_999));
+    let text = format!(
+        "Verdict: PASS\n| Req | Status | Evidence |\n|---|---|---|\n{row}\n{header}{delimiter}{row}"
+    );
+    let doc = hostile(text.as_bytes());
+    let codes = codes(&doc);
+    assert!(
+        codes.contains(&"spur::answer::wrong_column_count".to_owned()),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&"spur::answer::table_header_mismatch".to_owned()),
+        "{codes:?}"
+    );
+    let rows = doc["diagnostics"].as_array().unwrap();
+    assert!(rows
+        .iter()
+        .all(|d| d["row"].as_str().map_or(0, |r| r.chars().count()) <= 201));
+}
+
+#[test]
+fn binary_bytes_are_not_an_answer() {
+    let mut bytes = b"Verdict: PASS\n| Req | Status | Evidence |\n".to_vec();
+    bytes.extend((0..=255u8).cycle().take(4096));
+    let doc = hostile(&bytes);
+    assert_eq!(codes(&doc), ["spur::answer::not_utf8"]);
+    // the byte run 0..=255 holds one newline (byte 10) before the first invalid byte (128)
+    assert_eq!(doc["diagnostics"][0]["line"], 4);
+}
+
+#[test]
+fn unterminated_code_spans_are_literal_text() {
+    let text = "Verdict: PASS\n| Req | Status | Evidence |\n|---|---|---|\n| R1 | MET | `src/answer_parser.rs:1 |\n| R2 | ``MET | ``` |\n| R3 | MET | see `the writer |\n| R3 | MET | ```````````````````````` `` ` |\n";
+    let doc = hostile(text.as_bytes());
+    let codes = codes(&doc);
+    assert!(
+        codes.contains(&"spur::answer::invalid_status".to_owned()),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&"spur::answer::missing_anchor".to_owned()),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&"spur::answer::empty_evidence".to_owned()),
+        "{codes:?}"
+    );
+    assert!(
+        !codes.contains(&"spur::answer::wrong_column_count".to_owned()),
+        "an unclosed backtick does not swallow the pipes: {codes:?}"
+    );
+}
