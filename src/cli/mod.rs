@@ -16,6 +16,7 @@ mod task;
 mod task_verdict;
 mod trace;
 mod verdict;
+mod verify;
 mod workflow;
 
 use std::process::ExitCode;
@@ -52,6 +53,8 @@ enum Command {
     Trace(trace::Args),
     /// Draw the transition graph (dot, mermaid, json) or list its simple paths.
     Graph(graph::Args),
+    /// Run the verify gates (or `verify history` to show the verdict ledger).
+    Verify(verify::Args),
     /// Check and inspect verdict artifacts.
     Verdict(verdict::Args),
     /// Task status: update (done through the done gate) and show.
@@ -75,6 +78,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Workflow(args) => workflow::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
         Command::Audit(args) => audit::run(args),

@@ -1,0 +1,240 @@
+//! Evidence: one Markdown and one JSON file per gate that ran, in
+//! `.spur/run/<scope>-evidence/`, holding the command, exit code, duration, output tail and
+//! findings of every attempt. The JSON carries wall-clock and monotonic start/finish times,
+//! so whether two gates overlapped can be read from evidence alone.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::attempt::Attempt;
+use super::finding::Finding;
+use super::gate::Gate;
+use super::gate_result::{EvidenceFiles, GateResult};
+use crate::atomic_file::write_atomic;
+use crate::timestamp::rfc3339_utc as rfc3339;
+
+/// Where one gate's evidence goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvidencePaths {
+    pub markdown: PathBuf,
+    pub json: PathBuf,
+}
+
+impl EvidencePaths {
+    pub fn new(dir: &Path, gate: &str) -> Self {
+        Self {
+            markdown: dir.join(format!("{gate}.md")),
+            json: dir.join(format!("{gate}.json")),
+        }
+    }
+
+    /// The paths as shown to people and stored in the verdict: relative to the project
+    /// root when they are inside it.
+    pub fn display(&self, project_root: &Path) -> EvidenceFiles {
+        EvidenceFiles {
+            markdown: display_path(&self.markdown, project_root),
+            json: display_path(&self.json, project_root),
+        }
+    }
+}
+
+/// `path` relative to `root` when it is inside it, else as given.
+pub fn display_path(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// Who ran the gate, for the evidence header.
+#[derive(Debug, Clone, Copy)]
+pub struct EvidenceContext<'a> {
+    pub run_id: &'a str,
+    pub wbs: Option<&'a str>,
+}
+
+/// Write both evidence files of `result` (atomically: never a partial file).
+pub fn write_evidence(
+    paths: &EvidencePaths,
+    gate: &Gate,
+    result: &GateResult,
+    context: EvidenceContext<'_>,
+) -> std::io::Result<()> {
+    let json = evidence_json(gate, result, context);
+    let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
+    text.push('\n');
+    write_atomic(&paths.json, text.as_bytes())?;
+    write_atomic(
+        &paths.markdown,
+        evidence_markdown(gate, result, context).as_bytes(),
+    )
+}
+
+fn evidence_json(
+    gate: &Gate,
+    result: &GateResult,
+    context: EvidenceContext<'_>,
+) -> serde_json::Value {
+    json!({
+        "gate": gate.name,
+        "run": context.run_id,
+        "task": context.wbs,
+        "command": gate.command.display(),
+        "status": result.status,
+        "confidence": result.confidence,
+        "reprobed": result.reprobed,
+        "flaky": result.flaky,
+        "unactionable": result.unactionable,
+        "severity": gate.severity,
+        "readOnly": gate.read_only,
+        "needs": gate.needs,
+        "timeoutMs": u64::try_from(gate.timeout.as_millis()).unwrap_or(u64::MAX),
+        "exitCode": result.exit_code,
+        "durationMs": result.duration_ms,
+        "reason": result.reason,
+        "findings": result.findings,
+        "attempts": result.attempts.iter().map(attempt_json).collect::<Vec<_>>(),
+    })
+}
+
+fn attempt_json(attempt: &Attempt) -> serde_json::Value {
+    json!({
+        "status": attempt.status(),
+        "exitCode": attempt.exit_code(),
+        "reason": attempt.reason(),
+        "startedAt": rfc3339(attempt.started_at),
+        "finishedAt": rfc3339(attempt.finished_at),
+        "startedMs": attempt.started_ms,
+        "finishedMs": attempt.finished_ms,
+        "durationMs": attempt.finished_ms.saturating_sub(attempt.started_ms),
+        "findings": attempt.findings.len(),
+        "stdoutTail": attempt.stdout_tail,
+        "stderrTail": attempt.stderr_tail,
+        "outputTruncated": attempt.output_truncated,
+    })
+}
+
+fn evidence_markdown(gate: &Gate, result: &GateResult, context: EvidenceContext<'_>) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# Gate `{}` — {}\n", gate.name, result.status);
+    let mut status = result.status.to_string();
+    if let Some(c) = result.confidence {
+        let _ = write!(status, " (confidence {}", c.as_str());
+        if result.reprobed {
+            status.push_str(", re-probed");
+        }
+        if result.flaky {
+            status.push_str(", flaky");
+        }
+        status.push(')');
+    }
+    let rows = [
+        (
+            "Command",
+            format!("`{}`", gate.command.display().replace('`', "'")),
+        ),
+        ("Status", status),
+        (
+            "Exit code",
+            result
+                .exit_code
+                .map_or_else(|| "none".to_owned(), |c| c.to_string()),
+        ),
+        (
+            "Duration",
+            format!("{} ms", result.duration_ms.unwrap_or_default()),
+        ),
+        ("Severity", gate.severity.as_str().to_owned()),
+        ("Run", context.run_id.to_owned()),
+        ("Task", context.wbs.unwrap_or("(project)").to_owned()),
+    ];
+    md.push_str("| | |\n|---|---|\n");
+    for (key, value) in rows {
+        let _ = writeln!(md, "| {key} | {} |", cell(&value));
+    }
+    if let Some(reason) = &result.reason {
+        let _ = writeln!(md, "\n**{}**", reason);
+    }
+    if result.unactionable {
+        md.push_str("\n**Unactionable:** no finding has a `file:line` locator.\n");
+    }
+    md.push_str("\n## Findings\n\n");
+    if result.findings.is_empty() {
+        md.push_str("None reported.\n");
+    }
+    for finding in &result.findings {
+        let _ = writeln!(md, "- {}", finding_line(finding));
+    }
+    for (i, attempt) in result.attempts.iter().enumerate() {
+        let label = if i == 0 { "Attempt 1" } else { "Re-probe" };
+        let _ = writeln!(
+            md,
+            "\n## {label} — {} ({}, {} ms, started {})\n",
+            attempt.status(),
+            attempt.exit_code().map_or_else(
+                || attempt.reason().unwrap_or_default(),
+                |c| format!("exit {c}")
+            ),
+            attempt.finished_ms.saturating_sub(attempt.started_ms),
+            rfc3339(attempt.started_at)
+        );
+        for (stream, text) in [
+            ("stdout", &attempt.stdout_tail),
+            ("stderr", &attempt.stderr_tail),
+        ] {
+            if text.is_empty() {
+                let _ = writeln!(md, "{stream}: (empty)\n");
+            } else {
+                let _ = writeln!(md, "{stream} (last lines):\n\n{}", fenced(text));
+            }
+        }
+        if attempt.output_truncated {
+            md.push_str("Output beyond the capture limit was dropped.\n");
+        }
+    }
+    md
+}
+
+/// A finding as one Markdown line: severity, locator, message, fix.
+pub fn finding_line(finding: &Finding) -> String {
+    let mut line = format!("**{}**", finding.severity.as_str());
+    match (finding.locator(), &finding.file) {
+        (Some(locator), _) => {
+            let _ = write!(line, " `{locator}`");
+        }
+        (None, Some(file)) => {
+            let _ = write!(line, " `{file}`");
+        }
+        (None, None) => {}
+    }
+    let _ = write!(line, " — {}", finding.message.replace('\n', " "));
+    if let Some(fix) = &finding.fix {
+        let _ = write!(line, " (fix: {})", fix.replace('\n', " "));
+    }
+    line
+}
+
+/// A table cell: no newlines, pipes escaped.
+pub fn cell(text: &str) -> String {
+    text.replace('\n', " ").replace('|', "\\|")
+}
+
+/// `text` in a code fence longer than any run of backticks inside it.
+fn fenced(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}text\n{text}\n{fence}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_outgrow_backticks_in_output() {
+        assert_eq!(fenced("a"), "```text\na\n```\n");
+        assert_eq!(fenced("x ```` y"), "`````text\nx ```` y\n`````\n");
+    }
+}
