@@ -1457,3 +1457,124 @@ fn runs_lists_newest_first_and_trace_shows_gap_free_seq() {
     let (code, _, stderr) = run_json(&p, &["trace", "20990101T000000Z-000000"]);
     assert_eq!(code, 2, "{stderr}");
 }
+
+// ---- the shipped task pipeline and its demo ------------------------------------------------
+
+fn demo_project() -> Project {
+    let p = Project::new();
+    for file in [
+        ".spur/config.yaml",
+        "stub-agent.sh",
+        "check",
+        "docs/tasks/0592_hello.md",
+    ] {
+        copy_example(&p, &format!("examples/demo/{file}"), file);
+    }
+    for exe in ["stub-agent.sh", "check"] {
+        make_executable(&p.join(exe));
+    }
+    copy_example(&p, "pipelines/task-pipeline.yaml", "task-pipeline.yaml");
+    p
+}
+
+#[test]
+fn the_task_pipeline_demo_runs_end_to_end_through_the_done_gate() {
+    let p = demo_project();
+    let (code, out, stderr) = run_json(
+        &p,
+        &[
+            "run",
+            "task-pipeline.yaml",
+            "--var",
+            "wbs=0592",
+            "--var",
+            "profile=auto",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(out["outcome"], "done");
+    assert_eq!(out["state"], "done");
+    assert_eq!(out["doneGate"]["decision"], "allow");
+    assert_eq!(out["doneGate"]["verdict"], "PASS");
+    assert_eq!(p.read("hello.txt"), "hello, world\n");
+    // The test ⇄ fix loop ran once: red, fixed, green.
+    let states: Vec<String> = events(&trace(&p), "state-entered")
+        .iter()
+        .map(|r| r["state"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "precheck",
+            "implement",
+            "test",
+            "fix",
+            "test",
+            "review",
+            "verify",
+            "record",
+            "done"
+        ]
+    );
+    let (_, task, _) = run_json(&p, &["task", "show", "0592"]);
+    assert_eq!(task["status"], "done");
+}
+
+#[test]
+fn the_task_pipeline_pauses_for_approval_unless_profile_is_auto() {
+    let p = demo_project();
+    let (code, out, _) = run_json(&p, &["run", "task-pipeline.yaml", "--var", "wbs=0592"]);
+    assert_eq!(code, 3);
+    assert_eq!(out["state"], "approve");
+    let run_id = out["runId"].as_str().unwrap().to_owned();
+    let (code, out, stderr) = run_json(&p, &["continue", &run_id, "--answer", "yes"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(out["outcome"], "done");
+}
+
+#[test]
+fn the_task_pipeline_fails_when_the_quality_gate_stays_red() {
+    let p = demo_project();
+    p.file("check", "#!/bin/sh\nexit 1\n");
+    make_executable(&p.join("check"));
+    let (code, out, _) = run_json(
+        &p,
+        &[
+            "run",
+            "task-pipeline.yaml",
+            "--var",
+            "wbs=0592",
+            "--var",
+            "profile=auto",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out["state"], "failed");
+    assert_eq!(out["terminalReason"], "retry-exhausted");
+}
+
+#[test]
+fn the_task_pipeline_is_denied_done_when_the_verifier_does_not_say_pass() {
+    let p = demo_project();
+    let stub = p
+        .read("stub-agent.sh")
+        .replace("Verdict: PASS", "Verdict: FAIL")
+        .replace("| R1 | MET |", "| R1 | UNMET |");
+    p.file("stub-agent.sh", stub);
+    make_executable(&p.join("stub-agent.sh"));
+    let (code, out, _) = run_json(
+        &p,
+        &[
+            "run",
+            "task-pipeline.yaml",
+            "--var",
+            "wbs=0592",
+            "--var",
+            "profile=auto",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out["state"], "record");
+    assert_eq!(out["reason"], "done-gate-denied");
+    assert_eq!(out["doneGate"]["verdict"], "FAIL");
+}

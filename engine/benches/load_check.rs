@@ -7,9 +7,7 @@ use spur_engine::pipeline;
 use spur_engine::source::SourceFile;
 
 fn chain(states: usize) -> String {
-    let mut yaml = String::from(
-        "name: chain\ninitialState: s0\nvars:\n  wbs: \"0001\"\nstates:\n",
-    );
+    let mut yaml = String::from("name: chain\ninitialState: s0\nvars:\n  wbs: \"0001\"\nstates:\n");
     for i in 0..states {
         yaml.push_str(&format!(
             "  - id: s{i}\n    onEnter:\n      - kind: shell\n        options:\n          command: echo ${{vars.wbs}} step {i}\n"

@@ -279,11 +279,20 @@ impl fmt::Display for Tally {
 
 /// The closest candidate to `word` (Jaro-Winkler ≥ 0.8 or Levenshtein ≤ 2), for "did you
 /// mean" hints.
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     candidates
         .into_iter()
         .filter(|c| *c != word)
-        .map(|c| (c, strsim::jaro_winkler(word, c), strsim::levenshtein(word, c)))
+        .map(|c| {
+            (
+                c,
+                strsim::jaro_winkler(word, c),
+                strsim::levenshtein(word, c),
+            )
+        })
         .filter(|(c, jw, lev)| *jw >= 0.8 || (*lev <= 2 && *lev < c.len().max(word.len())))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(c, _, _)| c)
@@ -295,8 +304,14 @@ mod tests {
 
     #[test]
     fn suggests_the_closest_name() {
-        assert_eq!(did_you_mean("recrod", ["review", "record", "done"]), Some("record"));
-        assert_eq!(did_you_mean("initalState", ["initialState", "name"]), Some("initialState"));
+        assert_eq!(
+            did_you_mean("recrod", ["review", "record", "done"]),
+            Some("record")
+        );
+        assert_eq!(
+            did_you_mean("initalState", ["initialState", "name"]),
+            Some("initialState")
+        );
         assert_eq!(did_you_mean("zzz", ["record", "done"]), None);
     }
 
@@ -305,7 +320,10 @@ mod tests {
         let file = SourceFile::new("p.yaml", "a: 1\nto: recrod\n");
         let d = Diagnostic::error("spur::check::x", &file, Span::new(9, 6), "m").help("h");
         let json = d.to_json();
-        assert_eq!((json.line, json.column, json.offset, json.length), (2, 5, 9, 6));
+        assert_eq!(
+            (json.line, json.column, json.offset, json.length),
+            (2, 5, 9, 6)
+        );
         assert_eq!(json.help.as_deref(), Some("h"));
     }
 }

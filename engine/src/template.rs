@@ -103,7 +103,10 @@ impl Template {
     }
 
     /// Parse a string read from `source`, with exact spans for placeholders.
-    pub fn parse_in(value: &Located<String>, source: &SourceFile) -> Result<Template, TemplateError> {
+    pub fn parse_in(
+        value: &Located<String>,
+        source: &SourceFile,
+    ) -> Result<Template, TemplateError> {
         Self::parse_with(value, ScalarSpan::new(value, Some(source)))
     }
 
@@ -193,7 +196,10 @@ mod tests {
 
     fn parse(text: &str) -> Result<Template, TemplateError> {
         let source = SourceFile::new("p.yaml", format!("k: {text}\n"));
-        Template::parse_in(&Located::new(text.to_owned(), Span::new(3, text.len())), &source)
+        Template::parse_in(
+            &Located::new(text.to_owned(), Span::new(3, text.len())),
+            &source,
+        )
     }
 
     #[test]
@@ -219,7 +225,10 @@ mod tests {
 
     #[test]
     fn rejects_unclosed_empty_and_unknown_placeholders() {
-        assert_eq!(parse("x ${vars.a").unwrap_err().kind, TemplateErrorKind::Unclosed);
+        assert_eq!(
+            parse("x ${vars.a").unwrap_err().kind,
+            TemplateErrorKind::Unclosed
+        );
         assert_eq!(parse("${}").unwrap_err().kind, TemplateErrorKind::Empty);
         assert_eq!(
             parse("${featureId}").unwrap_err().kind,

@@ -145,9 +145,9 @@ impl miette::Diagnostic for LoadFailure {
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         match self {
-            LoadFailure::Unreadable { help, .. } => help
-                .as_ref()
-                .map(|h| Box::new(h) as Box<dyn fmt::Display>),
+            LoadFailure::Unreadable { help, .. } => {
+                help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+            }
             LoadFailure::Invalid(d) => miette::Diagnostic::help(d.as_ref()),
         }
     }
@@ -217,7 +217,9 @@ pub fn read_source(path: &Path) -> Result<SourceFile, LoadFailure> {
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
         unreadable(
             "spur::load::not-utf8",
-            format!("the pipeline is not valid UTF-8 (invalid byte at offset {offset}, line {line})"),
+            format!(
+                "the pipeline is not valid UTF-8 (invalid byte at offset {offset}, line {line})"
+            ),
             Some("save the file as UTF-8"),
         )
     })?;
@@ -445,9 +447,7 @@ impl<'n> Fields<'n> {
 
     /// Where to point when the mapping lacks a key: its first key.
     fn anchor(&self) -> Span {
-        self.entries
-            .first()
-            .map_or(self.span, |(_, k, _)| k.span)
+        self.entries.first().map_or(self.span, |(_, k, _)| k.span)
     }
 }
 
@@ -493,7 +493,12 @@ const CODE_UNKNOWN_KEY: &str = "spur::check::unknown-key";
 const CODE_DUPLICATE_KEY: &str = "spur::check::duplicate-key";
 
 impl<'s> Builder<'s> {
-    fn error(&mut self, code: &'static str, span: Span, message: impl Into<String>) -> &mut Diagnostic {
+    fn error(
+        &mut self,
+        code: &'static str,
+        span: Span,
+        message: impl Into<String>,
+    ) -> &mut Diagnostic {
         self.diagnostics
             .push(Diagnostic::error(code, self.source, span, message));
         let last = self.diagnostics.len() - 1;
@@ -509,7 +514,10 @@ impl<'s> Builder<'s> {
             CODE_TYPE,
             self.source,
             node_span(node),
-            format!("{what} must be {expected}, found {}", node.value.type_name()),
+            format!(
+                "{what} must be {expected}, found {}",
+                node.value.type_name()
+            ),
         )
         .label(format!("expected {expected}"));
         self.push(d);
@@ -532,7 +540,10 @@ impl<'s> Builder<'s> {
                     CODE_UNKNOWN_KEY,
                     self.source,
                     key.span,
-                    format!("{what} keys must be strings, found {}", key.value.type_name()),
+                    format!(
+                        "{what} keys must be strings, found {}",
+                        key.value.type_name()
+                    ),
                 )
                 .label("not a known key")
                 .help(format!("known keys: {}", known.join(", ")));
@@ -594,7 +605,12 @@ impl<'s> Builder<'s> {
         }
     }
 
-    fn opt_string(&mut self, fields: &Fields<'_>, key: &str, what: &str) -> Option<Located<String>> {
+    fn opt_string(
+        &mut self,
+        fields: &Fields<'_>,
+        key: &str,
+        what: &str,
+    ) -> Option<Located<String>> {
         let node = fields.get(key)?;
         if matches!(node.value, NodeValue::Null) {
             return None;
@@ -606,9 +622,13 @@ impl<'s> Builder<'s> {
     fn state_ref(&mut self, node: &Node, what: &str) -> Option<Located<String>> {
         let value = self.string(node, what)?;
         if value.value.trim().is_empty() {
-            self.error(CODE_TYPE, node_span(node), format!("{what} must not be empty"))
-                .primary
-                .text = "empty state id".into();
+            self.error(
+                CODE_TYPE,
+                node_span(node),
+                format!("{what} must not be empty"),
+            )
+            .primary
+            .text = "empty state id".into();
             return None;
         }
         Some(value)
@@ -616,7 +636,12 @@ impl<'s> Builder<'s> {
 
     /// A required state reference; when missing or invalid, an empty placeholder at the
     /// mapping (the checker skips empty references: the problem is already reported).
-    fn required_state_ref(&mut self, fields: &Fields<'_>, key: &str, what: &str) -> Located<String> {
+    fn required_state_ref(
+        &mut self,
+        fields: &Fields<'_>,
+        key: &str,
+        what: &str,
+    ) -> Located<String> {
         match fields.get(key) {
             Some(node) => self
                 .state_ref(node, &format!("`{key}` of {what}"))
@@ -762,7 +787,10 @@ impl<'s> Builder<'s> {
             return default;
         };
         let bound = match &node.value {
-            NodeValue::Number(n) => n.as_u64().filter(|n| *n > 0).and_then(|n| u32::try_from(n).ok()),
+            NodeValue::Number(n) => n
+                .as_u64()
+                .filter(|n| *n > 0)
+                .and_then(|n| u32::try_from(n).ok()),
             _ => None,
         };
         match bound {
@@ -792,8 +820,10 @@ impl<'s> Builder<'s> {
         match OnError::parse(s) {
             Some(policy) => Some(Located::new(policy, node.span)),
             None => {
-                let hint = did_you_mean(s, ["fail", "continue"])
-                    .map_or_else(|| "use `fail` or `continue`".to_owned(), |c| format!("did you mean `{c}`?"));
+                let hint = did_you_mean(s, ["fail", "continue"]).map_or_else(
+                    || "use `fail` or `continue`".to_owned(),
+                    |c| format!("did you mean `{c}`?"),
+                );
                 let d = Diagnostic::error(
                     "spur::check::on-error",
                     self.source,
@@ -860,10 +890,13 @@ impl<'s> Builder<'s> {
                         "spur::check::var-not-string",
                         self.source,
                         value.span,
-                        format!("var `{name}` has a {} default; vars are strings", match value.value {
-                            NodeValue::Bool(_) => "boolean",
-                            _ => "number",
-                        }),
+                        format!(
+                            "var `{name}` has a {} default; vars are strings",
+                            match value.value {
+                                NodeValue::Bool(_) => "boolean",
+                                _ => "number",
+                            }
+                        ),
                     )
                     .label(format!("read as the string \"{text}\""))
                     .help(format!("quote it: `{name}: \"{text}\"`"));
@@ -977,7 +1010,9 @@ impl<'s> Builder<'s> {
     fn actions(&mut self, fields: &Fields<'_>, key: &str, what: &str) -> Vec<Action> {
         match fields.get(key) {
             None => Vec::new(),
-            Some(node) => self.list(node, &format!("`{key}` of {what}"), |b, item, _| b.action(item)),
+            Some(node) => self.list(node, &format!("`{key}` of {what}"), |b, item, _| {
+                b.action(item)
+            }),
         }
     }
 
@@ -1004,7 +1039,11 @@ impl<'s> Builder<'s> {
         };
         let kind = self.string(node, &format!("the `kind` of a {what}"))?;
         if kind.value.trim().is_empty() {
-            self.error(CODE_TYPE, node_span(node), format!("the `kind` of a {what} must not be empty"));
+            self.error(
+                CODE_TYPE,
+                node_span(node),
+                format!("the `kind` of a {what} must not be empty"),
+            );
             return None;
         }
         Some(kind)
@@ -1053,7 +1092,8 @@ impl<'s> Builder<'s> {
                         self.wrong_type(key, "an option name", "a string");
                         continue;
                     };
-                    if let Some((first, _)) = options.entries.iter().find(|(k, _)| k.value == name) {
+                    if let Some((first, _)) = options.entries.iter().find(|(k, _)| k.value == name)
+                    {
                         let d = Diagnostic::error(
                             CODE_DUPLICATE_KEY,
                             self.source,

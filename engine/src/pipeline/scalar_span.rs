@@ -86,20 +86,32 @@ mod tests {
     #[test]
     fn maps_plain_and_quoted_scalars_exactly() {
         let (file, v) = located("a: x ${y}\n", 3, 9, "x ${y}");
-        assert_eq!(ScalarSpan::new(&v, Some(&file)).range(2, 6), Span::new(5, 4));
+        assert_eq!(
+            ScalarSpan::new(&v, Some(&file)).range(2, 6),
+            Span::new(5, 4)
+        );
         let (file, v) = located("a: 'x ${y}'\n", 3, 11, "x ${y}");
-        assert_eq!(ScalarSpan::new(&v, Some(&file)).range(2, 6), Span::new(6, 4));
+        assert_eq!(
+            ScalarSpan::new(&v, Some(&file)).range(2, 6),
+            Span::new(6, 4)
+        );
     }
 
     #[test]
     fn maps_folded_scalars_by_unique_text_else_whole() {
         let text = "a: >-\n  x\n  ${y}\n";
         let (file, v) = located(text, 8, text.len(), "x ${y}");
-        assert_eq!(ScalarSpan::new(&v, Some(&file)).range(2, 6), Span::new(12, 4));
+        assert_eq!(
+            ScalarSpan::new(&v, Some(&file)).range(2, 6),
+            Span::new(12, 4)
+        );
         let text = "a: \"\\t${y}\"\n";
         let (file, v) = located(text, 3, text.len() - 1, "\t${y}");
         // unique text still found although the value is escaped
-        assert_eq!(ScalarSpan::new(&v, Some(&file)).range(1, 5), Span::new(6, 4));
+        assert_eq!(
+            ScalarSpan::new(&v, Some(&file)).range(1, 5),
+            Span::new(6, 4)
+        );
         assert_eq!(ScalarSpan::new(&v, Some(&file)).range(0, 1), v.span);
     }
 }

@@ -12,6 +12,8 @@ mod json_update;
 mod note;
 mod plugin;
 mod shell;
+mod verdict_derive;
+mod verify_run;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -25,7 +27,7 @@ use crate::state_dir::StateDir;
 pub use hitl::HitlQuestion;
 
 /// The built-in action kinds.
-pub const BUILT_IN: [&str; 10] = [
+pub const BUILT_IN: [&str; 12] = [
     "shell",
     "note",
     "file.read.into-var",
@@ -36,6 +38,8 @@ pub const BUILT_IN: [&str; 10] = [
     "proof.fingerprint",
     "run.artifact",
     "json.update",
+    "verdict.derive",
+    "verify.run",
 ];
 
 /// Option keys rendered as shell text (escaped per quoting context) rather than plain text.
@@ -115,6 +119,8 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         "proof.fingerprint" => finished(fingerprint::run(ctx)),
         "run.artifact" => finished(artifact::run(ctx)),
         "json.update" => finished(json_update::run(ctx)),
+        "verdict.derive" => finished(verdict_derive::run(ctx)),
+        "verify.run" => finished(verify_run::run(ctx)),
         _ => finished(plugin::run(ctx)),
     }
 }
