@@ -1,5 +1,6 @@
 //! A content fingerprint of the project's working tree: sha256 over the sorted paths and
-//! contents of the files git would track (tracked + untracked, not ignored), or of every
+//! contents of the files in a git work tree (tracked, untracked, and ignored *files* — an
+//! ignored directory such as `target/` counts by name only, so it stays cheap), or of every
 //! file under the root when it is not a git repository. The state directory is never part
 //! of it (the run's own journal changes all the time). Used by `agent.run requireDiff` and
 //! `proof.fingerprint`.
