@@ -44,14 +44,22 @@ pub fn fingerprint(root: &Path, state_dir: &Path) -> io::Result<String> {
 }
 
 fn git_files(root: &Path) -> Option<Vec<PathBuf>> {
+    let mut files = git_ls(root, &["--cached", "--others", "--exclude-standard"])?;
+    // Ignored files count too (an agent's output may be ignored); ignored directories are
+    // listed once, not walked.
+    let ignored = git_ls(
+        root,
+        &["--others", "--ignored", "--exclude-standard", "--directory"],
+    )?;
+    files.extend(ignored);
+    Some(files)
+}
+
+fn git_ls(root: &Path, args: &[&str]) -> Option<Vec<PathBuf>> {
     let out = Command::new("git")
-        .args([
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-        ])
+        .arg("ls-files")
+        .arg("-z")
+        .args(args)
         .current_dir(root)
         .stdin(Stdio::null())
         .stderr(Stdio::null())
@@ -105,5 +113,38 @@ mod tests {
         assert_eq!(before, fingerprint(root, &state).unwrap());
         fs::write(root.join("a.txt"), "two").unwrap();
         assert_ne!(before, fingerprint(root, &state).unwrap());
+    }
+
+    #[test]
+    fn in_a_git_repository_an_ignored_file_counts_but_an_ignored_directory_is_not_walked() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let git = |args: &[&str]| {
+            Command::new("git")
+                .args(args)
+                .current_dir(root)
+                .output()
+                .unwrap()
+        };
+        if !git(&["init", "-q"]).status.success() {
+            return; // no git on this machine: the walk fallback is tested above
+        }
+        fs::write(root.join(".gitignore"), "out.txt\nbuild/\n").unwrap();
+        fs::create_dir_all(root.join("build")).unwrap();
+        fs::write(root.join("build/a.o"), "1").unwrap();
+        let state = root.join(".spur");
+        let before = fingerprint(root, &state).unwrap();
+        fs::write(root.join("build/a.o"), "2").unwrap();
+        assert_eq!(
+            before,
+            fingerprint(root, &state).unwrap(),
+            "build/ is not walked"
+        );
+        fs::write(root.join("out.txt"), "agent output").unwrap();
+        assert_ne!(
+            before,
+            fingerprint(root, &state).unwrap(),
+            "an ignored file counts"
+        );
     }
 }
