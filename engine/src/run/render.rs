@@ -73,7 +73,7 @@ fn pieces(text: &str, ctx: &RenderContext<'_>) -> Result<Vec<Piece>, RenderError
                         .ok_or_else(|| RenderError::undefined(format!("vars.{}", name.value)))?,
                 ),
                 Segment::Env(name) => {
-                    if !ctx.env_allow.iter().any(|a| *a == name.value) {
+                    if !ctx.env_allow.contains(&name.value) {
                         return Err(RenderError::undefined(format!("env.{}", name.value)));
                     }
                     Piece::Value(std::env::var(&name.value).unwrap_or_default())
