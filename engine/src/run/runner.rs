@@ -148,12 +148,31 @@ pub fn resume(
             settings.state_dir.root().display().to_string(),
         ));
     }
-    let content = journal::read(&journal_path)?;
-    let position = replay::replay(&content.records).ok_or_else(|| {
+    // Take the task lock before judging the journal: a run still in progress holds it (its
+    // unfinished action is running, not ambiguous), and the journal read after the lock is
+    // the one we continue.
+    let no_start = || {
         RunError::Journal(journal::JournalError::NoStart {
             path: journal_path.clone(),
         })
-    })?;
+    };
+    let first = journal::read(&journal_path)?;
+    let wbs = replay::replay(&first.records)
+        .ok_or_else(no_start)?
+        .wbs
+        .as_deref()
+        .map(Wbs::parse)
+        .transpose()?;
+    let lock = match &wbs {
+        Some(w) => Some(TaskLock::acquire(
+            &settings.state_dir.lock_path(w),
+            w.as_str(),
+            run_id.as_str(),
+        )?),
+        None => None,
+    };
+    let content = journal::read(&journal_path)?;
+    let position = replay::replay(&content.records).ok_or_else(no_start)?;
     if let Some(f) = &position.finished {
         return Err(RunError::AlreadyFinished {
             run_id: run_id.to_string(),
@@ -178,7 +197,6 @@ pub fn resume(
         .graph
         .state_index(&state_id)
         .ok_or_else(|| RunError::UnknownState(state_id.clone()))?;
-    let wbs = position.wbs.as_deref().map(Wbs::parse).transpose()?;
 
     // What kind of stop are we resuming from, and is the answer right for it?
     let awaiting = position
@@ -255,14 +273,6 @@ pub fn resume(
         }
     }
 
-    let lock = match &wbs {
-        Some(w) => Some(TaskLock::acquire(
-            &settings.state_dir.lock_path(w),
-            w.as_str(),
-            run_id.as_str(),
-        )?),
-        None => None,
-    };
     let journal = Journal::reopen(&journal_path, &content, settings.durability)
         .map_err(RunError::JournalIo)?;
     let entered_via = position.transitions.last().map(|t| t.transition);
@@ -681,9 +691,22 @@ impl Run<'_, '_> {
     /// Try the current state's transitions in declaration order; journal each guard.
     fn select(&mut self, c: &Cursor) -> Result<Option<usize>, RunError> {
         let state_id = self.state_id(c.state).to_owned();
-        let env = self.process_env(&state_id, c.iteration);
-        let last_action = serde_json::json!({ "ok": c.last_action_ok });
         let outgoing: Vec<usize> = self.plan.graph.outgoing(c.state).to_vec();
+        // Building the process environment costs allocations; only shell and plugin guards
+        // need it (this keeps a loop of `always` guards at the journal's cost).
+        let needs_env = outgoing.iter().any(|&t| {
+            self.plan
+                .guards
+                .get(t)
+                .and_then(Option::as_ref)
+                .is_some_and(CompiledGuard::has_side_effects)
+        });
+        let env = if needs_env {
+            self.process_env(&state_id, c.iteration)
+        } else {
+            Vec::new()
+        };
+        let last_action = serde_json::json!({ "ok": c.last_action_ok });
         for t in outgoing {
             let Some(transition) = self.pipeline.transitions.get(t) else {
                 continue;
