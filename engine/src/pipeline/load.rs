@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::pipeline::model::*;
-use crate::pipeline::raw::{Node, NodeValue};
+use crate::pipeline::raw::{self, Node, NodeValue};
 use crate::source::{Located, SourceFile, Span};
 use crate::template::is_identifier;
 
@@ -226,35 +226,22 @@ pub fn read_source(path: &Path) -> Result<SourceFile, LoadFailure> {
     Ok(SourceFile::new(path, text))
 }
 
-fn yaml_options() -> serde_saphyr::Options {
-    serde_saphyr::options! {
-        budget: serde_saphyr::budget! {
-            max_nodes: MAX_NODES,
-            max_depth: MAX_DEPTH,
-            max_aliases: MAX_ALIASES,
-            max_anchors: MAX_ALIASES,
-            max_documents: 1,
-            max_events: 4 * MAX_NODES,
-            max_total_scalar_bytes: MAX_FILE_BYTES as usize,
-            max_recorded_anchor_events: MAX_NODES / 10,
-        },
-        alias_limits: serde_saphyr::alias_limits! {
-            max_total_replayed_events: MAX_NODES / 4,
-            max_replay_stack_depth: 16,
-            max_alias_expansions_per_anchor: MAX_ALIASES,
-        },
-        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
-    }
-}
-
 /// Parse the YAML document into the raw node tree.
 fn parse_yaml(source: &SourceFile) -> Result<Node, LoadFailure> {
     let text = source.text();
     if text.trim().is_empty() {
         return Err(empty(source));
     }
-    let node: Node = serde_saphyr::from_str_with_options(text, yaml_options())
-        .map_err(|e| yaml_error(source, &e))?;
+    let limits = raw::Limits {
+        max_nodes: MAX_NODES,
+        max_depth: MAX_DEPTH,
+        max_aliases: MAX_ALIASES,
+    };
+    let node = match raw::parse(text, limits) {
+        Ok(Some(node)) => node,
+        Ok(None) => return Err(empty(source)),
+        Err(e) => return Err(yaml_error(source, e)),
+    };
     match node.value {
         NodeValue::Map(_) => Ok(node),
         NodeValue::Null => Err(empty(source)),
@@ -288,90 +275,50 @@ fn first_line_len(text: &str, offset: usize) -> usize {
         .map_or(0, str::len)
 }
 
-fn yaml_error(source: &SourceFile, err: &serde_saphyr::Error) -> LoadFailure {
-    use serde_saphyr::budget::BudgetBreach;
-    use serde_saphyr::MessageFormatter;
-    let inner = err.without_snippet();
-    let message = serde_saphyr::DefaultMessageFormatter
-        .format_message(inner)
-        .into_owned();
-    let span = err
-        .location()
-        .and_then(|l| {
-            let s = l.span();
-            Some(Span::new(
-                usize::try_from(s.byte_offset()?).ok()?,
-                usize::try_from(s.byte_len()?).ok()?,
-            ))
-        })
-        .map(|s| clamp(source, s))
-        .unwrap_or_default();
+fn yaml_error(source: &SourceFile, err: raw::ParseError) -> LoadFailure {
     let limits = format!(
         "spur loads at most {MAX_NODES} YAML nodes, {MAX_DEPTH} levels of nesting and \
          {MAX_ALIASES} aliases; a real pipeline is far below these limits"
     );
-    let (code, message, label, help) = match inner {
-        serde_saphyr::Error::Budget { breach, .. } => match breach {
-            BudgetBreach::Documents { .. } => (
-                "spur::load::multiple-documents",
-                "a pipeline file holds one YAML document, this one has several".to_owned(),
-                "a second document starts here",
-                "remove the `---` separator and keep one pipeline per file".to_owned(),
-            ),
-            BudgetBreach::Depth { .. } => (
-                "spur::load::too-complex",
-                format!("the pipeline is nested more than {MAX_DEPTH} levels deep"),
-                "limit reached here",
-                limits,
-            ),
-            BudgetBreach::Aliases { .. }
-            | BudgetBreach::Anchors { .. }
-            | BudgetBreach::MergeKeys { .. } => (
-                "spur::load::too-complex",
-                "the pipeline uses too many YAML aliases or anchors".to_owned(),
-                "limit reached here",
-                limits,
-            ),
-            _ => (
-                "spur::load::too-complex",
-                "the pipeline is too large: it expands to too many YAML nodes (an alias bomb?)"
-                    .to_owned(),
-                "limit reached here",
-                limits,
-            ),
-        },
-        serde_saphyr::Error::AliasReplayLimitExceeded { .. }
-        | serde_saphyr::Error::AliasExpansionLimitExceeded { .. }
-        | serde_saphyr::Error::AliasReplayStackDepthExceeded { .. } => (
+    let (code, message, label, help, span) = match err {
+        raw::ParseError::MultipleDocuments { span } => (
+            "spur::load::multiple-documents",
+            "a pipeline file holds one YAML document, this one has several".to_owned(),
+            "a second document starts here",
+            "remove the `---` separator and keep one pipeline per file".to_owned(),
+            span,
+        ),
+        raw::ParseError::TooDeep { span } => (
             "spur::load::too-complex",
-            "the pipeline's YAML aliases expand too far (an alias bomb?)".to_owned(),
+            format!("the pipeline is nested more than {MAX_DEPTH} levels deep"),
             "limit reached here",
             limits,
+            span,
         ),
-        _ if message.contains("budget breached") => (
+        raw::ParseError::TooLarge { span } => (
             "spur::load::too-complex",
-            "the pipeline is too large: it expands to too many YAML nodes (an alias bomb?)"
+            "the pipeline is too large: it expands to too many YAML nodes or aliases (an alias bomb?)"
                 .to_owned(),
             "limit reached here",
             limits,
+            span,
         ),
-        _ if message.to_lowercase().contains("recursion limit")
-            || message.to_lowercase().contains("nesting") =>
-        {
-            (
-                "spur::load::too-complex",
-                format!("the pipeline is nested more than {MAX_DEPTH} levels deep"),
-                "limit reached here",
-                limits,
-            )
-        }
-        _ => (
+        raw::ParseError::UnknownAnchor { name, span } => (
+            "spur::load::yaml",
+            format!("invalid YAML: alias `*{name}` names no anchor"),
+            "unknown alias",
+            "define the anchor (`&name`) before its aliases".to_owned(),
+            span,
+        ),
+        raw::ParseError::Syntax { message, span } => (
             "spur::load::yaml",
             format!("invalid YAML: {message}"),
             "here",
             "fix the YAML syntax; `spur check` reads the file once it parses".to_owned(),
+            span,
         ),
     };
+    let span = clamp(source, span);
     // A snippet of a huge line (e.g. 100,000 `[`) helps nobody: name the place instead.
     let line_len = {
         let text = source.text();
@@ -1199,5 +1146,52 @@ fn node_span(node: &Node) -> Span {
         Span::new(span.offset, 1)
     } else {
         span
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> Vec<&'static str> {
+        let loaded = load(&SourceFile::new("p.yaml", text.to_owned())).unwrap();
+        loaded.diagnostics.iter().map(|d| d.code).collect()
+    }
+
+    #[test]
+    fn reports_every_structural_problem_at_once() {
+        let text = "name: p\ninitialState: a\nstates:\n  - id: a\n    pause: \"yes\"\n  - description: no id\ntransitions:\n  - from: a\n";
+        assert_eq!(
+            codes(text),
+            [
+                "spur::check::wrong-type",
+                "spur::check::missing-key",
+                "spur::check::missing-key"
+            ]
+        );
+    }
+
+    #[test]
+    fn reads_every_key_of_the_dialect() {
+        let text = "kind: state-machine\nname: p\nversion: 1.0\ndescription: d\ninitialState: a\nterminalStates: [b]\nfailureStates: []\niterationBound: 7\ndefaultOnError: continue\nvars: {x: \"1\"}\nenv: {allow: [HOME]}\nstates:\n  - id: a\n    pause: true\n    onExit: [{kind: note, options: {message: m}, onError: fail}]\n  - id: b\ntransitions:\n  - {from: a, to: b, trigger: go, description: t, terminalReason: done, guard: {kind: always}}\n";
+        let loaded = load(&SourceFile::new("p.yaml", text)).unwrap();
+        assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+        let p = loaded.pipeline;
+        assert_eq!(p.version.unwrap().value, "1.0");
+        assert_eq!(p.iteration_bound.value, 7);
+        assert_eq!(p.default_on_error.value, OnError::Continue);
+        assert_eq!(p.env_allow[0].value, "HOME");
+        assert!(p.states[0].pause);
+        assert_eq!(
+            p.states[0].on_exit[0].on_error.as_ref().unwrap().value,
+            OnError::Fail
+        );
+        let t = &p.transitions[0];
+        assert_eq!(
+            t.terminal_reason.as_ref().unwrap().value,
+            TerminalReason::Done
+        );
+        assert_eq!(t.trigger.as_ref().unwrap().value, "go");
+        assert_eq!(t.guard.as_ref().unwrap().kind.value, "always");
     }
 }

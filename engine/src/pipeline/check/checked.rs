@@ -135,3 +135,43 @@ fn collect_value(pipeline: &Pipeline, value: &OptionValue, out: &mut HashMap<Spa
         OptionValue::Null(_) | OptionValue::Bool(_) | OptionValue::Number(_) => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::load;
+    use crate::source::SourceFile;
+    use crate::template::Segment;
+
+    const CLEAN: &str = "name: p\ninitialState: a\nvars:\n  wbs: \"1\"\nstates:\n  - id: a\n    onEnter:\n      - kind: shell\n        options:\n          command: echo ${vars.wbs}\n  - id: b\n  - id: c\ntransitions:\n  - from: a\n    to: c\n    guard: { kind: never }\n  - from: a\n    to: b\n";
+
+    #[test]
+    fn indexes_states_and_transitions_in_declaration_order() {
+        let source = SourceFile::new("p.yaml", CLEAN);
+        let (checked, warnings) = CheckedPipeline::new(load(&source).unwrap()).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let a = checked.state_index("a").unwrap();
+        assert_eq!(a, checked.initial_state());
+        let targets: Vec<usize> = checked
+            .transitions_from(a)
+            .filter_map(|(t, _)| checked.target(t))
+            .collect();
+        assert_eq!(targets, [2, 1]);
+        let action = &checked.state(a).unwrap().on_enter[0];
+        let command = action.options.get_str("command").unwrap();
+        let template = checked.template(command).unwrap();
+        assert!(template
+            .segments
+            .iter()
+            .any(|s| matches!(s, Segment::Var(v) if v.value == "wbs")));
+    }
+
+    #[test]
+    fn refuses_a_pipeline_with_errors() {
+        let source = SourceFile::new("p.yaml", CLEAN.replace("to: b", "to: bb"));
+        let errors = CheckedPipeline::new(load(&source).unwrap()).unwrap_err();
+        assert!(errors
+            .iter()
+            .any(|d| d.code == "spur::check::unknown-state"));
+    }
+}

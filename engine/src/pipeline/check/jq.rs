@@ -1,4 +1,5 @@
-//! `jq` guard expressions are compiled at check time (jaq), so a syntax error or an
+//! `jq` guard expressions are compiled at check time, with the same compiler the guard
+//! uses at run time (`spur_guards::jq`), so a syntax error or an
 //! undefined filter or variable is reported by `spur check` with a span inside the
 //! expression, not discovered mid-run. `$vars` and every known var as `$name` are bound,
 //! as the runtime binds them.
@@ -15,126 +16,19 @@ pub struct JqError {
     pub end: usize,
 }
 
-/// Compile `expr` with jaq (core + std + json definitions), with `$vars` and `$name` for
-/// each of `vars` as global variables. Returns every error found.
+/// Compile `expr` as a jq guard does at run time (`spur_guards::jq::JqProgram`), with
+/// `$vars` and `$name` for each of `vars` bound.
 pub fn compile(expr: &str, vars: &[&str]) -> Result<(), Vec<JqError>> {
-    use jaq_core::load::{Arena, File, Loader};
-    let offset_of = |slice: &str| -> (usize, usize) {
-        let base = expr.as_ptr() as usize;
-        let at = slice.as_ptr() as usize;
-        match at.checked_sub(base) {
-            Some(start) if start + slice.len() <= expr.len() => (start, start + slice.len()),
-            _ => (0, expr.len()),
-        }
-    };
-    let arena = Arena::default();
-    let defs = jaq_core::defs()
-        .chain(jaq_std::defs())
-        .chain(jaq_json::defs());
-    let loader = Loader::new(defs);
-    let modules = match loader.load(
-        &arena,
-        File {
-            code: expr,
-            path: (),
-        },
-    ) {
-        Ok(modules) => modules,
-        Err(errors) => {
-            let mut out = Vec::new();
-            for (_, error) in errors {
-                match error {
-                    jaq_core::load::Error::Io(items) => {
-                        for (path, message) in items {
-                            let (start, end) = offset_of(path);
-                            out.push(JqError {
-                                message: format!("cannot import `{path}`: {message}"),
-                                start,
-                                end,
-                            });
-                        }
-                    }
-                    jaq_core::load::Error::Lex(items) => {
-                        for (expect, found) in items {
-                            let (start, end) = offset_of(found);
-                            out.push(JqError {
-                                message: format!("expected {}", lex_expect(&expect)),
-                                start,
-                                end: end.max(start + 1).min(expr.len().max(start)),
-                            });
-                        }
-                    }
-                    jaq_core::load::Error::Parse(items) => {
-                        for (expect, found) in items {
-                            let (start, end) = offset_of(found);
-                            let found_text = if found.is_empty() {
-                                "end of expression".to_owned()
-                            } else {
-                                format!("`{found}`")
-                            };
-                            out.push(JqError {
-                                message: format!(
-                                    "expected {}, found {found_text}",
-                                    expect.as_str()
-                                ),
-                                start,
-                                end,
-                            });
-                        }
-                    }
-                }
-            }
-            return Err(out);
-        }
-    };
-    let globals: Vec<String> = std::iter::once("$vars".to_owned())
-        .chain(vars.iter().map(|v| format!("${v}")))
+    let names: Vec<&str> = std::iter::once("vars")
+        .chain(vars.iter().copied())
         .collect();
-    type Data = jaq_core::data::JustLut<jaq_json::Val>;
-    let compiler = jaq_core::Compiler::default()
-        .with_funs(
-            jaq_core::funs::<Data>()
-                .chain(jaq_std::funs::<Data>())
-                .chain(jaq_json::funs::<Data>()),
-        )
-        .with_global_vars(globals.iter().map(String::as_str));
-    match compiler.compile(modules) {
+    match spur_guards::jq::JqProgram::compile(expr, &names) {
         Ok(_) => Ok(()),
-        Err(errors) => Err(errors
-            .into_iter()
-            .flat_map(|(_, errs)| errs)
-            .map(|(name, undefined)| {
-                let (start, end) = offset_of(name);
-                let what = match undefined {
-                    jaq_core::compile::Undefined::Filter(arity) => {
-                        format!("undefined filter `{name}/{arity}`")
-                    }
-                    other => format!("undefined {} `{name}`", other.as_str()),
-                };
-                JqError {
-                    message: what,
-                    start,
-                    end,
-                }
-            })
-            .collect()),
-    }
-}
-
-fn lex_expect(expect: &jaq_core::load::lex::Expect<&str>) -> &'static str {
-    use jaq_core::load::lex::Expect;
-    match expect {
-        Expect::Digit => "a digit",
-        Expect::Ident => "an identifier",
-        Expect::Delim("(") => "a closing parenthesis",
-        Expect::Delim("[") => "a closing bracket",
-        Expect::Delim("{") => "a closing brace",
-        Expect::Delim("\"") => "a closing quote",
-        Expect::Delim(_) => "a closing delimiter",
-        Expect::Escape => "a string escape sequence",
-        Expect::Unicode => "a 4-digit hexadecimal code point",
-        Expect::Token => "a token",
-        _ => "a different token",
+        Err(e) => Err(vec![JqError {
+            message: e.message,
+            start: e.offset.min(expr.len()),
+            end: (e.offset + e.len).min(expr.len()),
+        }]),
     }
 }
 
@@ -185,6 +79,7 @@ mod tests {
         assert_eq!(errors.len(), 1);
         assert!(errors[0].message.starts_with("expected term"), "{errors:?}");
         let errors = compile(".a | (.b", &[]).unwrap_err();
+        assert_eq!(errors[0].message, "unclosed delimiter `(`");
         assert_eq!(errors[0].start, 5, "{errors:?}");
     }
 
