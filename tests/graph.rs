@@ -215,6 +215,24 @@ fn transitions_to_unknown_states_are_left_out_with_a_note() {
     );
 }
 
+#[test]
+fn an_unknown_initial_state_draws_no_start_and_lists_no_paths() {
+    let project = Project::new();
+    project.file(
+        "p.yaml",
+        "name: p\ninitialState: nowhere\nstates:\n  - id: a\n  - id: b\ntransitions:\n  - from: a\n    to: b\n",
+    );
+    let (code, stdout, stderr) = graph(&project, &["p.yaml"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("start"), "{stdout}");
+    let (code, stdout, _) = graph(&project, &["--paths", "p.yaml"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout,
+        "p: no paths: the initial state `nowhere` does not exist\n"
+    );
+}
+
 /// Every pipeline in `examples/` (YAML files with top-level `initialState:` and `states:`,
 /// outside `examples/broken/` and folders named `invalid…`, which hold deliberately wrong
 /// files) renders in every format, and Graphviz accepts the DOT

@@ -17,7 +17,9 @@ mod label;
 mod mermaid;
 
 pub use dot::to_dot;
-pub use json::{GraphDocument, PathsDocument};
+pub use json::{
+    GraphDocument, GuardEntry, PathsDocument, ShadowedEntry, StateEntry, TransitionEntry,
+};
 pub use label::{shorten, transition_label, GuardSummary, SUMMARY_CHARS};
 pub use mermaid::to_mermaid;
 
