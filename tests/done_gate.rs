@@ -318,3 +318,44 @@ fn a_corrupt_task_record_is_a_usage_error_and_left_alone() {
         .stderr(predicates::str::contains("spur::task::corrupt_record"));
     assert_eq!(project.read(".spur/tasks/0592.json"), "{ not json");
 }
+
+#[test]
+fn a_denied_invalid_artifact_warns_once_on_stderr() {
+    let project = project();
+    project.file(ARTIFACT, fixture("rejected-rows.json"));
+    let output = project
+        .spur()
+        .args(["task", "update", "0592", "done", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(
+        stderr
+            .matches("warning[L4.malformed-verdict-artifact]: task 0592")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("rejected rows: 4; invalid fields: id, scenario, status, row, name"));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["verdict"], "UNKNOWN");
+}
+
+#[test]
+fn removing_the_last_audit_record_is_caught_by_the_task_history() {
+    let project = project();
+    for wbs in ["a1", "a2"] {
+        update(&project, &[wbs, "done", "--force-done", "--reason", "r"]);
+    }
+    let log = project.read(".spur/audit.jsonl");
+    let first_only = format!("{}\n", log.lines().next().unwrap());
+    std::fs::write(project.join(".spur/audit.jsonl"), first_only).unwrap();
+    let (code, text) = audit_verify(&project);
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("broken at line 2: the forced override of task a2 at "),
+        "{text}"
+    );
+    assert!(text.contains("records were removed from the log"), "{text}");
+}

@@ -180,6 +180,36 @@ pub fn verify(path: &Path) -> Result<ChainCheck, AuditError> {
     Ok(verify_bytes(&bytes))
 }
 
+/// An audit record that a task's history says authorised one of its changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditAnchor {
+    pub wbs: String,
+    pub time: String,
+    pub audit_hash: String,
+}
+
+/// [`verify`], then check that every anchor (see `task_status::audit_anchors`) names a
+/// record of the log: removing records from the end leaves a valid chain, but the task
+/// histories still name them.
+pub fn verify_anchored(path: &Path, anchors: &[AuditAnchor]) -> Result<ChainCheck, AuditError> {
+    let mut check = verify(path)?;
+    if !check.is_intact() {
+        return Ok(check);
+    }
+    let hashes: std::collections::HashSet<String> =
+        list(path)?.into_iter().map(|r| r.hash).collect();
+    if let Some(anchor) = anchors.iter().find(|a| !hashes.contains(&a.audit_hash)) {
+        check.broken = Some(BrokenLine {
+            line: check.records + 1,
+            problem: format!(
+                "the forced override of task {} at {} (audit hash {}) is missing: records were removed from the log",
+                anchor.wbs, anchor.time, anchor.audit_hash
+            ),
+        });
+    }
+    Ok(check)
+}
+
 /// Check a whole log held in memory.
 pub fn verify_bytes(bytes: &[u8]) -> ChainCheck {
     let mut prev = GENESIS_HASH.to_owned();
@@ -338,6 +368,29 @@ mod tests {
         let records = list(&path).unwrap();
         assert_eq!(records[0].prev_hash, GENESIS_HASH);
         assert_eq!(records[1].prev_hash, sha256_hex(lines(&path)[0].as_bytes()));
+    }
+
+    #[test]
+    fn concurrent_appends_keep_one_unbroken_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let path = &path;
+                scope.spawn(move || {
+                    for i in 0..10 {
+                        append(path, &entry(&format!("thread {t} #{i}"))).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            verify(&path).unwrap(),
+            ChainCheck {
+                records: 40,
+                broken: None
+            }
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::atomic_file::write_atomic;
+use crate::audit::AuditAnchor;
 use crate::done_gate::{Done, DoneVia};
 use crate::file_lock::FileLock;
 use crate::state_dir::StateDir;
@@ -278,6 +279,37 @@ pub fn record_change(
     text.push('\n');
     write_atomic(&path, text.as_bytes()).map_err(write_err)?;
     Ok(record)
+}
+
+/// Every forced override recorded in any task's history, for cross-checking the audit log
+/// (a record removed from the end of the log leaves a valid chain, but not a valid anchor).
+/// Records that cannot be read are skipped: `spur task show` reports them.
+pub fn audit_anchors(state_dir: &StateDir) -> Vec<AuditAnchor> {
+    let Ok(entries) = std::fs::read_dir(state_dir.root().join("tasks")) else {
+        return Vec::new();
+    };
+    let mut anchors = Vec::new();
+    let mut paths: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let Ok(Some(record)) = read_record(&path) else {
+            continue;
+        };
+        for entry in &record.history {
+            if let ChangeVia::ForcedOverride { audit_hash, .. } = &entry.via {
+                anchors.push(AuditAnchor {
+                    wbs: record.wbs.clone(),
+                    time: entry.time.clone(),
+                    audit_hash: audit_hash.clone(),
+                });
+            }
+        }
+    }
+    anchors
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use spur_engine::audit;
 use spur_engine::state_dir::StateDir;
+use spur_engine::task_status;
 
 use super::failure::exit;
 use super::{CliResult, Failure};
@@ -49,7 +50,8 @@ pub fn run(args: Args) -> CliResult {
     let path = state_dir.audit_path();
     match args.command {
         AuditCommand::Verify { json } => {
-            let check = audit::verify(&path).map_err(Failure::usage)?;
+            let anchors = task_status::audit_anchors(&state_dir);
+            let check = audit::verify_anchored(&path, &anchors).map_err(Failure::usage)?;
             if json {
                 let document = VerifyJson {
                     path: path.display().to_string(),

@@ -147,6 +147,15 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
                 run_id: None,
                 user: &user,
             });
+            // The artifact's warnings (malformed artifact, self-inconsistent, other task)
+            // are diagnostics: stderr, in every output mode.
+            if let DoneDecision::Allow { evaluation, .. } | DoneDecision::Deny { evaluation, .. } =
+                &decision
+            {
+                for warning in &evaluation.warnings {
+                    eprintln!("warning[{}]: {}", warning.code, warning.message);
+                }
+            }
             match decision {
                 DoneDecision::Noop { message } => Outcome {
                     decision: "noop",

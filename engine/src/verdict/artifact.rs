@@ -281,6 +281,9 @@ pub const NON_CORE_TAGS: [&str; 4] = ["[advisory]", "[non-core]", "[non-behavior
 impl AcceptanceCriterion {
     /// Core and behaviour-bearing unless its id carries one of [`NON_CORE_TAGS`].
     pub fn is_core_behaviour(&self) -> bool {
+        if !self.id.contains('[') {
+            return true;
+        }
         let id = self.id.to_ascii_lowercase();
         !NON_CORE_TAGS.iter().any(|tag| id.contains(tag))
     }

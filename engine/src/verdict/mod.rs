@@ -15,6 +15,7 @@ pub mod artifact;
 pub mod artifact_file;
 pub mod evaluation;
 pub mod parse;
+mod raw;
 
 pub use aggregate::{aggregate, Aggregation, FiredRule, Rule, Subject};
 pub use artifact::{

@@ -5,13 +5,14 @@ use std::fmt;
 use std::io::Read;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::artifact::{
     AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceType, Requirement, RowStatus,
     Severity, Verdict,
 };
+use super::raw::{Loose, ObjectOnly, ParsedRows, RawArtifact, RawRow};
 
 /// Artifacts larger than this are refused without being read.
 pub const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
@@ -337,6 +338,12 @@ pub fn parse_artifact(bytes: &[u8]) -> ArtifactOutcome {
             detail: MissingDetail::Whitespace,
         };
     }
+    // Fast path: straight into borrowed raw rows. It only fails for documents that are
+    // malformed or shaped wrong (a non-object root, a section or row of the wrong type,
+    // a duplicate key); those take the `Value` path, which words every problem.
+    if let Ok(ObjectOnly(raw)) = serde_json::from_slice::<ObjectOnly<RawArtifact<'_>>>(bytes) {
+        return validate(raw);
+    }
     // serde_json bounds nesting (128 levels), so deep arrays are an error, not a crash.
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
@@ -354,38 +361,117 @@ pub fn parse_value(value: &Value) -> ArtifactOutcome {
     let Some(root) = value.as_object() else {
         return invalid(format!(
             "the JSON root is {}, not an object",
-            type_name(value)
+            json_type(value)
         ));
     };
     let mut problems = Vec::new();
+    let sections = Sections {
+        requirements: section_of(root.get("requirements"), "requirements", &mut problems),
+        acceptance_criteria: section_of(
+            root.get("acceptanceCriteria"),
+            "acceptanceCriteria",
+            &mut problems,
+        ),
+        checks: section_of(root.get("checks"), "checks", &mut problems),
+    };
+    assemble(
+        root.get("wbs").and_then(Loose::from_value),
+        root.get("verdict").and_then(Loose::from_value),
+        sections,
+        root.get("source").filter(|v| !v.is_null()).cloned(),
+        problems,
+    )
+}
+
+fn json_type(value: &Value) -> &'static str {
+    Loose::from_value(value).map_or("null", |l| l.type_name())
+}
+
+/// A section of a `Value` document: `None` when absent; a non-array is a problem.
+fn section_of<T: FromRawRow>(
+    value: Option<&Value>,
+    key: &str,
+    problems: &mut Vec<String>,
+) -> Option<ParsedRows<T>> {
+    match value {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(rows)) => {
+            let mut parsed = ParsedRows::default();
+            for (index, row) in rows.iter().enumerate() {
+                let result = match row.as_object() {
+                    Some(object) => T::from_raw(&RawRow::from_map(object)),
+                    None => Err(vec![FieldProblem {
+                        field: "row",
+                        problem: format!("a row must be an object, found {}", json_type(row)),
+                    }]),
+                };
+                parsed.push(index, result);
+            }
+            Some(parsed)
+        }
+        Some(other) => {
+            problems.push(format!(
+                "`{key}` must be an array, found {}",
+                json_type(other)
+            ));
+            Some(ParsedRows::default())
+        }
+    }
+}
+
+/// Rows of each section, already validated; `None` for an absent section.
+struct Sections {
+    requirements: Option<ParsedRows<Requirement>>,
+    acceptance_criteria: Option<ParsedRows<AcceptanceCriterion>>,
+    checks: Option<ParsedRows<Check>>,
+}
+
+fn validate(raw: RawArtifact<'_>) -> ArtifactOutcome {
+    let sections = Sections {
+        requirements: raw.requirements,
+        acceptance_criteria: raw.acceptance_criteria,
+        checks: raw.checks,
+    };
+    assemble(raw.wbs, raw.verdict, sections, raw.source, Vec::new())
+}
+
+fn assemble(
+    wbs: Option<Loose<'_>>,
+    verdict: Option<Loose<'_>>,
+    sections: Sections,
+    source: Option<Value>,
+    mut problems: Vec<String>,
+) -> ArtifactOutcome {
     let mut rejected = Vec::new();
 
-    let wbs = match present(root, "wbs") {
+    let wbs = match wbs {
         None => {
             problems.push("`wbs` is absent".to_owned());
             None
         }
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-        Some(other) => {
-            problems.push(format!(
-                "`wbs` must be a non-empty string, found {}",
-                brief(other)
-            ));
-            None
-        }
+        Some(value) => match value.non_blank() {
+            Some(s) => Some(s.to_owned()),
+            None => {
+                problems.push(format!(
+                    "`wbs` must be a non-empty string, found {}",
+                    brief(&value)
+                ));
+                None
+            }
+        },
     };
 
-    let verdict = match present(root, "verdict") {
+    let verdict = match verdict {
         None => {
             problems.push("`verdict` is absent".to_owned());
             None
         }
-        Some(Value::String(s)) => {
-            let parsed = Verdict::parse(s);
+        Some(Loose::Str(s)) => {
+            let parsed = Verdict::parse(&s);
             if parsed.is_none() {
                 problems.push(format!(
                     "`verdict` {} is not PASS, PARTIAL, FAIL or UNKNOWN",
-                    brief_str(s)
+                    brief_str(&s)
                 ));
             }
             parsed
@@ -393,57 +479,22 @@ pub fn parse_value(value: &Value) -> ArtifactOutcome {
         Some(other) => {
             problems.push(format!(
                 "`verdict` must be a string, found {}",
-                brief(other)
+                brief(&other)
             ));
             None
         }
     };
 
-    let requirements = match present(root, "requirements") {
-        None => {
-            problems.push("`requirements` is absent".to_owned());
-            Vec::new()
-        }
-        Some(Value::Array(rows)) => {
-            rows_of(rows, Section::Requirements, &mut rejected, requirement)
-        }
-        Some(other) => {
-            problems.push(format!(
-                "`requirements` must be an array, found {}",
-                type_name(other)
-            ));
-            Vec::new()
-        }
-    };
-
-    let acceptance_criteria = match present(root, "acceptanceCriteria") {
-        None => Vec::new(),
-        Some(Value::Array(rows)) => rows_of(
-            rows,
-            Section::AcceptanceCriteria,
-            &mut rejected,
-            acceptance_criterion,
-        ),
-        Some(other) => {
-            problems.push(format!(
-                "`acceptanceCriteria` must be an array, found {}",
-                type_name(other)
-            ));
-            Vec::new()
-        }
-    };
-
-    let checks = match present(root, "checks") {
-        None => Vec::new(),
-        Some(Value::Array(rows)) => rows_of(rows, Section::Checks, &mut rejected, check),
-        Some(other) => {
-            problems.push(format!(
-                "`checks` must be an array, found {}",
-                type_name(other)
-            ));
-            Vec::new()
-        }
-    };
+    if sections.requirements.is_none() {
+        problems.push("`requirements` is absent".to_owned());
+    }
+    let requirements = take_rows(sections.requirements, Section::Requirements, &mut rejected);
+    let acceptance_criteria = take_rows(
+        sections.acceptance_criteria,
+        Section::AcceptanceCriteria,
+        &mut rejected,
+    );
+    let checks = take_rows(sections.checks, Section::Checks, &mut rejected);
 
     match (wbs, verdict) {
         (Some(wbs), Some(verdict)) if problems.is_empty() && rejected.is_empty() => {
@@ -453,7 +504,7 @@ pub fn parse_value(value: &Value) -> ArtifactOutcome {
                 requirements,
                 acceptance_criteria,
                 checks,
-                source: present(root, "source").cloned(),
+                source,
             })
         }
         (wbs, _) => ArtifactOutcome::Invalid(Invalidity {
@@ -464,37 +515,51 @@ pub fn parse_value(value: &Value) -> ArtifactOutcome {
     }
 }
 
-/// Parses one row object into a typed row, or the problems that reject it.
-type RowParser<T> = fn(&Map<String, Value>) -> Result<T, Vec<FieldProblem>>;
-
-fn rows_of<T>(
-    rows: &[Value],
+fn take_rows<T>(
+    parsed: Option<ParsedRows<T>>,
     section: Section,
     rejected: &mut Vec<RejectedRow>,
-    parse: RowParser<T>,
 ) -> Vec<T> {
-    let mut out = Vec::with_capacity(rows.len());
-    for (index, row) in rows.iter().enumerate() {
-        let result = match row.as_object() {
-            Some(object) => parse(object),
-            None => Err(vec![FieldProblem {
-                field: "row",
-                problem: format!("a row must be an object, found {}", type_name(row)),
-            }]),
-        };
-        match result {
-            Ok(parsed) => out.push(parsed),
-            Err(problems) => rejected.push(RejectedRow {
+    let Some(parsed) = parsed else {
+        return Vec::new();
+    };
+    rejected.extend(
+        parsed
+            .rejected
+            .into_iter()
+            .map(|(index, problems)| RejectedRow {
                 section,
                 index,
                 problems,
             }),
-        }
-    }
-    out
+    );
+    parsed.rows
 }
 
-fn requirement(row: &Map<String, Value>) -> Result<Requirement, Vec<FieldProblem>> {
+/// A row kind the parser can build from a raw row object.
+pub(crate) trait FromRawRow: Sized {
+    fn from_raw(row: &RawRow<'_>) -> Result<Self, Vec<FieldProblem>>;
+}
+
+impl FromRawRow for Requirement {
+    fn from_raw(row: &RawRow<'_>) -> Result<Self, Vec<FieldProblem>> {
+        requirement(row)
+    }
+}
+
+impl FromRawRow for AcceptanceCriterion {
+    fn from_raw(row: &RawRow<'_>) -> Result<Self, Vec<FieldProblem>> {
+        acceptance_criterion(row)
+    }
+}
+
+impl FromRawRow for Check {
+    fn from_raw(row: &RawRow<'_>) -> Result<Self, Vec<FieldProblem>> {
+        check(row)
+    }
+}
+
+fn requirement(row: &RawRow<'_>) -> Result<Requirement, Vec<FieldProblem>> {
     let mut problems = Vec::new();
     let id = row_id(row, &mut problems);
     let status = row_status(row, &mut problems);
@@ -508,15 +573,13 @@ fn requirement(row: &Map<String, Value>) -> Result<Requirement, Vec<FieldProblem
     }
 }
 
-fn acceptance_criterion(
-    row: &Map<String, Value>,
-) -> Result<AcceptanceCriterion, Vec<FieldProblem>> {
+fn acceptance_criterion(row: &RawRow<'_>) -> Result<AcceptanceCriterion, Vec<FieldProblem>> {
     let mut problems = Vec::new();
     let id = row_id(row, &mut problems);
     let status = row_status(row, &mut problems);
-    let evidence_type = match present(row, "evidenceType") {
+    let evidence_type = match &row.evidence_type {
         None => None,
-        Some(Value::String(s)) => {
+        Some(Loose::Str(s)) => {
             let parsed = EvidenceType::parse(s);
             if parsed.is_none() {
                 problems.push(FieldProblem {
@@ -548,22 +611,20 @@ fn acceptance_criterion(
     }
 }
 
-fn check(row: &Map<String, Value>) -> Result<Check, Vec<FieldProblem>> {
+fn check(row: &RawRow<'_>) -> Result<Check, Vec<FieldProblem>> {
     let mut problems = Vec::new();
     // Precedence name → check → id; the first non-empty string wins.
-    let name = ["name", "check", "id"]
-        .iter()
-        .find_map(|key| match row.get(*key) {
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-            _ => None,
-        });
+    let name = [&row.name, &row.check, &row.id]
+        .into_iter()
+        .find_map(|field| field.as_ref().and_then(Loose::non_blank))
+        .map(str::to_owned);
     if name.is_none() {
         problems.push(FieldProblem {
             field: "name",
             problem: "a check needs a label: a non-empty string `name`, `check` or `id`".to_owned(),
         });
     }
-    let status = match present(row, "status") {
+    let status = match &row.status {
         None => {
             problems.push(FieldProblem {
                 field: "status",
@@ -571,7 +632,7 @@ fn check(row: &Map<String, Value>) -> Result<Check, Vec<FieldProblem>> {
             });
             None
         }
-        Some(Value::String(s)) => {
+        Some(Loose::Str(s)) => {
             let parsed = CheckStatus::parse(s);
             if parsed.is_none() {
                 problems.push(FieldProblem {
@@ -589,9 +650,9 @@ fn check(row: &Map<String, Value>) -> Result<Check, Vec<FieldProblem>> {
             None
         }
     };
-    let severity = match present(row, "severity") {
+    let severity = match &row.severity {
         None => None,
-        Some(Value::String(s)) => {
+        Some(Loose::Str(s)) => {
             let parsed = Severity::parse(s);
             if parsed.is_none() {
                 problems.push(FieldProblem {
@@ -622,12 +683,8 @@ fn check(row: &Map<String, Value>) -> Result<Check, Vec<FieldProblem>> {
 
 /// The row identifier: `id`, or its compatibility alias `scenario`. Both present must be
 /// equal strings; anything else is a conflict.
-fn row_id(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Option<String> {
-    let non_empty = |v: &Value| match v {
-        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
-        _ => None,
-    };
-    match (present(row, "id"), present(row, "scenario")) {
+fn row_id(row: &RawRow<'_>, problems: &mut Vec<FieldProblem>) -> Option<String> {
+    match (&row.id, &row.scenario) {
         (None, None) => {
             problems.push(FieldProblem {
                 field: "id",
@@ -635,28 +692,19 @@ fn row_id(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Option<
             });
             None
         }
-        (Some(id), None) => {
-            let parsed = non_empty(id);
+        (Some(value), None) | (None, Some(value)) => {
+            let field = if row.id.is_some() { "id" } else { "scenario" };
+            let parsed = value.non_blank().map(str::to_owned);
             if parsed.is_none() {
                 problems.push(FieldProblem {
-                    field: "id",
-                    problem: format!("must be a non-empty string, found {}", brief(id)),
+                    field,
+                    problem: format!("must be a non-empty string, found {}", brief(value)),
                 });
             }
             parsed
         }
-        (None, Some(scenario)) => {
-            let parsed = non_empty(scenario);
-            if parsed.is_none() {
-                problems.push(FieldProblem {
-                    field: "scenario",
-                    problem: format!("must be a non-empty string, found {}", brief(scenario)),
-                });
-            }
-            parsed
-        }
-        (Some(id), Some(scenario)) => match (non_empty(id), non_empty(scenario)) {
-            (Some(a), Some(b)) if a == b => Some(a),
+        (Some(id), Some(scenario)) => match (id.non_blank(), scenario.non_blank()) {
+            (Some(a), Some(b)) if a == b => Some(a.to_owned()),
             _ => {
                 let problem = format!(
                     "`id` {} and `scenario` {} conflict: both present, they must be equal strings",
@@ -677,8 +725,8 @@ fn row_id(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Option<
     }
 }
 
-fn row_status(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Option<RowStatus> {
-    match present(row, "status") {
+fn row_status(row: &RawRow<'_>, problems: &mut Vec<FieldProblem>) -> Option<RowStatus> {
+    match &row.status {
         None => {
             problems.push(FieldProblem {
                 field: "status",
@@ -686,7 +734,7 @@ fn row_status(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Opt
             });
             None
         }
-        Some(Value::String(s)) => {
+        Some(Loose::Str(s)) => {
             let parsed = RowStatus::parse(s);
             if parsed.is_none() {
                 problems.push(FieldProblem {
@@ -707,37 +755,18 @@ fn row_status(row: &Map<String, Value>, problems: &mut Vec<FieldProblem>) -> Opt
 }
 
 /// Evidence is kept only when it is a string; anything else counts as absent (hollow).
-fn evidence(row: &Map<String, Value>) -> Option<String> {
-    match row.get("evidence") {
-        Some(Value::String(s)) => Some(s.clone()),
-        _ => None,
-    }
-}
-
-/// A field that is present and not `null` (`null` reads as absent).
-fn present<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    object.get(key).filter(|v| !v.is_null())
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+fn evidence(row: &RawRow<'_>) -> Option<String> {
+    row.evidence
+        .as_ref()
+        .and_then(Loose::as_str)
+        .map(str::to_owned)
 }
 
 /// A short rendering of a value for messages: scalars shown (truncated), containers named.
-fn brief(value: &Value) -> String {
+fn brief(value: &Loose<'_>) -> String {
     match value {
-        Value::String(s) => brief_str(s),
-        Value::Null | Value::Bool(_) | Value::Number(_) => {
-            format!("{} {}", type_name(value), value)
-        }
-        Value::Array(_) | Value::Object(_) => type_name(value).to_owned(),
+        Loose::Str(s) => brief_str(s),
+        Loose::Other { shown, .. } => shown.clone(),
     }
 }
 
@@ -817,6 +846,21 @@ mod tests {
                 reason.contains(fragment),
                 "{case}: reason {reason:?} lacks {fragment:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_fast_path_and_the_value_path_agree() {
+        let documents = [
+            r#"{"wbs":"T","verdict":"pass","requirements":[{"id":"R1","status":"met","evidence":"a\u0041:1"}]}"#,
+            r#"{"wbs":"T","verdict":"PASS","requirements":[{"id":"R1","status":"MET","evidence":7,"extra":[1,{"a":2}]}],"acceptanceCriteria":null}"#,
+            r#"{"wbs":"T","verdict":"PASS","requirements":[{"id":1.5e3,"status":false}],"checks":[{"name":"","check":"c","status":"warn","severity":null}]}"#,
+            r#"{"wbs":"T","verdict":"PASS","requirements":[{"id":"R1","scenario":"R1","status":"MET","evidence":"x"}],"source":{"answer":"a.md"}}"#,
+            r#"{"wbs":" ","verdict":{},"requirements":[]}"#,
+        ];
+        for text in documents {
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(outcome(text), parse_value(&value), "{text}");
         }
     }
 
