@@ -371,3 +371,70 @@ fn unterminated_code_spans_are_literal_text() {
         "an unclosed backtick does not swallow the pipes: {codes:?}"
     );
 }
+
+/// The derived artifact is what the done gate reads: a lint failure replaces an earlier
+/// PASS with an explicit FAIL, so the task cannot be marked done on stale evidence.
+#[test]
+fn the_done_gate_reads_the_derived_artifact_and_a_lint_failure_denies() {
+    let project = example_project();
+    let pass = with_answer(&project, "pass.md");
+    let bad = with_answer(&project, "paraphrased-ac.md");
+    let done = |project: &Project| {
+        project
+            .spur()
+            .args(["task", "update", "0804", "done", "--json"])
+            .output()
+            .unwrap()
+    };
+    project
+        .spur()
+        .args(["task", "verdict", "0804", "--from-answer", &pass])
+        .assert()
+        .code(0);
+    project
+        .spur()
+        .args(["task", "verdict", "0804", "--from-answer", &bad])
+        .assert()
+        .code(1);
+    let denied = done(&project);
+    assert_eq!(denied.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&denied.stdout).unwrap();
+    assert!(
+        doc.to_string().contains("FAIL"),
+        "the denial names the FAIL verdict: {doc}"
+    );
+
+    project
+        .spur()
+        .args(["task", "verdict", "0804", "--from-answer", &pass])
+        .assert()
+        .code(0);
+    let allowed = done(&project);
+    assert_eq!(
+        allowed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&allowed.stdout)
+    );
+}
+
+#[test]
+fn thousands_of_bad_rows_each_get_their_diagnostic() {
+    let mut text = String::from("Verdict: PASS\n| Req | Status | Evidence |\n|---|---|---|\n");
+    for i in 0..5_000 {
+        text.push_str(&format!("| R{i}x | DONE | src/missing_{i}.rs:{i} |\n"));
+    }
+    text.push_str("\n| AC | Status | Evidence Type | Evidence |\n|---|---|---|---|\n");
+    for i in 0..5_000 {
+        text.push_str(&format!(
+            "| The parser reads {i} tables | MET | test | src/answer_parser.rs:{i} |\n"
+        ));
+    }
+    let doc = hostile(text.as_bytes());
+    let codes = codes(&doc);
+    let count = |code: &str| codes.iter().filter(|c| c.as_str() == code).count();
+    assert_eq!(count("spur::answer::unknown_requirement"), 5_000);
+    assert_eq!(count("spur::answer::unresolved_ac"), 5_000);
+    assert_eq!(count("spur::answer::anchor_file_missing"), 5_000);
+    assert_eq!(count("spur::answer::missing_requirement"), 3);
+}

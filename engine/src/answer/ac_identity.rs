@@ -15,8 +15,8 @@ use super::task_file::TaskAc;
 pub enum Resolution {
     /// Exactly one criterion (index into the task's list).
     One(usize),
-    /// No criterion; `closest` is a likely intended one, for the help text.
-    Unresolved { closest: Option<usize> },
+    /// No criterion.
+    Unresolved,
     /// Several criteria share the form.
     Ambiguous(Vec<usize>),
     /// One criterion, but the cell adds bracket tags the task does not give it (an answer
@@ -69,7 +69,7 @@ impl<'t> AcIndex<'t> {
     pub fn resolve(&self, cell: &str) -> Resolution {
         let written = collapse(unwrap_code(cell));
         if written.is_empty() {
-            return Resolution::Unresolved { closest: None };
+            return Resolution::Unresolved;
         }
         if let Some(found) = self.lookup(&written) {
             return one_or_many(found);
@@ -108,9 +108,6 @@ impl<'t> AcIndex<'t> {
                     Resolution::UndeclaredTags { index, tags: extra }
                 }
             }
-            Resolution::Unresolved { .. } => Resolution::Unresolved {
-                closest: self.closest(&written, &parts.title),
-            },
             other => other,
         }
     }
@@ -126,9 +123,21 @@ impl<'t> AcIndex<'t> {
         self.forms.get(&key).cloned()
     }
 
-    fn closest(&self, written: &str, title: &str) -> Option<usize> {
-        let probe = if title.is_empty() { written } else { title };
+    /// The criterion an unresolved cell most likely meant, for a "did you mean" hint.
+    pub fn closest(&self, cell: &str) -> Option<usize> {
+        let written = collapse(unwrap_code(cell));
+        let parts = AcLabel::parse(&written);
+        let probe = if parts.title.is_empty() {
+            written.as_str()
+        } else {
+            parts.title.as_str()
+        };
         let probe = strip_scenario_prefix(probe).unwrap_or(probe);
+        // A suggestion is for a near miss; a huge cell is not one, and edit distance on it
+        // would be slow.
+        if probe.len() > MAX_SUGGESTION_PROBE {
+            return None;
+        }
         self.criteria
             .iter()
             .enumerate()
@@ -142,6 +151,9 @@ impl<'t> AcIndex<'t> {
     }
 }
 
+/// The longest AC cell (in bytes) a "did you mean" suggestion is computed for.
+const MAX_SUGGESTION_PROBE: usize = 200;
+
 fn scenario_form(title: &str) -> String {
     format!("Scenario: {title}")
 }
@@ -149,7 +161,7 @@ fn scenario_form(title: &str) -> String {
 fn one_or_many(found: BTreeSet<usize>) -> Resolution {
     let mut found: Vec<usize> = found.into_iter().collect();
     match found.len() {
-        0 => Resolution::Unresolved { closest: None },
+        0 => Resolution::Unresolved,
         1 => Resolution::One(found.remove(0)),
         _ => Resolution::Ambiguous(found),
     }
@@ -209,19 +221,16 @@ mod tests {
     fn paraphrases_do_not_resolve_but_suggest_the_closest() {
         let acs = criteria();
         let index = AcIndex::new(&acs);
-        assert_eq!(
-            index.resolve("CLI outputs JSON"),
-            Resolution::Unresolved { closest: Some(0) }
-        );
+        assert_eq!(index.resolve("CLI outputs JSON"), Resolution::Unresolved);
+        assert_eq!(index.closest("CLI outputs JSON"), Some(0));
         assert_eq!(
             index.resolve("Something else entirely, really"),
-            Resolution::Unresolved { closest: None }
+            Resolution::Unresolved
         );
-        assert_eq!(
-            index.resolve("AC-9"),
-            Resolution::Unresolved { closest: None }
-        );
-        assert_eq!(index.resolve(""), Resolution::Unresolved { closest: None });
+        assert_eq!(index.closest("Something else entirely, really"), None);
+        assert_eq!(index.closest(&"x".repeat(1000)), None);
+        assert_eq!(index.resolve("AC-9"), Resolution::Unresolved);
+        assert_eq!(index.resolve(""), Resolution::Unresolved);
     }
 
     #[test]
@@ -230,7 +239,7 @@ mod tests {
         let index = AcIndex::new(&acs);
         assert!(matches!(
             index.resolve("AC-1: Docs mention the flag"),
-            Resolution::Unresolved { .. }
+            Resolution::Unresolved
         ));
     }
 

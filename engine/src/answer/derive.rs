@@ -9,10 +9,12 @@
 //! verification can never outlive a bad answer. Either way the stored verdict is the
 //! aggregation of the stored rows: a derived artifact is never self-inconsistent.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::diagnostic::{AnswerDiagnostic, LintCode};
-use super::lint::LintReport;
+use super::lint::{LintReport, LintedAc, LintedRequirement};
 use super::parse::{Answer, DeclaredVerdict};
 use super::task_file::TaskFile;
 use crate::verdict::{
@@ -59,10 +61,20 @@ pub fn derive_artifact(
         };
     }
     let mut warnings = Vec::new();
+    let by_id: HashMap<&str, &LintedRequirement> = report
+        .requirements
+        .iter()
+        .map(|row| (row.id.as_str(), row))
+        .collect();
+    let by_criterion: HashMap<usize, &LintedAc> = report
+        .acceptance
+        .iter()
+        .map(|row| (row.criterion, row))
+        .collect();
     let requirements: Vec<Requirement> = task
         .requirements
         .iter()
-        .filter_map(|r| report.requirements.iter().find(|row| row.id == r.id))
+        .filter_map(|r| by_id.get(r.id.as_str()).copied())
         .map(|row| Requirement {
             id: row.id.clone(),
             status: row.status,
@@ -75,7 +87,7 @@ pub fn derive_artifact(
     let mut exempt = 0;
     let mut acceptance_criteria = Vec::new();
     for (index, criterion) in task.acceptance.iter().enumerate() {
-        let Some(row) = report.acceptance.iter().find(|row| row.criterion == index) else {
+        let Some(row) = by_criterion.get(&index).copied() else {
             continue;
         };
         let mut ac = AcceptanceCriterion {
@@ -266,10 +278,11 @@ fn declared(verdict: DeclaredVerdict) -> Verdict {
 }
 
 fn row_text(answer: &Answer, line: usize) -> String {
+    let at = answer.acceptance.partition_point(|r| r.line < line);
     answer
         .acceptance
-        .iter()
-        .find(|r| r.line == line)
+        .get(at)
+        .filter(|r| r.line == line)
         .map_or_else(String::new, |r| r.text.clone())
 }
 
@@ -402,5 +415,39 @@ mod tests {
             .unwrap()
             .contains("anchor_line_out_of_range"));
         assert_self_consistent(&d.artifact);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Whatever the answer says, derivation never panics and its artifact parses and
+        /// recomputes to exactly its stored verdict.
+        #[test]
+        fn any_answer_derives_a_valid_self_consistent_artifact(
+            rows in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("| R1 | MET | ./a.rs:1 |".to_owned()),
+                    proptest::strategy::Just("| R2 | PARTIAL | ./a.rs:2-3 |".to_owned()),
+                    proptest::strategy::Just("| AC-1 | MET | test | ./a.rs:3 |".to_owned()),
+                    proptest::strategy::Just("| AC-1 | MET | static-ref | ./a.rs:3 |".to_owned()),
+                    proptest::strategy::Just("| Docs mention it | MET | llm-judge | ./a.rs:1 |".to_owned()),
+                    proptest::strategy::Just("| Docs mention it | N/A | n/a | later |".to_owned()),
+                    proptest::string::string_regex("\\|? ?(R[0-9]|AC-[0-9]|Docs mention it|`|\\\\|)? ?\\|? ?(MET|PARTIAL|UNMET|N/A|met)? ?\\|? ?(test|static-ref|n/a|x\\+y)? ?\\|? ?(\\./a\\.rs:[0-9]|a/\\*\\.rs|`|é|/)* ?\\|?").unwrap(),
+                ],
+                0..12,
+            ),
+            verdict in "(Verdict: (PASS|PARTIAL|FAIL|pass)|)",
+        ) {
+            let mut text = format!("{verdict}\n| Req | Status | Evidence |\n|---|---|---|\n");
+            let split = rows.len() / 2;
+            for (i, row) in rows.iter().enumerate() {
+                if i == split {
+                    text.push_str("\n| AC | Status | Evidence Type | Evidence |\n|---|---|---|---|\n");
+                }
+                text.push_str(row);
+                text.push('\n');
+            }
+            let d = derive(&text);
+            assert_self_consistent(&d.artifact);
+        }
     }
 }

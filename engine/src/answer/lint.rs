@@ -151,6 +151,9 @@ fn lint_acceptance(
 ) {
     let index = AcIndex::new(&task.acceptance);
     let mut covered: HashMap<usize, usize> = HashMap::new();
+    // "Did you mean" costs an edit distance per criterion; a hostile answer of thousands of
+    // unresolved rows gets hints on the first ones only.
+    let mut suggestions_left = MAX_SUGGESTIONS;
     for row in &answer.acceptance {
         let diag = |code, message: String| {
             AnswerDiagnostic::new(code, message).at_row(row.line, &row.text)
@@ -158,7 +161,13 @@ fn lint_acceptance(
         let shown = shorten(unwrap_code(&row.id));
         let criterion = match index.resolve(&row.id) {
             Resolution::One(i) => Some(i),
-            Resolution::Unresolved { closest } => {
+            Resolution::Unresolved => {
+                let closest = if suggestions_left > 0 {
+                    suggestions_left -= 1;
+                    index.closest(&row.id)
+                } else {
+                    None
+                };
                 let mut d = diag(
                     LintCode::UnresolvedAc,
                     format!("`{shown}` names no acceptance criterion of the task"),
@@ -271,6 +280,9 @@ fn lint_acceptance(
     }
 }
 
+/// How many unresolved AC cells get a "did you mean" hint.
+const MAX_SUGGESTIONS: usize = 50;
+
 fn alias_hint(ac: &super::task_file::TaskAc) -> String {
     match ac.parts.aliases.first() {
         Some(alias) => format!(" (alias `{alias}`)"),
@@ -281,7 +293,8 @@ fn alias_hint(ac: &super::task_file::TaskAc) -> String {
 fn id_list(task: &TaskFile) -> String {
     let ids: Vec<&str> = task.requirements.iter().map(|r| r.id.as_str()).collect();
     if ids.len() > 20 {
-        format!("{}, … ({} in all)", ids[..20].join(", "), ids.len())
+        let first: Vec<&str> = ids.iter().take(20).copied().collect();
+        format!("{}, … ({} in all)", first.join(", "), ids.len())
     } else {
         ids.join(", ")
     }
@@ -392,7 +405,14 @@ fn lint_evidence(
     anchors: &mut AnchorChecker,
     report: &mut LintReport,
 ) -> Option<String> {
-    let before = report.error_count();
+    let before = report.diagnostics.len();
+    // Only the findings this cell adds (counting all of them per row would be quadratic).
+    let added_error = |report: &LintReport| {
+        report
+            .diagnostics
+            .get(before..)
+            .is_some_and(|new| new.iter().any(AnswerDiagnostic::is_error))
+    };
     let diag = |code, message: String| AnswerDiagnostic::new(code, message).at_row(line, text);
     let substance = evidence.trim_matches(|c: char| c.is_whitespace() || "`-—–.…*_".contains(c));
     if substance.is_empty() {
@@ -432,7 +452,7 @@ fn lint_evidence(
         }
     }
     // A rejected glob or directory already says why the row has no anchor.
-    let attempted = !scan.globs.is_empty() || report.error_count() > before;
+    let attempted = !scan.globs.is_empty() || added_error(report);
     if status == Some(RowStatus::Met) && scan.citations.is_empty() && !attempted {
         report.diagnostics.push(
             diag(
@@ -444,7 +464,7 @@ fn lint_evidence(
             ),
         );
     }
-    (report.error_count() == before).then(|| evidence.trim().to_owned())
+    (!added_error(report)).then(|| evidence.trim().to_owned())
 }
 
 fn anchor_diagnostic(problem: AnchorProblem, line: usize, text: &str) -> AnswerDiagnostic {

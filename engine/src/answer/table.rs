@@ -81,8 +81,10 @@ pub fn unwrap_code(cell: &str) -> &str {
     if run == 0 || cell.len() < 2 * run + 1 {
         return cell;
     }
-    let ticks = &cell[..run];
-    match cell[run..].strip_suffix(ticks) {
+    let (Some(ticks), Some(rest)) = (cell.get(..run), cell.get(run..)) else {
+        return cell;
+    };
+    match rest.strip_suffix(ticks) {
         Some(inner) if !inner.contains('`') && !inner.trim().is_empty() => inner.trim(),
         _ => cell,
     }
@@ -194,5 +196,22 @@ mod tests {
     #[test]
     fn multibyte_text_never_panics() {
         assert_eq!(cells("| é | `ü|` | ß"), ["é", "`ü|`", "ß"]);
+    }
+
+    proptest::proptest! {
+        /// Arbitrary text never panics any of the cell-level readers.
+        #[test]
+        fn arbitrary_text_never_panics(text in "[|`\\\\ a-zé:*/.\\[\\](){}\\-0-9]{0,80}|.{0,80}") {
+            if let Some(row) = split_row(&text) {
+                let _ = is_delimiter(&row);
+                for cell in &row.cells {
+                    let _ = unwrap_code(cell);
+                    let _ = crate::answer::anchor::scan_evidence(cell);
+                    let _ = crate::answer::ac_label::AcLabel::parse(cell);
+                    let _ = crate::answer::ac_label::strip_links(cell);
+                }
+            }
+            let _ = crate::answer::parse::parse_answer(&text);
+        }
     }
 }
