@@ -369,7 +369,7 @@ fn gate_runs_one_gate_only() {
     let unknown = spur(&project, &["verify", "--gate", "wirng"]);
     assert_eq!(unknown.code, 2);
     assert!(
-        unknown.stderr.contains("spur::verify::unknown_gate"),
+        unknown.stderr.contains("spur::verify::unknown-gate"),
         "{}",
         unknown.stderr
     );
@@ -392,6 +392,29 @@ fn a_needs_cycle_is_a_configuration_error_with_spans() {
     assert!(
         !project.join(".spur/run").exists(),
         "nothing ran, nothing written"
+    );
+
+    let run = spur(&project, &["verify", "--json"]);
+    assert_eq!(run.code, 2);
+    let errors = json(&run)["errors"].clone();
+    let found: Vec<(&str, u64, u64)> = errors
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["code"].as_str().unwrap(),
+                e["line"].as_u64().unwrap(),
+                e["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("spur::verify::unknown-need", 5, 34),
+            ("spur::verify::needs-cycle", 3, 33)
+        ]
     );
 }
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use spur_engine::ledger::Ledger;
 use spur_engine::state_dir::StateDir;
-use spur_engine::verify::{run_gates, VerifyRequest, VerifyScope};
+use spur_engine::verify::{run_gates, VerifyError, VerifyRequest, VerifyScope};
 use spur_engine::wbs::Wbs;
 
 use super::failure::exit;
@@ -75,14 +75,22 @@ fn verify(args: Args) -> CliResult {
     let mut request = VerifyRequest::new(state_dir(args.state_dir.as_ref())?);
     request.wbs = parse_wbs(args.wbs.as_ref())?;
     request.gate = args.gate;
-    let outcome = run_gates(&request).map_err(|e| {
-        let code = if e.is_usage() {
-            exit::USAGE
-        } else {
-            exit::FAILED
-        };
-        Failure::with_code(miette::Report::new(e), code)
-    })?;
+    let outcome = match run_gates(&request) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            if let (true, VerifyError::Config(config)) = (args.json, &e) {
+                // The same flat form as `spur check --format json`.
+                let doc = serde_json::json!({ "errors": config.to_json() });
+                println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            }
+            let code = if e.is_usage() {
+                exit::USAGE
+            } else {
+                exit::FAILED
+            };
+            return Err(Failure::with_code(miette::Report::new(e), code));
+        }
+    };
     if args.json {
         println!(
             "{}",

@@ -13,10 +13,11 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 
-use super::config_error::{VerifyConfigError, VerifyConfigErrors};
+use super::config_error::{ConfigProblems, VerifyConfigErrors};
 use super::gate::{Gate, GateCommand, GateSeverity, DEFAULT_TIMEOUT};
 use super::plan;
 use super::standard_gates::{standard_gate, STANDARD_GATES};
+use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::source::{SourceFile, Span};
 use crate::state_dir::StateDir;
 
@@ -40,10 +41,7 @@ impl VerifyConfig {
         match std::fs::read_to_string(&path) {
             Ok(text) => Self::parse(&path, &text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::empty(path)),
-            Err(source) => Err(VerifyConfigErrors {
-                path: path.clone(),
-                errors: vec![VerifyConfigError::Unreadable { path, source }],
-            }),
+            Err(source) => Err(VerifyConfigErrors::Unreadable { path, source }),
         }
     }
 
@@ -59,7 +57,8 @@ impl VerifyConfig {
     /// Parse and check the text of a config file.
     pub fn parse(path: &Path, text: &str) -> Result<Self, VerifyConfigErrors> {
         let source = SourceFile::new(path, text);
-        let fail = |errors: Vec<VerifyConfigError>| VerifyConfigErrors {
+        let problems = ConfigProblems { source: &source };
+        let fail = |errors: Vec<Diagnostic>| VerifyConfigErrors::Invalid {
             path: path.to_path_buf(),
             errors,
         };
@@ -67,11 +66,9 @@ impl VerifyConfig {
             return Ok(Self::empty(path.to_path_buf()));
         }
         let raw: RawFile = serde_saphyr::from_str(text).map_err(|e| {
-            fail(vec![VerifyConfigError::Yaml {
-                message: yaml_message(&e),
-                src: source.named_source(),
-                span: e.location().map(|l| span_of(&l).into()),
-            }])
+            fail(vec![
+                problems.yaml(yaml_message(&e), e.location().map(|l| span_of(&l)))
+            ])
         })?;
         let Some(verify) = raw.verify else {
             return Ok(Self::empty(path.to_path_buf()));
@@ -82,12 +79,11 @@ impl VerifyConfig {
             Some(n) => {
                 let value = usize::try_from(n.value).ok().and_then(NonZeroUsize::new);
                 if value.is_none() {
-                    errors.push(VerifyConfigError::Zero {
-                        field: "parallelism",
-                        help: "parallelism is how many read-only gates may run at once; leave it out to use the number of cores",
-                        src: source.named_source(),
-                        span: span_of(&n.referenced).into(),
-                    });
+                    errors.push(problems.zero(
+                        "parallelism",
+                        "parallelism is how many read-only gates may run at once; leave it out to use the number of cores",
+                        span_of(&n.referenced),
+                    ));
                 }
                 value
             }
@@ -97,7 +93,7 @@ impl VerifyConfig {
         let named: Vec<&str> = entries.iter().map(|(k, _)| k.value.as_str()).collect();
         let mut gates = Vec::new();
         for (name, raw_gate) in &entries {
-            if let Some(gate) = convert_gate(name, raw_gate.as_ref(), &named, &source, &mut errors)
+            if let Some(gate) = convert_gate(name, raw_gate.as_ref(), &named, problems, &mut errors)
             {
                 gates.push(gate);
             }
@@ -149,17 +145,13 @@ fn convert_gate(
     name: &Spanned<String>,
     raw: Option<&RawGate>,
     configured: &[&str],
-    source: &SourceFile,
-    errors: &mut Vec<VerifyConfigError>,
+    problems: ConfigProblems<'_>,
+    errors: &mut Vec<Diagnostic>,
 ) -> Option<Gate> {
     let before = errors.len();
     let name_span = span_of(&name.referenced);
     if crate::wbs::Wbs::parse(&name.value).is_err() {
-        errors.push(VerifyConfigError::InvalidGateName {
-            name: name.value.clone(),
-            src: source.named_source(),
-            span: name_span.into(),
-        });
+        errors.push(problems.invalid_gate_name(&name.value, name_span));
     }
     let empty = RawGate::default();
     let raw = raw.unwrap_or(&empty);
@@ -167,26 +159,22 @@ fn convert_gate(
 
     let command = match (&raw.command, &raw.executable) {
         (Some(c), Some(e)) => {
-            errors.push(VerifyConfigError::CommandConflict {
-                gate: name.value.clone(),
-                src: source.named_source(),
-                command: span_of(&c.referenced).into(),
-                executable: span_of(&e.referenced).into(),
-            });
+            errors.push(problems.command_conflict(
+                &name.value,
+                span_of(&c.referenced),
+                span_of(&e.referenced),
+            ));
             None
         }
         (Some(c), None) => {
             if let Some(args) = &raw.args {
-                errors.push(VerifyConfigError::ArgsWithoutExecutable {
-                    gate: name.value.clone(),
-                    src: source.named_source(),
-                    span: span_of(&args.referenced).into(),
-                });
+                errors
+                    .push(problems.args_without_executable(&name.value, span_of(&args.referenced)));
             }
-            non_empty(c, "command", &name.value, source, errors).map(GateCommand::Shell)
+            non_empty(c, "command", &name.value, problems, errors).map(GateCommand::Shell)
         }
         (None, Some(e)) => {
-            non_empty(e, "executable", &name.value, source, errors).map(|exe| GateCommand::Exec {
+            non_empty(e, "executable", &name.value, problems, errors).map(|exe| GateCommand::Exec {
                 executable: exe,
                 args: raw
                     .args
@@ -197,11 +185,8 @@ fn convert_gate(
         }
         (None, None) => {
             if let Some(args) = &raw.args {
-                errors.push(VerifyConfigError::ArgsWithoutExecutable {
-                    gate: name.value.clone(),
-                    src: source.named_source(),
-                    span: span_of(&args.referenced).into(),
-                });
+                errors
+                    .push(problems.args_without_executable(&name.value, span_of(&args.referenced)));
             }
             Some(GateCommand::Exec {
                 executable: format!("spur-gate-{}", name.value),
@@ -235,27 +220,21 @@ fn convert_gate(
     };
     for (need, span) in &needs {
         if !configured.contains(&need.as_str()) {
-            errors.push(VerifyConfigError::UnknownNeed {
-                gate: name.value.clone(),
-                need: need.clone(),
-                help: did_you_mean(need, configured.iter().copied())
-                    .map(|m| format!("did you mean `{m}`?"))
-                    .unwrap_or_else(|| format!("configured gates: {}", configured.join(", "))),
-                src: source.named_source(),
-                span: (*span).into(),
-            });
+            let help = did_you_mean(need, configured.iter().copied())
+                .map(|m| format!("did you mean `{m}`?"))
+                .unwrap_or_else(|| format!("configured gates: {}", configured.join(", ")));
+            errors.push(problems.unknown_need(&name.value, need, help, *span));
         }
     }
 
     let timeout = match &raw.timeout_ms {
         None => DEFAULT_TIMEOUT,
         Some(t) if t.value == 0 => {
-            errors.push(VerifyConfigError::Zero {
-                field: "timeoutMs",
-                help: "timeoutMs is how long the gate may run, in milliseconds (default 600000)",
-                src: source.named_source(),
-                span: span_of(&t.referenced).into(),
-            });
+            errors.push(problems.zero(
+                "timeoutMs",
+                "timeoutMs is how long the gate may run, in milliseconds (default 600000)",
+                span_of(&t.referenced),
+            ));
             DEFAULT_TIMEOUT
         }
         Some(t) => Duration::from_millis(t.value),
@@ -265,15 +244,15 @@ fn convert_gate(
         None => GateSeverity::Blocker,
         Some(s) => GateSeverity::parse(&s.value).unwrap_or_else(|| {
             let names = GateSeverity::ALL.map(GateSeverity::as_str);
-            errors.push(VerifyConfigError::InvalidSeverity {
-                gate: name.value.clone(),
-                value: s.value.clone(),
-                help: did_you_mean(&s.value, names.iter().copied())
-                    .map(|m| format!("did you mean `{m}`?"))
-                    .unwrap_or_else(|| format!("use one of: {}", names.join(", "))),
-                src: source.named_source(),
-                span: span_of(&s.referenced).into(),
-            });
+            let help = did_you_mean(&s.value, names.iter().copied())
+                .map(|m| format!("did you mean `{m}`?"))
+                .unwrap_or_else(|| format!("use one of: {}", names.join(", ")));
+            errors.push(problems.invalid_severity(
+                &name.value,
+                &s.value,
+                help,
+                span_of(&s.referenced),
+            ));
             GateSeverity::Blocker
         }),
     };
@@ -282,14 +261,14 @@ fn convert_gate(
         raw.expect_file.as_ref(),
         "expectFile",
         &name.value,
-        source,
+        problems,
         errors,
     );
     let findings_file = project_path(
         raw.findings_file.as_ref(),
         "findingsFile",
         &name.value,
-        source,
+        problems,
         errors,
     );
 
@@ -317,16 +296,11 @@ fn non_empty(
     value: &Spanned<String>,
     field: &'static str,
     gate: &str,
-    source: &SourceFile,
-    errors: &mut Vec<VerifyConfigError>,
+    problems: ConfigProblems<'_>,
+    errors: &mut Vec<Diagnostic>,
 ) -> Option<String> {
     if value.value.trim().is_empty() {
-        errors.push(VerifyConfigError::EmptyCommand {
-            gate: gate.to_owned(),
-            field,
-            src: source.named_source(),
-            span: span_of(&value.referenced).into(),
-        });
+        errors.push(problems.empty_command(gate, field, span_of(&value.referenced)));
         None
     } else {
         Some(value.value.clone())
@@ -338,8 +312,8 @@ fn project_path(
     value: Option<&Spanned<String>>,
     field: &'static str,
     gate: &str,
-    source: &SourceFile,
-    errors: &mut Vec<VerifyConfigError>,
+    problems: ConfigProblems<'_>,
+    errors: &mut Vec<Diagnostic>,
 ) -> Option<PathBuf> {
     let value = value?;
     let path = PathBuf::from(&value.value);
@@ -353,25 +327,9 @@ fn project_path(
     if inside {
         Some(path)
     } else {
-        errors.push(VerifyConfigError::PathOutsideProject {
-            gate: gate.to_owned(),
-            field,
-            src: source.named_source(),
-            span: span_of(&value.referenced).into(),
-        });
+        errors.push(problems.path_outside_project(gate, field, span_of(&value.referenced)));
         None
     }
-}
-
-pub(crate) fn did_you_mean<'a>(
-    wanted: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
-    candidates
-        .map(|c| (strsim::jaro_winkler(wanted, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
 }
 
 /// The byte span of a YAML node (character offsets when bytes are unknown).
@@ -453,12 +411,12 @@ mod tests {
         VerifyConfig::parse(Path::new(".spur/config.yaml"), text)
     }
 
-    fn codes(text: &str) -> Vec<String> {
+    fn codes(text: &str) -> Vec<&'static str> {
         parse(text)
             .unwrap_err()
-            .errors
+            .diagnostics()
             .iter()
-            .map(VerifyConfigError::code_str)
+            .map(|d| d.code)
             .collect()
     }
 
@@ -533,15 +491,13 @@ mod tests {
         let text =
             "verify:\n  gates:\n    build: {command: a}\n    lint: {command: b, needs: [biuld]}\n";
         let err = parse(text).unwrap_err();
-        let [VerifyConfigError::UnknownNeed {
-            need, help, span, ..
-        }] = err.errors.as_slice()
-        else {
+        let [d] = err.diagnostics() else {
             panic!("{err:?}");
         };
-        assert_eq!(need, "biuld");
-        assert_eq!(help, "did you mean `build`?");
-        assert_eq!(&text[span.offset()..span.offset() + span.len()], "biuld");
+        assert_eq!(d.code, "spur::verify::unknown-need");
+        assert_eq!(d.help.as_deref(), Some("did you mean `build`?"));
+        let span = d.primary.span;
+        assert_eq!(&text[span.offset..span.end()], "biuld");
     }
 
     #[test]
@@ -549,23 +505,20 @@ mod tests {
         assert_eq!(
             codes("verify:\n  gates:\n    a: {command: x, executable: y}\n    b: {command: ' '}\n    c: {args: [x]}\n    d: {severity: blocking}\n    e: {timeoutMs: 0}\n    ../x: {command: y}\n    f: {expectFile: ../out}\n    g: {findingsFile: /etc/passwd}\n"),
             [
-                "spur::verify::config::command_conflict",
-                "spur::verify::config::empty_command",
-                "spur::verify::config::args_without_executable",
-                "spur::verify::config::invalid_severity",
-                "spur::verify::config::zero",
-                "spur::verify::config::invalid_gate_name",
-                "spur::verify::config::path_outside_project",
-                "spur::verify::config::path_outside_project",
+                "spur::verify::command-conflict",
+                "spur::verify::empty-command",
+                "spur::verify::args-without-executable",
+                "spur::verify::invalid-severity",
+                "spur::verify::zero",
+                "spur::verify::invalid-gate-name",
+                "spur::verify::path-outside-project",
+                "spur::verify::path-outside-project",
             ]
         );
         assert_eq!(
             codes("verify:\n  gates:\n    a: {comand: x}\n"),
-            ["spur::verify::config::yaml"]
+            ["spur::verify::yaml"]
         );
-        assert_eq!(
-            codes("verify:\n  parallelism: 0\n"),
-            ["spur::verify::config::zero"]
-        );
+        assert_eq!(codes("verify:\n  parallelism: 0\n"), ["spur::verify::zero"]);
     }
 }

@@ -27,7 +27,7 @@ pub mod status;
 pub mod verdict_checks;
 
 pub use config::VerifyConfig;
-pub use config_error::{VerifyConfigError, VerifyConfigErrors};
+pub use config_error::VerifyConfigErrors;
 pub use gate_result::GateResult;
 pub use outcome::VerifyOutcome;
 pub use run::{run_gates, VerifyError, VerifyRequest};

@@ -8,8 +8,9 @@ use std::collections::BinaryHeap;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::Direction;
 
-use super::config_error::VerifyConfigError;
+use super::config_error::ConfigProblems;
 use super::gate::Gate;
+use crate::diagnostic::Diagnostic;
 use crate::source::SourceFile;
 
 /// Sort `gates` so that every gate comes after the gates it needs. Needs must name gates
@@ -17,7 +18,7 @@ use crate::source::SourceFile;
 pub fn topological_order(
     gates: Vec<Gate>,
     source: &SourceFile,
-) -> Result<Vec<Gate>, Vec<VerifyConfigError>> {
+) -> Result<Vec<Gate>, Vec<Diagnostic>> {
     let graph = needs_graph(&gates);
     let mut indegree: Vec<usize> = graph
         .node_indices()
@@ -66,11 +67,8 @@ fn needs_graph(gates: &[Gate]) -> DiGraph<usize, ()> {
     graph
 }
 
-fn cycles(
-    graph: &DiGraph<usize, ()>,
-    gates: &[Gate],
-    source: &SourceFile,
-) -> Vec<VerifyConfigError> {
+fn cycles(graph: &DiGraph<usize, ()>, gates: &[Gate], source: &SourceFile) -> Vec<Diagnostic> {
+    let problems = ConfigProblems { source };
     let mut errors = Vec::new();
     for mut component in petgraph::algo::tarjan_scc(graph) {
         let looped = component.len() > 1
@@ -82,27 +80,21 @@ fn cycles(
         }
         component.sort();
         let cycle = cycle_through(graph, &component);
-        let names = cycle
+        let names: Vec<String> = cycle
             .iter()
             .chain(cycle.first())
             .filter_map(|n| gates.get(n.index()))
             .map(|g| g.name.clone())
             .collect();
-        errors.push(VerifyConfigError::NeedsCycle {
-            cycle: names,
-            src: source.named_source(),
-            spans: cycle
-                .iter()
-                .filter_map(|n| gates.get(n.index()))
-                .map(|g| g.needs_span.into())
-                .collect(),
-        });
+        let spans: Vec<_> = cycle
+            .iter()
+            .filter_map(|n| gates.get(n.index()))
+            .map(|g| g.needs_span)
+            .collect();
+        errors.push((names.first().cloned(), problems.needs_cycle(&names, &spans)));
     }
-    errors.sort_by_key(|e| match e {
-        VerifyConfigError::NeedsCycle { cycle, .. } => cycle.first().cloned(),
-        _ => None,
-    });
-    errors
+    errors.sort_by(|a, b| a.0.cmp(&b.0));
+    errors.into_iter().map(|(_, d)| d).collect()
 }
 
 /// One simple cycle inside a strongly connected component, starting at its first node and
@@ -145,7 +137,6 @@ mod tests {
     use std::path::Path;
 
     use crate::verify::config::VerifyConfig;
-    use crate::verify::config_error::VerifyConfigError;
 
     #[test]
     fn orders_by_needs_then_by_declaration() {
@@ -163,19 +154,29 @@ mod tests {
         let text = "verify:\n  gates:\n    a: {command: x, needs: [c]}\n    b: {command: x, needs: [a]}\n    c: {command: x, needs: [b]}\n    d: {command: x, needs: [d]}\n    e: {command: x}\n";
         let err = VerifyConfig::parse(Path::new("c.yaml"), text).unwrap_err();
         let cycles: Vec<_> = err
-            .errors
+            .diagnostics()
             .iter()
-            .map(|e| match e {
-                VerifyConfigError::NeedsCycle { cycle, spans, .. } => {
-                    assert_eq!(spans.len(), cycle.len() - 1);
-                    for s in spans {
-                        assert!(text[s.offset()..].starts_with('['), "{s:?}");
-                    }
-                    cycle.join(" → ")
+            .map(|d| {
+                assert_eq!(d.code, "spur::verify::needs-cycle");
+                let spans = std::iter::once(&d.primary).chain(&d.secondary);
+                for label in spans {
+                    assert!(text[label.span.offset..].starts_with('['), "{label:?}");
                 }
-                other => panic!("{other:?}"),
+                (d.message.clone(), d.secondary.len() + 1)
             })
             .collect();
-        assert_eq!(cycles, ["a → c → b → a", "d → d"]);
+        assert_eq!(
+            cycles,
+            [
+                (
+                    "gates need each other in a cycle: a → c → b → a (a → b: a needs b)".to_owned(),
+                    3
+                ),
+                (
+                    "gates need each other in a cycle: d → d (a → b: a needs b)".to_owned(),
+                    1
+                ),
+            ]
+        );
     }
 }

@@ -1,14 +1,18 @@
 //! `run_gates`: one verify run from configuration to recorded results. The CLI's
 //! `spur verify` and the runner's `verify.run` action both call it.
 
+use std::collections::{HashMap, HashSet};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::sync::mpsc;
 use std::time::{Instant, SystemTime};
 
 use super::attempt::GateExecutor;
-use super::config::{did_you_mean, VerifyConfig};
+use super::config::VerifyConfig;
 use super::config_error::VerifyConfigErrors;
-use super::evidence::{display_path, write_evidence, EvidenceContext, EvidencePaths};
+use super::evidence::{
+    display_path, write_evidence, write_replacing, EvidenceContext, EvidencePaths,
+};
 use super::gate::Gate;
 use super::gate_result::{GateResult, SkipReason};
 use super::outcome::{actionable_findings, Problem, Summary, VerifyOutcome};
@@ -19,7 +23,7 @@ use super::scheduler::run_in_order;
 use super::scope::VerifyScope;
 use super::status::{Confidence, GateStatus};
 use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
-use crate::atomic_file::write_atomic;
+use crate::diagnostic::did_you_mean;
 use crate::ledger::{Ledger, NewVerdict};
 use crate::state_dir::StateDir;
 use crate::timestamp::rfc3339_utc as rfc3339;
@@ -62,18 +66,18 @@ pub enum VerifyError {
     Config(#[from] VerifyConfigErrors),
 
     #[error("no gate named `{name}` in the verify configuration")]
-    #[diagnostic(code(spur::verify::unknown_gate), help("{help}"))]
+    #[diagnostic(code("spur::verify::unknown-gate"), help("{help}"))]
     UnknownGate { name: String, help: String },
 
     #[error("gate `{name}` is not configured")]
     #[diagnostic(
-        code(spur::verify::unconfigured_gate),
+        code("spur::verify::unconfigured-gate"),
         help("add it to `.spur/config.yaml` under `verify.gates` (e.g. `{name}: {{command: …}}`)")
     )]
     UnconfiguredGate { name: String },
 
     #[error("cannot create the evidence directory {}: {source}", path.display())]
-    #[diagnostic(code(spur::verify::evidence_dir))]
+    #[diagnostic(code("spur::verify::evidence-dir"))]
     EvidenceDir {
         path: PathBuf,
         #[source]
@@ -99,6 +103,14 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     let origin = Instant::now();
     let run_id = request.run_id.clone().unwrap_or_else(new_run_id);
     let evidence_dir = scope.evidence_dir();
+    // A full run replaces the whole evidence directory: the previous one is moved aside
+    // and deleted in the background while the gates run (deleting ~two files per gate is
+    // as slow as running a trivial gate), and no gate's stale evidence survives.
+    let retired = match request.gate {
+        None => retire(&evidence_dir),
+        Some(_) => None,
+    };
+    let cleaner = retired.map(|old| std::thread::spawn(move || std::fs::remove_dir_all(old)));
     std::fs::create_dir_all(&evidence_dir).map_err(|source| VerifyError::EvidenceDir {
         path: evidence_dir.clone(),
         source,
@@ -120,16 +132,57 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     let parallelism = config
         .parallelism
         .unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN));
-    let run_one = |gate: &Gate| {
-        let settled = settle(executor.attempt(gate), || executor.attempt(gate));
+    // Evidence of a gate that another gate needs is written before the gate counts as
+    // finished (a dependent may read it). Evidence nobody waits for is written by a
+    // recorder thread while the next gates run: file I/O then overlaps the gates.
+    let needed: HashSet<&str> = to_run
+        .iter()
+        .flat_map(|g| g.needs.iter().map(String::as_str))
+        .collect();
+    let (to_recorder, recorder_inbox) = mpsc::channel::<(Gate, GateResult)>();
+    let record = |gate: &Gate, result: &GateResult| {
         let paths = EvidencePaths::new(&evidence_dir, &gate.name);
-        let mut result = GateResult::ran(gate, settled, paths.display(&project_root));
-        if let Err(e) = write_evidence(&paths, gate, &result, context) {
-            result.lose_evidence(format!("its evidence could not be written: {e}"));
-        }
-        result
+        write_evidence(&paths, gate, result, context)
+            .map_err(|e| format!("its evidence could not be written: {e}"))
     };
-    let mut ran = run_in_order(&to_run, parallelism, &run_one);
+    let (mut ran, unwritten) = std::thread::scope(|threads| {
+        let recorder = threads.spawn(|| {
+            let mut unwritten = HashMap::new();
+            for (gate, result) in recorder_inbox {
+                if let Err(why) = record(&gate, &result) {
+                    unwritten.insert(gate.name.clone(), why);
+                }
+            }
+            unwritten
+        });
+        let run_one = |gate: &Gate| {
+            let settled = settle(executor.attempt(gate), || executor.attempt(gate));
+            let paths = EvidencePaths::new(&evidence_dir, &gate.name);
+            let mut result = GateResult::ran(gate, settled, paths.display(&project_root));
+            if needed.contains(gate.name.as_str()) {
+                if let Err(why) = record(gate, &result) {
+                    result.lose_evidence(why);
+                }
+            } else if let Err(mpsc::SendError((gate, result))) =
+                to_recorder.send((gate.clone(), result.clone()))
+            {
+                // The recorder is gone (it cannot be, short of a panic): write here.
+                if let Err(why) = record(&gate, &result) {
+                    return lose(result, why);
+                }
+            }
+            result
+        };
+        let ran = run_in_order(&to_run, parallelism, &run_one);
+        drop(to_recorder);
+        let unwritten = recorder.join().unwrap_or_default();
+        (ran, unwritten)
+    });
+    for result in &mut ran {
+        if let Some(why) = unwritten.get(&result.name) {
+            result.lose_evidence(why.clone());
+        }
+    }
 
     // Fail closed: a gate that ran must have left its evidence.
     for result in &mut ran {
@@ -195,9 +248,9 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         &gates,
         &actionable,
     );
-    if let Err(e) = write_atomic(&scope.report_path(), markdown.as_bytes()) {
+    if let Err(e) = write_replacing(&scope.report_path(), markdown.as_bytes()) {
         problems.push(Problem {
-            code: "spur::verify::report_unwritable".to_owned(),
+            code: "spur::verify::report-unwritable".to_owned(),
             message: format!(
                 "cannot write the report {}: {e}",
                 scope.report_path().display()
@@ -226,6 +279,10 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         verdict = Some(display_path(&path, &project_root));
     }
 
+    if let Some(cleaner) = cleaner {
+        // Best effort: a leftover `.…-evidence.old-…` directory is harmless.
+        let _ = cleaner.join();
+    }
     let summary = Summary::of(&gates);
     Ok(VerifyOutcome {
         run: run_id,
@@ -291,6 +348,22 @@ fn problem(error: &(dyn miette::Diagnostic + Send + Sync)) -> Problem {
         code: error.code().map(|c| c.to_string()).unwrap_or_default(),
         message: error.to_string(),
     }
+}
+
+fn lose(mut result: GateResult, why: String) -> GateResult {
+    result.lose_evidence(why);
+    result
+}
+
+/// Move `dir` aside (same parent, hidden name) so it can be deleted without holding up the
+/// run; `None` when there is nothing to move.
+fn retire(dir: &std::path::Path) -> Option<PathBuf> {
+    let name = dir.file_name()?.to_string_lossy().into_owned();
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let aside = dir.with_file_name(format!(".{name}.old-{}-{nanos}", std::process::id()));
+    std::fs::rename(dir, &aside).ok().map(|()| aside)
 }
 
 /// `verify-20261129T183700123Z-4242`: sortable by time, unique per process.

@@ -59,17 +59,35 @@ struct Board<T> {
 
 impl<T> Board<T> {
     fn work(&self, gates: &[Gate], run: &(dyn Fn(&Gate) -> T + Sync)) {
+        let mut finished: Option<(usize, T)> = None;
         loop {
             let index = {
                 let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some((i, result)) = finished.take() {
+                    state.phase[i] = Phase::Finished;
+                    state.running -= 1;
+                    if !gates[i].read_only {
+                        state.writer_running = false;
+                    }
+                    state.results[i] = Some(result);
+                }
                 loop {
                     if state.phase.iter().all(|p| *p != Phase::Pending) {
+                        // Idle workers wait for work that will never come: release them.
+                        self.changed.notify_all();
                         return;
                     }
                     if let Some(i) = next_startable(gates, &state) {
                         state.phase[i] = Phase::Running;
                         state.running += 1;
                         state.writer_running |= !gates[i].read_only;
+                        // Wake one idle worker only when there is more to start now: a
+                        // chain of writers then runs on one thread with no hand-offs.
+                        if next_startable(gates, &state).is_some()
+                            || state.phase.iter().all(|p| *p != Phase::Pending)
+                        {
+                            self.changed.notify_one();
+                        }
                         break i;
                     }
                     state = self
@@ -78,16 +96,7 @@ impl<T> Board<T> {
                         .unwrap_or_else(PoisonError::into_inner);
                 }
             };
-            let result = run(&gates[index]);
-            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            state.phase[index] = Phase::Finished;
-            state.running -= 1;
-            if !gates[index].read_only {
-                state.writer_running = false;
-            }
-            state.results[index] = Some(result);
-            drop(state);
-            self.changed.notify_all();
+            finished = Some((index, run(&gates[index])));
         }
     }
 }
