@@ -213,3 +213,52 @@ fn a_damaged_middle_line_is_reported_not_misread() {
     assert_eq!(code, Some(4), "{stderr}");
     assert!(stderr.contains("spur::journal::corrupt"), "{stderr}");
 }
+
+#[test]
+fn ctrl_c_kills_the_action_group_journals_interrupted_and_the_run_resumes() {
+    let p = Project::new();
+    // The action interrupts spur itself (as Ctrl-C would) and then blocks; spur must kill
+    // it (and its background grandchild), journal `interrupted` and exit 130.
+    p.file(
+        "p.yaml",
+        r#"
+name: interrupted
+initialState: a
+terminalStates: [b]
+states:
+  - id: a
+    onEnter:
+      - kind: shell
+        options:
+          command: 'if [ ! -f once ]; then touch once; sleep 100 & echo $! > grandchild.pid; kill -INT $PPID; sleep 100; fi; echo finished >> trail.txt'
+  - {id: b}
+transitions: [{from: a, to: b}]
+"#,
+    );
+    let output = p.spur().args(["run", "p.yaml"]).output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let run_id = only_run_id(&p);
+    let after = records(&p, &run_id);
+    assert_eq!(after.last().unwrap()["event"], "interrupted");
+    assert_eq!(after.last().unwrap()["state"], "a");
+    assert_gap_free(&after);
+    let (_, runs, _) = json(&p, &["runs"]);
+    assert_eq!(runs[0]["outcome"], "interrupted");
+    let pid = p.read("grandchild.pid").trim().to_owned();
+    assert!(
+        !common::process_is_running(&pid),
+        "grandchild {pid} survived Ctrl-C"
+    );
+
+    let (code, _, stderr) = json(&p, &["continue", &run_id]);
+    assert_eq!(code, Some(4), "the killed action is ambiguous: {stderr}");
+    let (code, out, stderr) = json(&p, &["continue", &run_id, "--rerun-ambiguous"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(out["state"], "b");
+    assert_eq!(p.read("trail.txt"), "finished\n");
+}
