@@ -366,8 +366,7 @@ impl Journal {
             at: Timestamp::now().rfc3339(),
             event,
         };
-        let mut line = serde_json::to_vec(&record).map_err(io::Error::other)?;
-        line.push(b'\n');
+        let line = encode(&record)?;
         // One write per line: a crash tears at most this line.
         self.file.write_all(&line)?;
         if record.event.is_durable() && self.durability == Durability::Fsync {
@@ -384,6 +383,25 @@ impl Journal {
         }
         Ok(record)
     }
+}
+
+/// One JSON line: `{"seq":…,"at":…,` then the event's own fields. Written by hand rather
+/// than through `#[serde(flatten)]`, which buffers every field in a map first (the same
+/// bytes; reading uses the derived `Deserialize`).
+fn encode(record: &Record) -> io::Result<Vec<u8>> {
+    let event = serde_json::to_vec(&record.event).map_err(io::Error::other)?;
+    let fields = event.get(1..).unwrap_or_default();
+    let mut line = Vec::with_capacity(event.len() + 48);
+    line.extend_from_slice(b"{\"seq\":");
+    line.extend_from_slice(record.seq.to_string().as_bytes());
+    line.extend_from_slice(b",\"at\":");
+    serde_json::to_writer(&mut line, &record.at).map_err(io::Error::other)?;
+    if fields.first() != Some(&b'}') {
+        line.push(b',');
+    }
+    line.extend_from_slice(fields);
+    line.push(b'\n');
+    Ok(line)
 }
 
 #[cfg(debug_assertions)]
@@ -444,6 +462,25 @@ mod tests {
                 .contains(r#""event":"run-started""#),
             "{text}"
         );
+    }
+
+    #[test]
+    fn hand_encoding_matches_the_derived_serialization() {
+        let record = Record {
+            seq: 7,
+            at: "2026-01-01T00:00:00.000Z".into(),
+            event: Event::Transition {
+                transition: 2,
+                from: "a\"b".into(),
+                to: "c".into(),
+                iteration: 3,
+            },
+        };
+        let mut expected = serde_json::to_vec(&record).unwrap();
+        expected.push(b'\n');
+        assert_eq!(encode(&record).unwrap(), expected);
+        let back: Record = serde_json::from_slice(&expected).unwrap();
+        assert_eq!(back, record);
     }
 
     #[test]
