@@ -473,3 +473,34 @@ fn the_done_gate_denies_a_task_whose_blocker_gate_fails() {
     assert_eq!(allowed.code, 0, "{}\n{}", allowed.stdout, allowed.stderr);
     assert_eq!(json(&allowed)["decision"], "allow");
 }
+
+#[test]
+fn a_full_run_leaves_no_evidence_of_a_removed_gate() {
+    let project = project_with(
+        "verify:\n  gates:\n    build: {command: 'true'}\n    lint: {command: 'true'}\n",
+    );
+    assert_eq!(spur(&project, &["verify"]).code, 0);
+    assert!(project
+        .join(".spur/run/_project-evidence/lint.json")
+        .is_file());
+    project.file(
+        ".spur/config.yaml",
+        "verify:\n  gates:\n    build: {command: 'true'}\n",
+    );
+    assert_eq!(spur(&project, &["verify"]).code, 0);
+    let mut left: Vec<String> = std::fs::read_dir(project.join(".spur/run/_project-evidence"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["build.json", "build.md"]);
+    let run_dir: Vec<String> = std::fs::read_dir(project.join(".spur/run"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".old-"))
+        .collect();
+    assert!(
+        run_dir.is_empty(),
+        "the retired directory is deleted: {run_dir:?}"
+    );
+}
