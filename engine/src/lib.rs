@@ -13,6 +13,7 @@ pub mod file_lock;
 pub mod graph;
 pub mod ledger;
 pub mod pipeline;
+pub mod run;
 pub mod source;
 pub mod state_dir;
 pub mod task_status;

@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 /// Exit codes of DESIGN §10.
-#[allow(dead_code)] // PAUSED and CANNOT_START belong to `spur run`
+#[allow(dead_code)] // constants are used by subcommands as they land
 pub mod exit {
     pub const SUCCESS: u8 = 0;
     pub const FAILED: u8 = 1;
