@@ -23,7 +23,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-#[allow(unused_imports)]
 pub use failure::{CliResult, Failure};
 
 /// spur — a workflow state-machine engine driven by YAML pipelines.
