@@ -216,6 +216,9 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
 
     let mut command = Command::new(program_to_spawn(spec));
     command
+        // `$0` stays `sh` (as in messages like `sh: 1: foo: not found`) even when the
+        // program was resolved to an absolute path.
+        .arg0(&spec.program)
         .args(&spec.args)
         .process_group(0)
         .stdin(if spec.stdin.is_some() {
@@ -946,6 +949,8 @@ mod tests {
         let own_path = ProcessSpec::shell("true").env("PATH", "/nonexistent");
         assert_eq!(program_to_spawn(&own_path), "sh");
         assert_eq!(program_to_spawn(&ProcessSpec::new("env", [""; 0])), "env");
+        let out = ProcessSpec::shell(r#"printf '%s' "$0""#).run();
+        assert_eq!(text(&out.stdout), "sh", "$0 is what the spec named");
     }
 
     #[test]
