@@ -3,7 +3,7 @@
 //! is a *flip*, and a flip forces confidence low: a criterion that changes its mind between
 //! runs is not settled, whichever way it went last.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -122,8 +122,8 @@ impl Ledger {
             }
         })?;
         let text = self.read_text()?;
-        let previous_entries = parse(&text).entries;
-        let previous = last_verdicts(&previous_entries);
+        let wanted: HashSet<&str> = verdicts.iter().map(|v| v.criterion.as_str()).collect();
+        let previous = last_verdicts_of(&text, &wanted);
         let entries: Vec<LedgerEntry> = verdicts
             .into_iter()
             .map(|v| {
@@ -177,6 +177,24 @@ fn parse(text: &str) -> LedgerContents {
         }
     }
     contents
+}
+
+/// The last verdict recorded for each of `wanted`, read from the end of the ledger back
+/// only as far as needed: the ledger grows by a line per gate per run, and a run usually
+/// finds every criterion among the previous run's lines.
+fn last_verdicts_of(text: &str, wanted: &HashSet<&str>) -> HashMap<String, String> {
+    let mut found = HashMap::new();
+    for line in text.lines().rev().filter(|l| !l.trim().is_empty()) {
+        if found.len() == wanted.len() {
+            break;
+        }
+        if let Ok(entry) = serde_json::from_str::<LedgerEntry>(line) {
+            if wanted.contains(entry.criterion.as_str()) {
+                found.entry(entry.criterion).or_insert(entry.verdict);
+            }
+        }
+    }
+    found
 }
 
 /// The last verdict recorded for each criterion.
@@ -249,6 +267,30 @@ mod tests {
             .map(|e| e.flip)
             .collect();
         assert_eq!(flips, [false, true, false]);
+    }
+
+    #[test]
+    fn a_criterion_last_seen_many_runs_ago_still_flips() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path().join("l.jsonl"));
+        ledger
+            .record("0", None, "t", vec![verdict("rare", "PASS")])
+            .unwrap();
+        for run in 1..5 {
+            ledger
+                .record(&run.to_string(), None, "t", vec![verdict("often", "PASS")])
+                .unwrap();
+        }
+        let entries = ledger
+            .record(
+                "5",
+                None,
+                "t",
+                vec![verdict("often", "PASS"), verdict("rare", "FAIL")],
+            )
+            .unwrap();
+        assert!(!entries[0].flip);
+        assert!(entries[1].flip, "{entries:?}");
     }
 
     #[test]

@@ -117,6 +117,7 @@ fn overwrite(path: &Path, bytes: &[u8], existed: bool) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
+        .truncate(false)
         .open(path)?;
     file.write_all(bytes)?;
     if existed {
