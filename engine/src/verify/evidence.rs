@@ -84,7 +84,7 @@ pub fn write_recycling(path: &Path, bytes: &[u8], old: &Path) -> std::io::Result
         std::process::id(),
         std::thread::current().id()
     ));
-    let recycled = std::fs::rename(old, &tmp).is_ok();
+    let mut recycled = std::fs::rename(old, &tmp).is_ok();
     let result = overwrite(&tmp, bytes, recycled)
         .or_else(|e| {
             if e.kind() != std::io::ErrorKind::NotFound {
@@ -92,16 +92,20 @@ pub fn write_recycling(path: &Path, bytes: &[u8], old: &Path) -> std::io::Result
             }
             // The directory was missing (so nothing could be recycled into it either).
             std::fs::create_dir_all(dir)?;
-            let recycled = std::fs::rename(old, &tmp).is_ok();
+            recycled = std::fs::rename(old, &tmp).is_ok();
             overwrite(&tmp, bytes, recycled)
         })
         .and_then(|()| {
             // Renaming over an existing file makes ext4 flush the new data first (its
             // replace-by-rename safeguard), which costs as much as an fsync; removing the
-            // old file first avoids that. Usually there is none: it was recycled above.
-            match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                _ => Ok(()),
+            // old file first avoids that. A recycled old copy has already left `path` (or
+            // lived in the retired directory, and `path` is in a fresh one).
+            match recycled {
+                true => Ok(()),
+                false => match std::fs::remove_file(path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                    _ => Ok(()),
+                },
             }
         })
         .and_then(|()| std::fs::rename(&tmp, path));
@@ -120,8 +124,11 @@ fn overwrite(path: &Path, bytes: &[u8], existed: bool) -> std::io::Result<()> {
         .truncate(false)
         .open(path)?;
     file.write_all(bytes)?;
-    if existed {
-        file.set_len(u64::try_from(bytes.len()).unwrap_or(u64::MAX))?;
+    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    // Cutting is only needed when the old content was longer (a metadata read is cheaper
+    // than a truncate).
+    if existed && file.metadata()?.len() > len {
+        file.set_len(len)?;
     }
     Ok(())
 }
