@@ -3,7 +3,7 @@
 //! is a *flip*, and a flip forces confidence low: a criterion that changes its mind between
 //! runs is not settled, whichever way it went last.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -115,15 +115,18 @@ impl Ledger {
     ) -> Result<Vec<LedgerEntry>, LedgerError> {
         // Serialise concurrent verify runs of one task: read the last verdicts and append
         // under one lock, so no flip is judged against a stale ledger.
-        let _lock = crate::file_lock::FileLock::exclusive(&self.path).map_err(|source| {
+        let mut lock = crate::file_lock::FileLock::exclusive(&self.path).map_err(|source| {
             LedgerError::Write {
                 path: self.path.clone(),
                 source,
             }
         })?;
-        let text = self.read_text()?;
-        let previous_entries = parse(&text).entries;
-        let previous = last_verdicts(&previous_entries);
+        let wanted: HashSet<&str> = verdicts.iter().map(|v| v.criterion.as_str()).collect();
+        let tail = read_back(lock.file(), &wanted).map_err(|source| LedgerError::Read {
+            path: self.path.clone(),
+            source,
+        })?;
+        let previous = tail.last_verdicts;
         let entries: Vec<LedgerEntry> = verdicts
             .into_iter()
             .map(|v| {
@@ -148,11 +151,7 @@ impl Ledger {
             return Ok(entries);
         }
         // A torn last line (a crash mid-append) stays alone on its line.
-        let separator = if text.is_empty() || text.ends_with('\n') {
-            ""
-        } else {
-            "\n"
-        };
+        let separator = if tail.ends_a_line { "" } else { "\n" };
         let lines = entries
             .iter()
             .map(|e| serde_json::to_string(e).unwrap_or_default())
@@ -177,6 +176,71 @@ fn parse(text: &str) -> LedgerContents {
         }
     }
     contents
+}
+
+/// What the end of the ledger says before a run appends to it.
+struct Tail {
+    /// The last verdict of each wanted criterion that has one.
+    last_verdicts: HashMap<String, String>,
+    /// The ledger is empty or ends with a newline (no torn last line to step over).
+    ends_a_line: bool,
+}
+
+/// Bytes read at a time from the end of the ledger.
+const READ_BACK_CHUNK: u64 = 64 * 1024;
+
+/// The last verdict of each of `wanted`, reading the ledger from its end back only as far
+/// as needed: the ledger grows by a line per gate per run, and a run usually finds every
+/// criterion among the previous run's lines — so recording costs the same after a
+/// thousand runs as after one. Lines that are not entries are skipped, as [`parse`] does.
+fn read_back(file: &std::fs::File, wanted: &HashSet<&str>) -> io::Result<Tail> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    let mut last_verdicts = HashMap::new();
+    let mut ends_a_line = true;
+    let mut end = len;
+    // The end of a line whose start lies in the part not read yet.
+    let mut carry: Vec<u8> = Vec::new();
+    while end > 0 && last_verdicts.len() < wanted.len() {
+        let start = end.saturating_sub(READ_BACK_CHUNK);
+        let mut buf = vec![0u8; usize::try_from(end - start).unwrap_or(0)];
+        file.read_exact_at(&mut buf, start)?;
+        if end == len {
+            ends_a_line = buf.last() == Some(&b'\n');
+        }
+        buf.extend_from_slice(&carry);
+        // Before the first newline of a chunk is part of a line that started earlier.
+        let first_whole = match (start, buf.iter().position(|b| *b == b'\n')) {
+            (0, _) => 0,
+            (_, Some(newline)) => newline + 1,
+            (_, None) => buf.len(),
+        };
+        let (partial, whole) = buf.split_at(first_whole);
+        for line in whole.rsplit(|b| *b == b'\n') {
+            if last_verdicts.len() == wanted.len() {
+                break;
+            }
+            let Ok(line) = std::str::from_utf8(line) else {
+                continue;
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            if let Ok(entry) = serde_json::from_str::<LedgerEntry>(line) {
+                if wanted.contains(entry.criterion.as_str()) {
+                    last_verdicts
+                        .entry(entry.criterion)
+                        .or_insert(entry.verdict);
+                }
+            }
+        }
+        carry = partial.strip_suffix(b"\n").unwrap_or(partial).to_vec();
+        end = start;
+    }
+    Ok(Tail {
+        last_verdicts,
+        ends_a_line,
+    })
 }
 
 /// The last verdict recorded for each criterion.
@@ -249,6 +313,60 @@ mod tests {
             .map(|e| e.flip)
             .collect();
         assert_eq!(flips, [false, true, false]);
+    }
+
+    #[test]
+    fn a_criterion_last_seen_many_runs_ago_still_flips() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path().join("l.jsonl"));
+        ledger
+            .record("0", None, "t", vec![verdict("rare", "PASS")])
+            .unwrap();
+        for run in 1..5 {
+            ledger
+                .record(&run.to_string(), None, "t", vec![verdict("often", "PASS")])
+                .unwrap();
+        }
+        let entries = ledger
+            .record(
+                "5",
+                None,
+                "t",
+                vec![verdict("often", "PASS"), verdict("rare", "FAIL")],
+            )
+            .unwrap();
+        assert!(!entries[0].flip);
+        assert!(entries[1].flip, "{entries:?}");
+    }
+
+    #[test]
+    fn flips_are_found_across_many_read_back_chunks() {
+        // Enough runs that the ledger spans several chunks read from its end, with lines
+        // crossing chunk boundaries.
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path().join("l.jsonl"));
+        ledger
+            .record("0", None, "t", vec![verdict("rare", "FAIL")])
+            .unwrap();
+        let busy: Vec<String> = (0..50).map(|i| format!("criterion-{i}")).collect();
+        let mut run = 1;
+        while std::fs::metadata(ledger.path()).unwrap().len() < 3 * READ_BACK_CHUNK {
+            let verdicts = busy.iter().map(|c| verdict(c, "PASS")).collect();
+            ledger
+                .record(&run.to_string(), None, "t", verdicts)
+                .unwrap();
+            run += 1;
+        }
+        let mut verdicts: Vec<_> = busy.iter().map(|c| verdict(c, "PASS")).collect();
+        verdicts.push(verdict("rare", "PASS"));
+        verdicts.push(verdict("new", "PASS"));
+        let entries = ledger.record("last", None, "t", verdicts).unwrap();
+        assert!(entries[..50].iter().all(|e| !e.flip));
+        assert!(entries[50].flip, "rare was FAIL in the first run");
+        assert!(!entries[51].flip, "never seen before: nothing to flip from");
+        let contents = ledger.read().unwrap();
+        assert_eq!(contents.unreadable_lines, 0);
+        assert_eq!(contents.entries.len(), 1 + 50 * (run - 1) + 52);
     }
 
     #[test]

@@ -3,23 +3,31 @@
 //! included), output captured up to a cap and/or appended to a log file.
 //!
 //! Why not `duct` alone: it kills the child, not the group, so `sh -c 'sleep 100 & …'` leaves
-//! an orphan. Here the child leads its own group; a waiter thread blocks in
-//! `waitid(WEXITED | WNOWAIT)` (no polling, and the leader stays a zombie so its group id
-//! cannot be reused) while the caller waits on a channel with `recv_timeout`. Whatever way the
-//! leader ends, the rest of its group is killed before the leader is reaped: an action's
-//! processes never outlive it (daemonise deliberately with `setsid` to escape that).
+//! an orphan. Here the child leads its own group. The calling thread waits for everything
+//! in one `poll(2)`: the child's stdout and stderr pipes, its stdin (when bytes are fed),
+//! and a pidfd that becomes readable when the leader exits — it is left a zombie, so its
+//! group id cannot be reused. No helper thread, no polling loop. Whatever way the leader
+//! ends, the rest of its group is killed before the leader is reaped: an action's processes
+//! never outlive it (daemonise deliberately with `setsid` to escape that). On kernels
+//! without `pidfd_open` (before 5.3) a waiter thread blocked in `waitid(WEXITED | WNOWAIT)`
+//! stands in for the pidfd.
+//!
+//! `sh` (what [`ProcessSpec::shell`] runs) is looked up on PATH once and the absolute path
+//! reused, instead of `execvp` trying every PATH directory on every spawn.
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
+
+use crate::executable_search::find_executable;
 
 /// Default in-memory capture cap per stream (1 MiB).
 pub const DEFAULT_CAPTURE_LIMIT: usize = 1 << 20;
@@ -187,10 +195,15 @@ impl ProcessOutcome {
 
 /// Run `spec`; see the module docs for the group and timeout semantics.
 pub fn run(spec: &ProcessSpec) -> ProcessOutcome {
+    run_watching(spec, watch_exit)
+}
+
+/// [`run`] with the way the leader's exit is noticed passed in (tests use the fallbacks).
+fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -> ProcessOutcome {
     let started = Instant::now();
     let log = match &spec.log_file {
         Some(path) => match open_log(path) {
-            Ok(file) => Some(Arc::new(Mutex::new(file))),
+            Ok(file) => Some(file),
             Err(e) => {
                 return ProcessOutcome::failed_to_start(
                     format!("cannot open log file {}: {e}", path.display()),
@@ -201,8 +214,11 @@ pub fn run(spec: &ProcessSpec) -> ProcessOutcome {
         None => None,
     };
 
-    let mut command = Command::new(&spec.program);
+    let mut command = Command::new(program_to_spawn(spec));
     command
+        // `$0` stays `sh` (as in messages like `sh: 1: foo: not found`) even when the
+        // program was resolved to an absolute path.
+        .arg0(&spec.program)
         .args(&spec.args)
         .process_group(0)
         .stdin(if spec.stdin.is_some() {
@@ -238,68 +254,64 @@ pub fn run(spec: &ProcessSpec) -> ProcessOutcome {
     live.insert(pgid);
     drop(live);
 
-    let stdin_writer = match (child.stdin.take(), spec.stdin.clone()) {
-        (Some(mut pipe), Some(bytes)) => Some(thread::spawn(move || {
-            // A child that exits without reading gives EPIPE: not our failure.
-            let _ = pipe.write_all(&bytes);
-        })),
-        _ => None,
-    };
-    let (drained_tx, drained_rx) = mpsc::channel();
-    let stdout_reader = child
-        .stdout
-        .take()
-        .map(|pipe| spawn_reader(pipe, spec.capture_limit, log.clone(), drained_tx.clone()));
-    let stderr_reader = child
-        .stderr
-        .take()
-        .map(|pipe| spawn_reader(pipe, spec.capture_limit, log.clone(), drained_tx.clone()));
-    drop(drained_tx);
-
-    let (exited_tx, exited_rx) = mpsc::channel();
-    thread::spawn(move || {
-        wait_without_reaping(pgid);
-        let _ = exited_tx.send(());
-    });
-
-    let timed_out = match spec.timeout {
-        None => {
-            let _ = exited_rx.recv();
-            false
-        }
-        Some(timeout) => match exited_rx.recv_timeout(timeout) {
-            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => false,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                signal_group(pgid, libc::SIGTERM);
-                if exited_rx.recv_timeout(spec.kill_grace).is_err() {
-                    signal_group(pgid, libc::SIGKILL);
-                    let _ = exited_rx.recv();
-                }
-                true
-            }
+    let mut watcher = Watcher {
+        exit: watch(pgid),
+        stdout: Stream::new(child.stdout.take().map(OwnedFd::from), spec.capture_limit),
+        stderr: Stream::new(child.stderr.take().map(OwnedFd::from), spec.capture_limit),
+        stdin: match (child.stdin.take(), &spec.stdin) {
+            (Some(pipe), Some(bytes)) => Some(Feed::new(OwnedFd::from(pipe), bytes)),
+            _ => None,
         },
+        log,
     };
-    // The leader is a zombie now, so `pgid` still names its group: kill whatever is left.
-    signal_group(pgid, libc::SIGKILL);
-    let status = child.wait();
+
+    let mut timed_out = false;
+    let mut phase = match spec.timeout {
+        Some(timeout) => Phase::Running(Some(started + timeout)),
+        None => Phase::Running(None),
+    };
+    let status = loop {
+        let now = Instant::now();
+        match phase {
+            Phase::Running(Some(deadline)) if now >= deadline => {
+                timed_out = true;
+                signal_group(pgid, libc::SIGTERM);
+                phase = Phase::Terminating(now + spec.kill_grace);
+                continue;
+            }
+            Phase::Terminating(deadline) if now >= deadline => {
+                signal_group(pgid, libc::SIGKILL);
+                phase = Phase::Running(None);
+                continue;
+            }
+            _ => {}
+        }
+        let deadline = match phase {
+            Phase::Running(deadline) => deadline,
+            Phase::Terminating(deadline) => Some(deadline),
+        };
+        if watcher.wait(pgid, deadline) {
+            // The leader is a zombie now, so `pgid` still names its group: kill whatever
+            // is left, then reap.
+            signal_group(pgid, libc::SIGKILL);
+            break child.wait();
+        }
+    };
     lock_live_groups().remove(&pgid);
 
     // Pipes close once every writer is gone; bound the wait in case a process escaped the
     // group while holding one.
+    watcher.stdin = None;
+    watcher.exit = None;
     let drain_deadline = Instant::now() + PIPE_DRAIN_LIMIT;
-    for _ in 0..2 {
-        let left = drain_deadline.saturating_duration_since(Instant::now());
-        if drained_rx.recv_timeout(left).is_err() {
+    while watcher.stdout.is_open() || watcher.stderr.is_open() {
+        if Instant::now() >= drain_deadline {
             break;
         }
+        watcher.wait(pgid, Some(drain_deadline));
     }
-    if let Some(writer) = stdin_writer {
-        if writer.is_finished() {
-            let _ = writer.join();
-        }
-    }
-    let (stdout, stdout_truncated) = stdout_reader.map(|r| r.take()).unwrap_or_default();
-    let (stderr, stderr_truncated) = stderr_reader.map(|r| r.take()).unwrap_or_default();
+    let (stdout, stdout_truncated) = watcher.stdout.take();
+    let (stderr, stderr_truncated) = watcher.stderr.take();
 
     let status = if timed_out {
         ProcessStatus::TimedOut
@@ -324,6 +336,15 @@ pub fn run(spec: &ProcessSpec) -> ProcessOutcome {
     }
 }
 
+/// Where the child stands against its timeout.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// Running; SIGTERM at the deadline, if any (none once SIGKILL was sent).
+    Running(Option<Instant>),
+    /// SIGTERM sent; SIGKILL at the deadline.
+    Terminating(Instant),
+}
+
 fn open_log(path: &Path) -> io::Result<File> {
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
@@ -331,52 +352,282 @@ fn open_log(path: &Path) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
 
-/// Bytes captured from one stream, shared with its reader thread.
-struct Capture {
-    buf: Arc<Mutex<(Vec<u8>, bool)>>,
+/// `sh` resolved on PATH once (per PATH value) instead of by every spawn: `execvp` tries
+/// each PATH directory in turn, and on a long PATH that is several failing `execve` per
+/// gate. Any other program, or a spec that changes PATH, is left to the usual lookup.
+fn program_to_spawn(spec: &ProcessSpec) -> OsString {
+    let path_changed = spec.env.iter().any(|(name, _)| name == "PATH")
+        || spec.env_remove.iter().any(|name| name == "PATH");
+    if spec.program != "sh" || path_changed {
+        return spec.program.clone();
+    }
+    cached_shell().map_or_else(|| spec.program.clone(), PathBuf::into_os_string)
 }
 
-impl Capture {
-    fn take(self) -> (Vec<u8>, bool) {
-        let mut guard = self.buf.lock().unwrap_or_else(|p| p.into_inner());
-        std::mem::take(&mut *guard)
+/// (PATH value, absolute path of `sh` on it).
+static SHELL: Mutex<Option<(OsString, PathBuf)>> = Mutex::new(None);
+
+fn cached_shell() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let mut cache = SHELL.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((cached_for, shell)) = &*cache {
+        if *cached_for == path {
+            return Some(shell.clone());
+        }
+    }
+    // A relative PATH entry would be looked up from the child's working directory: only an
+    // absolute result is safe to reuse.
+    let shell = find_executable("sh", Some(&path)).filter(|p| p.is_absolute())?;
+    *cache = Some((path, shell.clone()));
+    Some(shell)
+}
+
+/// Everything the calling thread waits on while the child runs: its exit and its pipes.
+/// One `poll(2)` covers them all, so running a child costs no extra thread.
+struct Watcher<'a> {
+    /// Readable once the leader has exited (it is left a zombie); `None` when no such
+    /// descriptor could be made (the leader is then checked for at each short tick).
+    exit: Option<OwnedFd>,
+    stdout: Stream,
+    stderr: Stream,
+    stdin: Option<Feed<'a>>,
+    log: Option<File>,
+}
+
+/// How often the leader is checked for when no exit descriptor is available.
+const EXIT_TICK: Duration = Duration::from_millis(10);
+
+impl Watcher<'_> {
+    /// Wait until something happens or `deadline` passes, and handle it: read output,
+    /// feed stdin. Returns whether the leader has exited.
+    fn wait(&mut self, pid: libc::pid_t, deadline: Option<Instant>) -> bool {
+        let mut fds = Vec::with_capacity(4);
+        let mut slots = [None; 4];
+        let mut push = |fd: libc::c_int, events: libc::c_short, slot: Slot| {
+            slots[fds.len()] = Some(slot);
+            fds.push(libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            });
+        };
+        if let Some(fd) = &self.exit {
+            push(fd.as_raw_fd(), libc::POLLIN, Slot::Exit);
+        }
+        if let Some(fd) = &self.stdout.fd {
+            push(fd.as_raw_fd(), libc::POLLIN, Slot::Stdout);
+        }
+        if let Some(fd) = &self.stderr.fd {
+            push(fd.as_raw_fd(), libc::POLLIN, Slot::Stderr);
+        }
+        if let Some(feed) = &self.stdin {
+            push(feed.fd.as_raw_fd(), libc::POLLOUT, Slot::Stdin);
+        }
+        let watching_exit = self.exit.is_some();
+        let mut wait = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if !watching_exit {
+            wait = Some(wait.map_or(EXIT_TICK, |w| w.min(EXIT_TICK)));
+        }
+        let timeout_ms = wait.map_or(-1, |w| {
+            // Round up: waking before the deadline would only loop back here.
+            let ms = w.as_micros().div_ceil(1000);
+            libc::c_int::try_from(ms).unwrap_or(libc::c_int::MAX)
+        });
+        // SAFETY: `fds` is a valid, initialised array of `fds.len()` pollfd structs.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+        if ready < 0 {
+            // EINTR: the caller re-checks its deadlines and calls again.
+            return false;
+        }
+        let mut exited = false;
+        for (pollfd, slot) in fds.iter().zip(slots.iter().flatten()) {
+            if pollfd.revents == 0 {
+                continue;
+            }
+            match slot {
+                Slot::Exit => exited = true,
+                Slot::Stdout => self.stdout.read_into(self.log.as_mut()),
+                Slot::Stderr => self.stderr.read_into(self.log.as_mut()),
+                Slot::Stdin => {
+                    let done = self.stdin.as_mut().is_none_or(Feed::write_some);
+                    if done {
+                        self.stdin = None;
+                    }
+                }
+            }
+        }
+        if !watching_exit {
+            exited = has_exited(pid);
+        }
+        exited
     }
 }
 
-fn spawn_reader(
-    mut pipe: impl Read + Send + 'static,
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Exit,
+    Stdout,
+    Stderr,
+    Stdin,
+}
+
+/// One output pipe and what was kept of it.
+struct Stream {
+    fd: Option<OwnedFd>,
     limit: usize,
-    log: Option<Arc<Mutex<File>>>,
-    drained: mpsc::Sender<()>,
-) -> Capture {
-    let buf = Arc::new(Mutex::new((Vec::new(), false)));
-    let shared = Arc::clone(&buf);
-    thread::spawn(move || {
-        let mut chunk = [0u8; 8192];
-        loop {
-            let n = match pipe.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            };
-            let bytes = &chunk[..n];
-            if let Some(log) = &log {
-                let mut file = log.lock().unwrap_or_else(|p| p.into_inner());
-                // A full disk must not kill the child's output capture; the log is best effort.
-                let _ = file.write_all(bytes);
+    kept: Vec<u8>,
+    truncated: bool,
+}
+
+impl Stream {
+    fn new(fd: Option<OwnedFd>, limit: usize) -> Self {
+        Self {
+            fd,
+            limit,
+            kept: Vec::new(),
+            truncated: false,
+        }
+    }
+
+    fn is_open(&self) -> bool {
+        self.fd.is_some()
+    }
+
+    /// One read (poll said it will not block); closes the stream at end of file.
+    fn read_into(&mut self, log: Option<&mut File>) {
+        let Some(fd) = &self.fd else { return };
+        let mut chunk = [0u8; 16 * 1024];
+        // SAFETY: reading into a stack buffer of the length passed.
+        let n = unsafe { libc::read(fd.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
+        let n = match usize::try_from(n) {
+            Ok(0) => {
+                self.fd = None;
+                return;
             }
-            let mut guard = shared.lock().unwrap_or_else(|p| p.into_inner());
-            let (kept, truncated) = &mut *guard;
-            let room = limit.saturating_sub(kept.len());
-            kept.extend_from_slice(&bytes[..room.min(n)]);
-            if n > room {
-                *truncated = true;
+            Ok(n) => n,
+            Err(_) => {
+                if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                    self.fd = None;
+                }
+                return;
+            }
+        };
+        let bytes = chunk.get(..n).unwrap_or_default();
+        if let Some(log) = log {
+            // A full disk must not kill the child's output capture; the log is best effort.
+            let _ = log.write_all(bytes);
+        }
+        let room = self.limit.saturating_sub(self.kept.len());
+        self.kept
+            .extend_from_slice(bytes.get(..room.min(n)).unwrap_or_default());
+        if n > room {
+            self.truncated = true;
+        }
+    }
+
+    fn take(&mut self) -> (Vec<u8>, bool) {
+        (std::mem::take(&mut self.kept), self.truncated)
+    }
+}
+
+/// The child's stdin and the bytes still to write to it (non-blocking, as poll allows).
+struct Feed<'a> {
+    fd: OwnedFd,
+    rest: &'a [u8],
+}
+
+impl<'a> Feed<'a> {
+    fn new(fd: OwnedFd, bytes: &'a [u8]) -> Self {
+        // SAFETY: fcntl on a descriptor we own; only adds O_NONBLOCK to our end.
+        unsafe {
+            let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
             }
         }
-        let _ = drained.send(());
-    });
-    Capture { buf }
+        Self { fd, rest: bytes }
+    }
+
+    /// Write what the pipe takes; `true` once everything is written or the child stopped
+    /// reading (EPIPE is not our failure), after which stdin is closed.
+    fn write_some(&mut self) -> bool {
+        while !self.rest.is_empty() {
+            // SAFETY: writing from a live slice of the length passed.
+            let n = unsafe {
+                libc::write(
+                    self.fd.as_raw_fd(),
+                    self.rest.as_ptr().cast(),
+                    self.rest.len(),
+                )
+            };
+            match usize::try_from(n) {
+                Ok(n) => self.rest = self.rest.get(n..).unwrap_or_default(),
+                Err(_) => {
+                    return !matches!(
+                        io::Error::last_os_error().kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    )
+                }
+            }
+        }
+        true
+    }
+}
+
+/// A descriptor that becomes readable once `pid` has exited, leaving it a zombie: a pidfd,
+/// or (kernels before 5.3, sandboxes that forbid it) a pipe whose write end a waiter thread
+/// closes when `waitid(WNOWAIT)` returns. `None` if neither can be made.
+fn watch_exit(pid: libc::pid_t) -> Option<OwnedFd> {
+    pidfd(pid).or_else(|| waiter_thread(pid))
+}
+
+fn pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let fd = libc::c_int::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn waiter_thread(pid: libc::pid_t) -> Option<OwnedFd> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return None;
+    }
+    let [read_fd, write_fd] = fds;
+    // SAFETY: both descriptors were just created and are owned only here.
+    let (read_end, write_end) = unsafe {
+        (
+            OwnedFd::from_raw_fd(read_fd),
+            OwnedFd::from_raw_fd(write_fd),
+        )
+    };
+    thread::Builder::new()
+        .name("spur-waiter".into())
+        .spawn(move || {
+            wait_without_reaping(pid);
+            drop(write_end);
+        })
+        .ok()?;
+    Some(read_end)
+}
+
+/// Whether `pid` has exited, leaving it a zombie (not reaped).
+fn has_exited(pid: libc::pid_t) -> bool {
+    // SAFETY: `info` is a plain C struct that waitid fills in; zeroed is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: plain syscall on our own child; `info` outlives the call.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+        )
+    };
+    // SAFETY: waitid filled `info` (si_pid stays 0 when the child is still running).
+    rc != 0 || unsafe { info.si_pid() } != 0
 }
 
 /// Block until `pid` has exited, leaving it a zombie (not reaped).
@@ -629,6 +880,77 @@ mod tests {
             "grandchild {grandchild} survived"
         );
         assert!(!live_groups().contains(&(out.pid.unwrap() as i32)));
+    }
+
+    fn no_exit_descriptor(_: libc::pid_t) -> Option<OwnedFd> {
+        None
+    }
+
+    /// The exit watchers other than the pidfd behave the same: output, exit code, and a
+    /// timeout that kills the group.
+    #[test]
+    fn every_exit_watcher_reports_exit_output_and_timeouts() {
+        for watch in [
+            watch_exit,
+            pidfd_or_nothing,
+            waiter_thread,
+            no_exit_descriptor,
+        ] {
+            let out = run_watching(&ProcessSpec::shell("printf out; exit 3"), watch);
+            assert_eq!(out.status, ProcessStatus::Exited(3));
+            assert_eq!(text(&out.stdout), "out");
+            let out = run_watching(
+                &ProcessSpec::shell("sleep 100").timeout(Duration::from_millis(50)),
+                watch,
+            );
+            assert_eq!(out.status, ProcessStatus::TimedOut);
+        }
+    }
+
+    fn pidfd_or_nothing(pid: libc::pid_t) -> Option<OwnedFd> {
+        pidfd(pid)
+    }
+
+    #[test]
+    fn output_larger_than_a_pipe_buffer_is_read_while_the_child_runs() {
+        // 1 MiB through each pipe (a pipe holds 64 KiB): the child blocks unless both are
+        // read as it writes.
+        let out = ProcessSpec::shell(
+            "head -c 1048576 /dev/zero; head -c 1048576 /dev/zero >&2; echo done >&2",
+        )
+        .capture_limit(2 << 20)
+        .run();
+        assert!(out.success(), "{:?}", out.status);
+        assert_eq!(out.stdout.len(), 1 << 20);
+        assert!(out.stderr.ends_with(b"done\n"));
+    }
+
+    #[test]
+    fn stdin_larger_than_a_pipe_buffer_is_fed_while_output_is_read() {
+        let input = vec![b'x'; 1 << 20];
+        let out = ProcessSpec::shell("cat").stdin(input.clone()).run();
+        assert!(out.success());
+        assert_eq!(out.stdout, input);
+    }
+
+    #[test]
+    fn a_child_that_ignores_stdin_does_not_hang_the_feed() {
+        let out = ProcessSpec::shell("exit 0")
+            .stdin(vec![b'x'; 1 << 20])
+            .run();
+        assert_eq!(out.status, ProcessStatus::Exited(0));
+    }
+
+    #[test]
+    fn sh_is_resolved_to_an_absolute_path_unless_path_is_changed() {
+        let spawned = program_to_spawn(&ProcessSpec::shell("true"));
+        assert!(Path::new(&spawned).is_absolute(), "{spawned:?}");
+        assert!(Path::new(&spawned).ends_with("sh"));
+        let own_path = ProcessSpec::shell("true").env("PATH", "/nonexistent");
+        assert_eq!(program_to_spawn(&own_path), "sh");
+        assert_eq!(program_to_spawn(&ProcessSpec::new("env", [""; 0])), "env");
+        let out = ProcessSpec::shell(r#"printf '%s' "$0""#).run();
+        assert_eq!(text(&out.stdout), "sh", "$0 is what the spec named");
     }
 
     #[test]

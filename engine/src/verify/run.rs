@@ -103,14 +103,14 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     let origin = Instant::now();
     let run_id = request.run_id.clone().unwrap_or_else(new_run_id);
     let evidence_dir = scope.evidence_dir();
-    // A full run replaces the whole evidence directory: the previous one is moved aside
-    // and deleted in the background while the gates run (deleting ~two files per gate is
-    // as slow as running a trivial gate), and no gate's stale evidence survives.
+    // A full run replaces the whole evidence directory, so no gate's stale evidence
+    // survives: the previous one is moved aside, its files are reused for this run's
+    // evidence (creating and deleting two files per gate costs more than running a trivial
+    // gate), and what is left of it is deleted once the gates have run.
     let retired = match request.gate {
         None => retire(&evidence_dir),
         Some(_) => None,
     };
-    let cleaner = retired.map(|old| std::thread::spawn(move || std::fs::remove_dir_all(old)));
     std::fs::create_dir_all(&evidence_dir).map_err(|source| VerifyError::EvidenceDir {
         path: evidence_dir.clone(),
         source,
@@ -142,7 +142,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     let (to_recorder, recorder_inbox) = mpsc::channel::<(Gate, GateResult)>();
     let record = |gate: &Gate, result: &GateResult| {
         let paths = EvidencePaths::new(&evidence_dir, &gate.name);
-        write_evidence(&paths, gate, result, context)
+        write_evidence(&paths, gate, result, context, retired.as_deref())
             .map_err(|e| format!("its evidence could not be written: {e}"))
     };
     let (mut ran, unwritten) = std::thread::scope(|threads| {
@@ -178,6 +178,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         let unwritten = recorder.join().unwrap_or_default();
         (ran, unwritten)
     });
+    let cleaner = retired.map(|old| std::thread::spawn(move || std::fs::remove_dir_all(old)));
     for result in &mut ran {
         if let Some(why) = unwritten.get(&result.name) {
             result.lose_evidence(why.clone());
