@@ -5,9 +5,8 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 use spur_engine::verdict::{
-    aggregate, parse_artifact, AcceptanceCriterion, Artifact, ArtifactOutcome, Check,
-    CheckStatus, EvidenceKind, EvidenceType, Evaluation, Requirement, RowStatus, Severity,
-    Verdict,
+    aggregate, parse_artifact, AcceptanceCriterion, Artifact, ArtifactOutcome, Check, CheckStatus,
+    Evaluation, EvidenceKind, EvidenceType, Requirement, RowStatus, Severity, Verdict,
 };
 use std::path::Path;
 
@@ -90,7 +89,11 @@ fn acceptance_criterion() -> impl Strategy<Value = AcceptanceCriterion> {
 }
 
 fn check_status() -> impl Strategy<Value = CheckStatus> {
-    select(vec![CheckStatus::Pass, CheckStatus::Fail, CheckStatus::Warn])
+    select(vec![
+        CheckStatus::Pass,
+        CheckStatus::Fail,
+        CheckStatus::Warn,
+    ])
 }
 
 fn severity() -> impl Strategy<Value = Option<Severity>> {
@@ -133,14 +136,16 @@ fn artifact() -> impl Strategy<Value = Artifact> {
         proptest::collection::vec(acceptance_criterion(), 0..5),
         proptest::collection::vec(check(), 0..5),
     )
-        .prop_map(|(verdict, requirements, acceptance_criteria, checks)| Artifact {
-            wbs: "T1".to_owned(),
-            verdict,
-            requirements,
-            acceptance_criteria,
-            checks,
-            source: None,
-        })
+        .prop_map(
+            |(verdict, requirements, acceptance_criteria, checks)| Artifact {
+                wbs: "T1".to_owned(),
+                verdict,
+                requirements,
+                acceptance_criteria,
+                checks,
+                source: None,
+            },
+        )
 }
 
 /// The artifact as a verifier would write it, read back by the one parser.
@@ -260,7 +265,9 @@ fn the_effective_verdict_is_never_better_than_the_stored_or_the_computed_one() {
                 parse_artifact(text.as_bytes()),
                 expected_wbs,
             );
-            let stored = evaluation.stored.expect("valid artifacts have a stored verdict");
+            let stored = evaluation
+                .stored
+                .expect("valid artifacts have a stored verdict");
             let computed = evaluation
                 .computed_verdict()
                 .expect("valid artifacts are recomputed");
