@@ -245,37 +245,46 @@ fn var_value() -> impl Strategy<Value = String> {
 /// Positions for the generated search: every context except here-documents, whose
 /// refusals (a newline, a delimiter line) are pinned by the named tests below. Each
 /// prints its word followed by a NUL, so one `sh` can check many values.
-const BATCH_POSITIONS: &[(&str, &str, fn(&str) -> String)] = &[
-    ("unquoted", "printf '%s\\0' ${vars.x}", literal),
-    ("unquoted-glued", "printf '%s\\0' pre${vars.x}post", |v| {
+const BATCH_POSITIONS: &[Position] = &[
+    batch("unquoted", "printf '%s\\0' ${vars.x}", literal),
+    batch("unquoted-glued", "printf '%s\\0' pre${vars.x}post", |v| {
         format!("pre{v}post")
     }),
-    ("double-quoted", r#"printf '%s\0' "${vars.x}""#, literal),
-    (
+    batch("double-quoted", r#"printf '%s\0' "${vars.x}""#, literal),
+    batch(
         "double-quoted-with-text",
         r#"printf '%s\0' "a ${vars.x} b""#,
         |v| format!("a {v} b"),
     ),
-    ("single-quoted", "printf '%s\\0' '${vars.x}'", literal),
-    (
+    batch("single-quoted", "printf '%s\\0' '${vars.x}'", literal),
+    batch(
         "single-quoted-with-text",
         "printf '%s\\0' 'a ${vars.x} b'",
         |v| format!("a {v} b"),
     ),
-    (
+    batch(
         "command-substitution-in-double-quotes",
         r#"printf '%s\0' "$(printf '%s' ${vars.x})""#,
         command_substituted,
     ),
-    (
+    batch(
         "backticks",
         "printf '%s\\0' \"`printf '%s' ${vars.x}`\"",
         command_substituted,
     ),
-    ("comment", "printf '%s\\0' ok # ${vars.x}", |_| {
+    batch("comment", "printf '%s\\0' ok # ${vars.x}", |_| {
         "ok".to_owned()
     }),
 ];
+
+const fn batch(name: &'static str, template: &'static str, expect: fn(&str) -> String) -> Position {
+    Position {
+        name,
+        template,
+        expect,
+        multiline_ok: true,
+    }
+}
 
 /// Values checked per `sh` invocation; a failing batch shrinks to its failing value.
 const BATCH: usize = 10;
@@ -287,12 +296,12 @@ fn check_batch(dir: &Path, values: &[String]) -> Result<(), TestCaseError> {
     let mut subs = Vec::new();
     let mut expected = Vec::new();
     for value in values {
-        for (_, template, expect) in BATCH_POSITIONS {
-            let at = script.len() + template.find(PLACEHOLDER).unwrap();
+        for position in BATCH_POSITIONS {
+            let at = script.len() + position.template.find(PLACEHOLDER).unwrap();
             subs.push((at..at + PLACEHOLDER.len(), value.clone()));
-            script.push_str(template);
+            script.push_str(position.template);
             script.push('\n');
-            expected.push(expect(value));
+            expected.push((position.expect)(value));
         }
     }
     let rendered = render_shell(&script, &subs)
@@ -326,7 +335,7 @@ fn check_batch(dir: &Path, values: &[String]) -> Result<(), TestCaseError> {
     );
     for (i, (word, want)) in words.iter().zip(&expected).enumerate() {
         let value = &values[i / BATCH_POSITIONS.len()];
-        let position = BATCH_POSITIONS[i % BATCH_POSITIONS.len()].0;
+        let position = BATCH_POSITIONS[i % BATCH_POSITIONS.len()].name;
         prop_assert_eq!(word, want, "{} {:?}", position, value);
     }
     let leftovers: Vec<_> = std::fs::read_dir(dir).unwrap().collect();
