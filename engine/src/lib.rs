@@ -7,12 +7,15 @@
 pub mod answer;
 pub mod atomic_file;
 pub mod audit;
+pub mod diagnostic;
 pub mod done_gate;
 pub mod file_lock;
+pub mod graph;
 pub mod pipeline;
 pub mod source;
 pub mod state_dir;
 pub mod task_status;
+pub mod template;
 pub mod timestamp;
 pub mod verdict;
 pub mod wbs;

@@ -2,17 +2,22 @@
 //! calls the engine and renders. No domain logic lives here.
 
 mod audit;
+mod check;
 mod completions;
 mod failure;
+mod graph;
 mod jq;
+mod schema;
 mod task;
 mod task_verdict;
 mod verdict;
+mod workflow;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[allow(unused_imports)]
 pub use failure::{CliResult, Failure};
 
 /// spur — a workflow state-machine engine driven by YAML pipelines.
@@ -25,6 +30,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Statically check pipelines: every finding with its place in the file.
+    Check(check::Args),
+    /// Print the JSON Schema of the pipeline format.
+    Schema(schema::Args),
+    /// Commands under the TypeScript spur's names (`workflow validate`).
+    Workflow(workflow::Args),
     /// Print shell completions.
     Completions(completions::Args),
     /// Check and inspect verdict artifacts.
@@ -35,6 +46,8 @@ enum Command {
     Audit(audit::Args),
     /// The embedded jq (also reached as `jq` through the PATH shim).
     Jq(jq::Args),
+    /// Draw the transition graph (dot, mermaid, json) or list its simple paths.
+    Graph(graph::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -45,6 +58,10 @@ pub fn main() -> ExitCode {
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Graph(args) => graph::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Schema(args) => schema::run(args),
+        Command::Workflow(args) => workflow::run(args),
         Command::Jq(args) => jq::run(args),
     };
     failure::finish(result)

@@ -1,0 +1,149 @@
+//! The graph as data (`spur graph --format json`): states with their kind flags, every
+//! transition with its guard in short, and what the analysis found. States are named by id,
+//! transitions by declaration index. The shape is documented in the book (graph.md).
+
+use serde::Serialize;
+
+use super::{GuardSummary, SimplePaths, TransitionGraph};
+use crate::pipeline::Pipeline;
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct GraphDocument {
+    pub name: String,
+    pub initial_state: String,
+    pub states: Vec<StateEntry>,
+    pub transitions: Vec<TransitionEntry>,
+    /// Each cycle's state ids in declaration order.
+    pub cycles: Vec<Vec<String>>,
+    /// States not reachable from the initial state.
+    pub unreachable: Vec<String>,
+    /// States from which no terminal state is reachable.
+    pub cannot_terminate: Vec<String>,
+    /// Transitions after an unconditional one from the same state.
+    pub shadowed: Vec<ShadowedEntry>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<PathsDocument>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct StateEntry {
+    pub id: String,
+    pub initial: bool,
+    pub terminal: bool,
+    pub failure: bool,
+    pub pause: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct TransitionEntry {
+    pub index: usize,
+    pub from: String,
+    pub to: String,
+    /// `null` for a transition without guard.
+    pub guard: Option<GuardEntry>,
+    /// Place among the transitions of `from`, from 1 (the first that passes wins).
+    pub rank: usize,
+    pub shadowed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct GuardEntry {
+    pub kind: String,
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ShadowedEntry {
+    pub transition: usize,
+    pub shadowed_by: usize,
+}
+
+/// Simple paths from the initial state to terminal states, as state ids.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PathsDocument {
+    /// The most paths asked for.
+    pub limit: usize,
+    /// The search stopped early: more paths may exist.
+    pub truncated: bool,
+    pub paths: Vec<Vec<String>>,
+}
+
+impl PathsDocument {
+    pub fn new(pipeline: &Pipeline, found: &SimplePaths, limit: usize) -> PathsDocument {
+        PathsDocument {
+            limit,
+            truncated: found.truncated,
+            paths: found.paths.iter().map(|p| ids(pipeline, p)).collect(),
+        }
+    }
+}
+
+impl GraphDocument {
+    pub fn new(pipeline: &Pipeline, graph: &TransitionGraph) -> GraphDocument {
+        let states = pipeline
+            .states
+            .iter()
+            .enumerate()
+            .map(|(i, state)| StateEntry {
+                id: state.id.value.clone(),
+                initial: graph.initial() == Some(i),
+                terminal: graph.is_terminal(i),
+                failure: graph.is_failure(i),
+                pause: state.pause,
+            })
+            .collect();
+        let transitions = pipeline
+            .transitions
+            .iter()
+            .enumerate()
+            .map(|(index, t)| {
+                let rank = graph
+                    .state_index(&t.from.value)
+                    .and_then(|s| graph.outgoing(s).iter().position(|&x| x == index))
+                    .map_or(0, |r| r + 1);
+                TransitionEntry {
+                    index,
+                    from: t.from.value.clone(),
+                    to: t.to.value.clone(),
+                    guard: t.guard.as_ref().map(|g| {
+                        let summary = GuardSummary::of(g);
+                        GuardEntry {
+                            kind: summary.kind,
+                            summary: summary.summary,
+                        }
+                    }),
+                    rank,
+                    shadowed: graph.is_shadowed(index),
+                }
+            })
+            .collect();
+        GraphDocument {
+            name: pipeline.name.value.clone(),
+            initial_state: pipeline.initial_state.value.clone(),
+            states,
+            transitions,
+            cycles: graph.cycles().iter().map(|c| ids(pipeline, c)).collect(),
+            unreachable: ids(pipeline, &graph.unreachable_states()),
+            cannot_terminate: ids(pipeline, &graph.states_that_cannot_terminate()),
+            shadowed: graph
+                .shadowed_transitions()
+                .into_iter()
+                .map(|s| ShadowedEntry {
+                    transition: s.transition,
+                    shadowed_by: s.shadowed_by,
+                })
+                .collect(),
+            paths: None,
+        }
+    }
+}
+
+fn ids(pipeline: &Pipeline, states: &[usize]) -> Vec<String> {
+    states
+        .iter()
+        .filter_map(|&i| pipeline.states.get(i))
+        .map(|s| s.id.value.clone())
+        .collect()
+}

@@ -1,0 +1,122 @@
+//! The static checker (DESIGN §2 "Static check"): every finding about a loaded pipeline,
+//! as diagnostics with stable codes. One file per group of checks; `spur check` renders
+//! them, and [`CheckedPipeline`] exists only for pipelines without errors.
+
+mod checked;
+pub mod jq;
+mod kinds;
+mod reachability;
+mod shell_jq;
+mod states;
+mod templates;
+
+pub use checked::CheckedPipeline;
+
+use crate::diagnostic::Diagnostic;
+use crate::pipeline::model::{Action, Pipeline};
+
+/// Vars the runtime always provides (the TypeScript runtime injects them too).
+pub const RUNTIME_VARS: &[&str] = &["__runId", "__hitlAnswer"];
+
+/// Guard kinds spur implements; any other kind runs a `spur-guard-<kind>` plugin.
+pub const GUARD_KINDS: &[&str] = &[
+    "always",
+    "never",
+    "action-ok",
+    "shell",
+    "jq",
+    "file-exists",
+    "all",
+    "any",
+    "not",
+];
+
+/// Action kinds spur implements; any other kind runs a `spur-action-<kind>` plugin.
+pub const ACTION_KINDS: &[&str] = &[
+    "shell",
+    "note",
+    "file.read.into-var",
+    "hitl.confirm",
+    "hitl.select",
+    "agent.run",
+    "proof.fingerprint",
+    "run.artifact",
+    "command.gate",
+    "json.update",
+    "verdict.derive",
+    "verify.run",
+];
+
+/// Action kinds whose `var` option names a var they set.
+const VAR_SETTING_ACTIONS: &[&str] = &["file.read.into-var", "proof.fingerprint"];
+
+/// What the check groups share: the pipeline and the names templates may use.
+struct Context<'p> {
+    pipeline: &'p Pipeline,
+    /// Declared vars, runtime vars, and vars that actions set.
+    vars: Vec<&'p str>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'p> Context<'p> {
+    fn new(pipeline: &'p Pipeline) -> Self {
+        let mut vars: Vec<&str> = pipeline
+            .vars
+            .iter()
+            .map(|v| v.name.value.as_str())
+            .collect();
+        vars.extend(RUNTIME_VARS);
+        for action in pipeline.actions() {
+            if VAR_SETTING_ACTIONS.contains(&action.kind.value.as_str()) {
+                if let Some(var) = action.options.get_str("var") {
+                    vars.push(var.value.as_str());
+                }
+            }
+        }
+        vars.sort_unstable();
+        vars.dedup();
+        Self {
+            pipeline,
+            vars,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+}
+
+impl Pipeline {
+    /// Every action of every state (onEnter then onExit), in declaration order.
+    pub fn actions(&self) -> impl Iterator<Item = &Action> {
+        self.states
+            .iter()
+            .flat_map(|s| s.on_enter.iter().chain(s.on_exit.iter()))
+    }
+}
+
+/// Check a loaded pipeline. Findings are ordered by their place in the file.
+pub fn check(pipeline: &Pipeline) -> Vec<Diagnostic> {
+    let mut cx = Context::new(pipeline);
+    states::check(&mut cx);
+    kinds::check(&mut cx);
+    templates::check(&mut cx);
+    reachability::check(&mut cx);
+    shell_jq::check(&mut cx);
+    let mut diagnostics = cx.diagnostics;
+    sort(&mut diagnostics);
+    diagnostics
+}
+
+/// Order findings by place in the file, then severity (errors first).
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| {
+        a.primary
+            .span
+            .offset
+            .cmp(&b.primary.span.offset)
+            .then(b.severity.cmp(&a.severity))
+            .then(a.code.cmp(b.code))
+    });
+}

@@ -1,0 +1,100 @@
+//! `spur check PIPELINE… [--format human|json] [--deny-warnings]`: load and statically
+//! check pipelines. Human output: miette reports and a one-line summary per file on
+//! stderr. JSON: one array of findings on stdout.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use spur_engine::diagnostic::{JsonDiagnostic, Tally};
+use spur_engine::pipeline;
+
+use super::failure::exit;
+use super::CliResult;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Pipeline files to check.
+    #[arg(required = true, value_name = "PIPELINE")]
+    pipelines: Vec<PathBuf>,
+    /// Output format: `human` (reports on stderr) or `json` (an array on stdout).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Fail (exit 1) on warnings too.
+    #[arg(long)]
+    deny_warnings: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
+/// What happened to one file.
+enum FileOutcome {
+    Checked(Vec<spur_engine::diagnostic::Diagnostic>),
+    Unloadable(pipeline::LoadFailure),
+}
+
+pub fn run(args: Args) -> CliResult {
+    let mut any_unloadable = false;
+    let mut any_failed = false;
+    let mut json: Vec<JsonDiagnostic> = Vec::new();
+    for path in &args.pipelines {
+        let outcome = check_file(path);
+        match outcome {
+            FileOutcome::Unloadable(failure) => {
+                any_unloadable = true;
+                match args.format {
+                    Format::Json => json.push(failure.to_json()),
+                    Format::Human => {
+                        eprintln!("{:?}", miette::Report::new(failure));
+                        eprintln!("{}: cannot be loaded", path.display());
+                    }
+                }
+            }
+            FileOutcome::Checked(diagnostics) => {
+                let tally = Tally::of(&diagnostics);
+                if tally.errors > 0 || (args.deny_warnings && tally.warnings > 0) {
+                    any_failed = true;
+                }
+                match args.format {
+                    Format::Json => json.extend(diagnostics.iter().map(|d| d.to_json())),
+                    Format::Human => {
+                        for d in diagnostics {
+                            eprintln!("{:?}", miette::Report::new(d));
+                        }
+                        eprintln!("{}: {tally}", path.display());
+                    }
+                }
+            }
+        }
+    }
+    if args.format == Format::Json {
+        let text = serde_json::to_string_pretty(&json).unwrap_or_else(|_| "[]".into());
+        println!("{text}");
+    }
+    let code = if any_unloadable {
+        exit::USAGE
+    } else if any_failed {
+        exit::FAILED
+    } else {
+        exit::SUCCESS
+    };
+    Ok(ExitCode::from(code))
+}
+
+fn check_file(path: &std::path::Path) -> FileOutcome {
+    let source = match pipeline::read_source(path) {
+        Ok(source) => source,
+        Err(failure) => return FileOutcome::Unloadable(failure),
+    };
+    let loaded = match pipeline::load(&source) {
+        Ok(loaded) => loaded,
+        Err(failure) => return FileOutcome::Unloadable(failure),
+    };
+    let mut diagnostics = loaded.diagnostics;
+    diagnostics.extend(pipeline::check(&loaded.pipeline));
+    pipeline::check::sort(&mut diagnostics);
+    FileOutcome::Checked(diagnostics)
+}

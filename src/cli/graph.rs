@@ -1,0 +1,204 @@
+//! `spur graph PIPELINE [--format dot|mermaid|json] [--paths]`: draw the transition graph,
+//! or list the simple paths from the initial state to each terminal state.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use spur_engine::graph::{
+    to_dot, to_mermaid, GraphDocument, PathsDocument, SimplePaths, TransitionGraph,
+};
+use spur_engine::pipeline::{self, Pipeline};
+
+use super::{CliResult, Failure};
+
+/// Most paths `--paths` lists unless `--max-paths` says otherwise.
+const DEFAULT_MAX_PATHS: usize = 100;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The pipeline file (YAML).
+    pipeline: PathBuf,
+    /// Output format (default: dot; with --paths, a plain list unless json).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// List the simple paths from the initial state to each terminal state (with
+    /// `--format json`: add them to the document under "paths").
+    #[arg(long)]
+    paths: bool,
+    /// Stop listing paths after this many.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PATHS, requires = "paths")]
+    max_paths: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// Graphviz DOT (`dot -Tsvg`).
+    Dot,
+    /// A mermaid stateDiagram-v2.
+    Mermaid,
+    /// The graph and its analysis as one JSON document.
+    Json,
+}
+
+pub fn run(args: Args) -> CliResult {
+    if args.paths && matches!(args.format, Some(Format::Dot | Format::Mermaid)) {
+        return Err(Failure::usage(miette::miette!(
+            code = "spur::graph::paths-format",
+            help = "use `--paths` alone for a list, or `--paths --format json`",
+            "--paths lists paths as text or JSON; it cannot be drawn as {}",
+            if args.format == Some(Format::Dot) {
+                "dot"
+            } else {
+                "mermaid"
+            }
+        )));
+    }
+    let pipeline = load(&args.pipeline)?;
+    let graph = TransitionGraph::new(&pipeline);
+    note_undrawn_transitions(&pipeline, &graph);
+
+    let output = match (args.format, args.paths) {
+        (Some(Format::Json), paths) => {
+            let mut document = GraphDocument::new(&pipeline, &graph);
+            if paths {
+                let found = graph.simple_paths(args.max_paths);
+                note_truncation(&found, args.max_paths);
+                document.paths = Some(PathsDocument::new(&pipeline, &found, args.max_paths));
+            }
+            let mut json = serde_json::to_string_pretty(&document).map_err(|e| {
+                Failure::usage(miette::miette!(
+                    code = "spur::graph::json",
+                    "cannot encode the graph as JSON: {e}"
+                ))
+            })?;
+            json.push('\n');
+            json
+        }
+        (_, true) => {
+            let found = graph.simple_paths(args.max_paths);
+            note_truncation(&found, args.max_paths);
+            paths_text(&pipeline, &graph, &found, args.max_paths)
+        }
+        (Some(Format::Mermaid), false) => to_mermaid(&pipeline, &graph),
+        (Some(Format::Dot) | None, false) => to_dot(&pipeline, &graph),
+    };
+    print!("{output}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Read and load the pipeline; a file the loader finds errors in is not drawn (exit 2),
+/// since a drawing of a misread pipeline would mislead.
+fn load(path: &std::path::Path) -> Result<Pipeline, Failure> {
+    let source = pipeline::read_source(path).map_err(Failure::usage)?;
+    let loaded = pipeline::load(&source).map_err(Failure::usage)?;
+    let errors: Vec<_> = loaded
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.is_error())
+        .collect();
+    if errors.is_empty() {
+        return Ok(loaded.pipeline);
+    }
+    let count = errors.len();
+    for error in errors {
+        eprintln!("{:?}", miette::Report::new(error));
+    }
+    Err(Failure::usage(miette::miette!(
+        code = "spur::graph::invalid-pipeline",
+        help = "fix the errors above (`spur check` lists every finding)",
+        "{} cannot be drawn: it has {count} error{}",
+        path.display(),
+        if count == 1 { "" } else { "s" }
+    )))
+}
+
+/// Transitions to or from a state that does not exist are not edges; say so on stderr so the
+/// drawing is not mistaken for the whole pipeline.
+fn note_undrawn_transitions(pipeline: &Pipeline, graph: &TransitionGraph) {
+    for (i, t) in pipeline.transitions.iter().enumerate() {
+        let missing = [&t.from.value, &t.to.value]
+            .into_iter()
+            .find(|id| graph.state_index(id).is_none());
+        if let Some(id) = missing {
+            eprintln!(
+                "note: transition {i} ({} → {}) is not drawn: there is no state `{id}` (see `spur check`)",
+                t.from.value, t.to.value
+            );
+        }
+    }
+}
+
+fn note_truncation(found: &SimplePaths, limit: usize) {
+    if found.truncated {
+        eprintln!("note: {}", why_stopped(found, limit));
+    }
+}
+
+/// Why the path search stopped early: the limit, or (on huge graphs) the search bound.
+fn why_stopped(found: &SimplePaths, limit: usize) -> String {
+    if found.paths.len() >= limit {
+        format!("stopped after {limit} paths; more may exist (raise --max-paths to see more)")
+    } else {
+        "stopped at the search bound; more paths may exist".to_owned()
+    }
+}
+
+/// The paths grouped by the terminal state they end in, terminals in declaration order.
+fn paths_text(
+    pipeline: &Pipeline,
+    graph: &TransitionGraph,
+    found: &SimplePaths,
+    limit: usize,
+) -> String {
+    let (paths, truncated) = (&found.paths, found.truncated);
+    let id = |i: usize| pipeline.states.get(i).map_or("?", |s| s.id.value.as_str());
+    let mut out = String::new();
+    let Some(initial) = graph.initial() else {
+        out.push_str(&format!(
+            "{}: no paths: the initial state `{}` does not exist\n",
+            pipeline.name.value, pipeline.initial_state.value
+        ));
+        return out;
+    };
+    out.push_str(&format!(
+        "{}: {} simple path{} from {}{}\n",
+        pipeline.name.value,
+        paths.len(),
+        if paths.len() == 1 { "" } else { "s" },
+        id(initial),
+        if truncated { " (stopped early)" } else { "" }
+    ));
+    for terminal in (0..pipeline.states.len()).filter(|&s| graph.is_terminal(s)) {
+        let ending: Vec<&Vec<usize>> = paths
+            .iter()
+            .filter(|p| p.last() == Some(&terminal))
+            .collect();
+        let kind = if graph.is_failure(terminal) {
+            "failure"
+        } else {
+            "success"
+        };
+        out.push_str(&format!("\nto {} ({kind}): ", id(terminal)));
+        if ending.is_empty() {
+            out.push_str(if truncated {
+                "none found\n"
+            } else {
+                "no path\n"
+            });
+            continue;
+        }
+        out.push_str(&format!(
+            "{} path{}\n",
+            ending.len(),
+            if ending.len() == 1 { "" } else { "s" }
+        ));
+        for path in ending {
+            let names: Vec<&str> = path.iter().map(|&s| id(s)).collect();
+            out.push_str(&format!("  {}\n", names.join(" → ")));
+        }
+    }
+    if truncated {
+        out.push_str(&format!("\nThe search {}.\n", why_stopped(found, limit)));
+    }
+    out
+}
