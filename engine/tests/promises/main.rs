@@ -3,3 +3,4 @@
 
 mod aggregation;
 mod property;
+mod regressions;
