@@ -1,11 +1,8 @@
 //! How a subcommand ends: an exit code, or a diagnostic rendered to stderr with its code.
-// Exit codes and constructors are shared by subcommands that other branches are adding.
-#![allow(dead_code)]
 
 use std::process::ExitCode;
 
 /// Exit codes of DESIGN §10.
-#[allow(dead_code)] // PAUSED and CANNOT_START belong to `spur run`
 pub mod exit {
     pub const SUCCESS: u8 = 0;
     pub const FAILED: u8 = 1;

@@ -4,20 +4,25 @@
 mod audit;
 mod check;
 mod completions;
+mod continue_run;
 mod failure;
 mod graph;
 mod jq;
+mod run;
+mod run_progress;
+mod runs;
 mod schema;
 mod task;
 mod task_verdict;
+mod trace;
 mod verdict;
+mod verify;
 mod workflow;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-#[allow(unused_imports)]
 pub use failure::{CliResult, Failure};
 
 /// spur — a workflow state-machine engine driven by YAML pipelines.
@@ -38,6 +43,18 @@ enum Command {
     Workflow(workflow::Args),
     /// Print shell completions.
     Completions(completions::Args),
+    /// Run a pipeline to a terminal state or a pause.
+    Run(run::Args),
+    /// Resume a paused or interrupted run.
+    Continue(continue_run::Args),
+    /// List the runs of the state directory, newest first.
+    Runs(runs::Args),
+    /// Show a run's history from its journal.
+    Trace(trace::Args),
+    /// Draw the transition graph (dot, mermaid, json) or list its simple paths.
+    Graph(graph::Args),
+    /// Run the verify gates (or `verify history` to show the verdict ledger).
+    Verify(verify::Args),
     /// Check and inspect verdict artifacts.
     Verdict(verdict::Args),
     /// Task status: update (done through the done gate) and show.
@@ -46,8 +63,6 @@ enum Command {
     Audit(audit::Args),
     /// The embedded jq (also reached as `jq` through the PATH shim).
     Jq(jq::Args),
-    /// Draw the transition graph (dot, mermaid, json) or list its simple paths.
-    Graph(graph::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -55,13 +70,18 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
-        Command::Verdict(args) => verdict::run(args),
-        Command::Task(args) => task::run(args),
-        Command::Audit(args) => audit::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Continue(args) => continue_run::run(args),
+        Command::Runs(args) => runs::run(args),
+        Command::Trace(args) => trace::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Check(args) => check::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Workflow(args) => workflow::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::Verdict(args) => verdict::run(args),
+        Command::Task(args) => task::run(args),
+        Command::Audit(args) => audit::run(args),
         Command::Jq(args) => jq::run(args),
     };
     failure::finish(result)

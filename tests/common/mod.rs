@@ -67,3 +67,26 @@ pub fn redact(project: &Project, text: &str) -> String {
 pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
+
+/// Whether process `pid` is still running and not already being killed: false when it is
+/// gone, a zombie, or has SIGKILL or SIGTERM pending (it dies as soon as it is scheduled).
+pub fn process_is_running(pid: &str) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_default()
+    };
+    let state = field("State:");
+    if state.starts_with('Z') || state.starts_with('X') {
+        return false;
+    }
+    let doomed = |mask: String| {
+        u64::from_str_radix(&mask, 16).is_ok_and(|m| m & ((1 << 8) | (1 << 14)) != 0)
+    };
+    !(doomed(field("SigPnd:")) || doomed(field("ShdPnd:")))
+}

@@ -1,0 +1,42 @@
+//! Plugin actions: an unknown kind runs `spur-action-<kind>` from PATH with the templated
+//! options as JSON on stdin; it answers `{"ok": bool, "data": …, "setVars": {…}}` on stdout
+//! (`spur_guards::plugin_action`). No plugin on PATH → the action fails with a clear error.
+
+use super::{ActionContext, ActionResult};
+use crate::run::vars::is_var_name;
+
+pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
+    let run = spur_guards::PluginRun {
+        env: ctx.env,
+        cwd: Some(ctx.project_root),
+        timeout: None,
+        log_file: Some(ctx.log_path),
+    };
+    match spur_guards::plugin_action(ctx.kind, ctx.options, &run) {
+        Err(e) => ActionResult {
+            timed_out: matches!(e, spur_guards::PluginError::TimedOut { .. }),
+            ..ActionResult::failed(format!("action {:?}: {e}", ctx.kind))
+        },
+        Ok(reply) => {
+            if let Some(bad) = reply.set_vars.keys().find(|k| !is_var_name(k)) {
+                return ActionResult::failed(format!(
+                    "plugin spur-action-{} set an invalid var name {bad:?}",
+                    ctx.kind
+                ));
+            }
+            let mut result = if reply.ok {
+                ActionResult::ok()
+            } else {
+                ActionResult::failed(format!(
+                    "plugin spur-action-{} reported ok: false",
+                    ctx.kind
+                ))
+            };
+            result.set_vars = reply.set_vars;
+            if !reply.data.is_null() {
+                result.message = Some(reply.data.to_string());
+            }
+            result
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! `verify.run`: run the verify gates of `.spur/config.yaml` (`crate::verify::run_gates`,
+//! the same as `spur verify`). Options: `gate` (only this gate), `wbs` (default: the run's
+//! `wbs` var; results merge into its verdict artifact). The action fails when a gate is
+//! FAIL or ERROR or a result could not be recorded (`softFail: true` records and goes on).
+
+use crate::verify::{run_gates, VerifyRequest};
+use crate::wbs::Wbs;
+
+use super::{opt_bool, opt_str, ActionContext, ActionResult};
+
+pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
+    let wbs = match opt_str(ctx.options, "wbs").or_else(|| ctx.vars.get("wbs").map(String::as_str))
+    {
+        None | Some("") => None,
+        Some(w) => match Wbs::parse(w) {
+            Ok(w) => Some(w),
+            Err(e) => return ActionResult::failed(format!("verify.run: {e}")),
+        },
+    };
+    let mut request = VerifyRequest::new(ctx.state_dir.clone());
+    request.wbs = wbs;
+    request.gate = opt_str(ctx.options, "gate")
+        .filter(|g| !g.is_empty())
+        .map(str::to_owned);
+    request.run_id = Some(ctx.run_id.to_owned());
+    request.env = ctx.env.to_vec();
+    match run_gates(&request) {
+        Ok(outcome) => {
+            let _ = std::fs::write(ctx.log_path, &outcome.markdown);
+            let message = format!(
+                "{} ({} gate{})",
+                if outcome.passed {
+                    "passed"
+                } else {
+                    "not passed"
+                },
+                outcome.gates.len(),
+                if outcome.gates.len() == 1 { "" } else { "s" }
+            );
+            if outcome.passed || opt_bool(ctx.options, "softFail") {
+                ActionResult {
+                    message: Some(message),
+                    ..ActionResult::ok()
+                }
+            } else {
+                ActionResult::failed(format!("verify.run: {message}; report: {}", outcome.report))
+            }
+        }
+        Err(e) => ActionResult::failed(format!("verify.run: {e}")),
+    }
+}

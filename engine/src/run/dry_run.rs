@@ -1,0 +1,176 @@
+//! `spur run --dry-run`: walk the pipeline without running any action or any guard that
+//! could have an effect. Guards that are decidable without running anything (no guard,
+//! `always`, `never`, and `all`/`any`/`not` over those) are followed; the first state
+//! whose choice depends on anything else is reported as a branch point with its candidates.
+
+use serde::Serialize;
+
+use crate::graph::TransitionGraph;
+use crate::pipeline::{CheckedPipeline, Guard, OptionValue};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DryStep {
+    pub state: String,
+    pub pauses: bool,
+    /// onEnter action kinds, in order (not run).
+    pub actions: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Candidate {
+    pub to: String,
+    pub guard: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "stop", rename_all = "kebab-case")]
+pub enum DryStop {
+    /// The path reaches a terminal state.
+    Terminal { state: String, failure: bool },
+    /// The choice at `state` depends on guards that only a real run can evaluate.
+    BranchPoint {
+        state: String,
+        candidates: Vec<Candidate>,
+    },
+    /// No transition out of `state` can pass.
+    NoPassingTransition { state: String },
+    /// The decidable path comes back to `state`: it would loop until the iteration bound.
+    Loop { state: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DryRun {
+    pub pipeline: String,
+    pub path: Vec<DryStep>,
+    #[serde(flatten)]
+    pub stop: DryStop,
+}
+
+/// Decide what can be decided. `None`: the guard needs a real run.
+fn decidable(guard: Option<&Guard>) -> Option<bool> {
+    let Some(guard) = guard else {
+        return Some(true);
+    };
+    decide(&guard.kind.value, guard.options.get("guards"))
+}
+
+fn decide(kind: &str, inner: Option<&OptionValue>) -> Option<bool> {
+    let nested = || -> Option<Vec<bool>> {
+        let Some(OptionValue::List(items, _)) = inner else {
+            return None;
+        };
+        items
+            .iter()
+            .map(|i| match i {
+                OptionValue::Map(m) => {
+                    let k = m.get_str("kind")?;
+                    let opts = match m.get("options") {
+                        Some(OptionValue::Map(o)) => o.get("guards"),
+                        _ => None,
+                    };
+                    decide(&k.value, opts)
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    match kind {
+        "always" => Some(true),
+        "never" => Some(false),
+        "all" => nested().map(|v| v.iter().all(|b| *b)),
+        "any" => nested().map(|v| v.iter().any(|b| *b)),
+        "not" => nested().map(|v| !v.iter().all(|b| *b)),
+        _ => None,
+    }
+}
+
+/// Walk `pipeline` from its initial state.
+pub fn dry_run(checked: &CheckedPipeline) -> DryRun {
+    let pipeline = checked.pipeline();
+    let graph = TransitionGraph::new(pipeline);
+    let mut path = Vec::new();
+    let mut seen = vec![false; pipeline.states.len()];
+    let mut current = graph.initial();
+    let stop = loop {
+        let Some(s) = current else {
+            break DryStop::NoPassingTransition {
+                state: pipeline.initial_state.value.clone(),
+            };
+        };
+        let Some(state) = pipeline.states.get(s) else {
+            break DryStop::NoPassingTransition {
+                state: String::new(),
+            };
+        };
+        let id = state.id.value.clone();
+        if seen.get(s).copied().unwrap_or(false) {
+            break DryStop::Loop { state: id };
+        }
+        if let Some(flag) = seen.get_mut(s) {
+            *flag = true;
+        }
+        path.push(DryStep {
+            state: id.clone(),
+            pauses: state.pause,
+            actions: state
+                .on_enter
+                .iter()
+                .map(|a| a.kind.value.clone())
+                .collect(),
+        });
+        if graph.is_terminal(s) {
+            break DryStop::Terminal {
+                state: id,
+                failure: graph.is_failure(s),
+            };
+        }
+        let mut candidates = Vec::new();
+        let mut next = None;
+        for &t in graph.outgoing(s) {
+            let Some(transition) = pipeline.transitions.get(t) else {
+                continue;
+            };
+            let decision = decidable(transition.guard.as_ref());
+            match decision {
+                Some(false) => continue,
+                Some(true) if candidates.is_empty() => {
+                    next = graph.state_index(&transition.to.value);
+                    break;
+                }
+                _ => {
+                    candidates.push(Candidate {
+                        to: transition.to.value.clone(),
+                        guard: transition
+                            .guard
+                            .as_ref()
+                            .map_or_else(|| "none".to_owned(), |g| g.kind.value.clone()),
+                        description: transition.description.as_ref().map(|d| d.value.clone()),
+                    });
+                    if decision == Some(true) {
+                        break;
+                    }
+                }
+            }
+        }
+        if !candidates.is_empty() {
+            break DryStop::BranchPoint {
+                state: id,
+                candidates,
+            };
+        }
+        match next {
+            Some(n) => current = Some(n),
+            None => break DryStop::NoPassingTransition { state: id },
+        }
+    };
+    DryRun {
+        pipeline: pipeline.name.value.clone(),
+        path,
+        stop,
+    }
+}

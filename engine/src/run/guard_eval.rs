@@ -1,0 +1,291 @@
+//! Guard evaluation (DESIGN §3). Guards are compiled once when the run starts (jq
+//! programs included, combinators unfolded) and evaluated with options templated just
+//! before use. A guard that cannot be evaluated does not pass (fails closed), and says why.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::jq_guard::JqGuard;
+use super::render::{render, render_options, Mode, RenderContext, RenderError};
+use crate::pipeline::{Guard, OptionValue, Options};
+use crate::source::Located;
+
+/// A guard ready to evaluate.
+#[derive(Debug, Clone)]
+pub enum CompiledGuard {
+    Always,
+    Never,
+    ActionOk,
+    Shell(Options),
+    Jq(Arc<JqGuard>),
+    FileExists(Options),
+    All(Vec<CompiledGuard>),
+    Any(Vec<CompiledGuard>),
+    /// Passes when its guards do not all pass (one guard: plain negation).
+    Not(Vec<CompiledGuard>),
+    /// `spur-guard-<kind>` on PATH.
+    Plugin {
+        kind: String,
+        options: Options,
+    },
+}
+
+/// A guard could not be compiled (the checker reports the same with spans).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[error("guard {kind:?}: {message}")]
+#[diagnostic(
+    code(spur::run::guard_compile),
+    help("run `spur check` on the pipeline for details")
+)]
+pub struct GuardCompileError {
+    pub kind: String,
+    pub message: String,
+}
+
+impl CompiledGuard {
+    pub fn compile(guard: &Guard, var_names: &[String]) -> Result<Self, GuardCompileError> {
+        compile(&guard.kind.value, &guard.options, var_names)
+    }
+
+    /// The guard's kind as written.
+    pub fn kind(&self) -> &str {
+        match self {
+            CompiledGuard::Always => "always",
+            CompiledGuard::Never => "never",
+            CompiledGuard::ActionOk => "action-ok",
+            CompiledGuard::Shell(_) => "shell",
+            CompiledGuard::Jq(_) => "jq",
+            CompiledGuard::FileExists(_) => "file-exists",
+            CompiledGuard::All(_) => "all",
+            CompiledGuard::Any(_) => "any",
+            CompiledGuard::Not(_) => "not",
+            CompiledGuard::Plugin { kind, .. } => kind,
+        }
+    }
+
+    /// Whether the guard could run a process or a plugin (a dry run cannot decide it).
+    pub fn has_side_effects(&self) -> bool {
+        match self {
+            CompiledGuard::Shell(_) | CompiledGuard::Plugin { .. } => true,
+            CompiledGuard::All(g) | CompiledGuard::Any(g) | CompiledGuard::Not(g) => {
+                g.iter().any(CompiledGuard::has_side_effects)
+            }
+            _ => false,
+        }
+    }
+}
+
+fn compile(
+    kind: &str,
+    options: &Options,
+    var_names: &[String],
+) -> Result<CompiledGuard, GuardCompileError> {
+    let err = |message: String| GuardCompileError {
+        kind: kind.to_owned(),
+        message,
+    };
+    Ok(match kind {
+        "always" => CompiledGuard::Always,
+        "never" => CompiledGuard::Never,
+        "action-ok" => CompiledGuard::ActionOk,
+        "shell" => CompiledGuard::Shell(options.clone()),
+        "file-exists" => CompiledGuard::FileExists(options.clone()),
+        "jq" => {
+            let expr = options
+                .get_str("expr")
+                .ok_or_else(|| err("option `expr` is required".into()))?;
+            CompiledGuard::Jq(Arc::new(
+                JqGuard::compile(&expr.value, options.get_str("file").cloned(), var_names)
+                    .map_err(err)?,
+            ))
+        }
+        "all" | "any" | "not" => {
+            let Some(OptionValue::List(items, _)) = options.get("guards") else {
+                return Err(err("option `guards` must be a list of guards".into()));
+            };
+            let mut inner = Vec::with_capacity(items.len());
+            for item in items {
+                let OptionValue::Map(map) = item else {
+                    return Err(err("each entry of `guards` must be a guard mapping".into()));
+                };
+                let Some(k) = map.get_str("kind") else {
+                    return Err(err("a guard in `guards` has no `kind`".into()));
+                };
+                let opts = match map.get("options") {
+                    Some(OptionValue::Map(o)) => o.clone(),
+                    _ => Options::default(),
+                };
+                inner.push(compile(&k.value, &opts, var_names)?);
+            }
+            match kind {
+                "all" => CompiledGuard::All(inner),
+                "any" => CompiledGuard::Any(inner),
+                _ => CompiledGuard::Not(inner),
+            }
+        }
+        other => CompiledGuard::Plugin {
+            kind: other.to_owned(),
+            options: options.clone(),
+        },
+    })
+}
+
+/// What a guard sees.
+pub struct GuardContext<'a> {
+    pub render: RenderContext<'a>,
+    pub project_root: &'a Path,
+    pub env: &'a [(String, String)],
+    /// The last action of the current state succeeded (`None`: the state ran none).
+    pub last_action_ok: Option<bool>,
+    /// The last action's record, for the jq run context.
+    pub last_action: &'a Value,
+}
+
+/// A guard's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardResult {
+    pub passed: bool,
+    /// Why it did not pass (or what it saw), for the journal.
+    pub detail: Option<String>,
+}
+
+impl GuardResult {
+    fn pass(passed: bool) -> Self {
+        Self {
+            passed,
+            detail: None,
+        }
+    }
+
+    fn closed(detail: impl Into<String>) -> Self {
+        Self {
+            passed: false,
+            detail: Some(detail.into()),
+        }
+    }
+}
+
+/// Evaluate a guard; never errors (an unevaluable guard does not pass).
+pub fn evaluate(guard: &CompiledGuard, ctx: &GuardContext<'_>) -> GuardResult {
+    match guard {
+        CompiledGuard::Always => GuardResult::pass(true),
+        CompiledGuard::Never => GuardResult::pass(false),
+        CompiledGuard::ActionOk => match ctx.last_action_ok {
+            Some(ok) => GuardResult::pass(ok),
+            None => GuardResult::closed("the state ran no action"),
+        },
+        CompiledGuard::Shell(options) => shell(options, ctx),
+        CompiledGuard::Jq(jq) => jq.evaluate(ctx),
+        CompiledGuard::FileExists(options) => match text_option(options, "path", ctx) {
+            Ok(Some(path)) => {
+                let result = spur_guards::file_exists_guard(&ctx.project_root.join(&path));
+                GuardResult {
+                    passed: result.passed,
+                    detail: Some(result.detail),
+                }
+            }
+            Ok(None) => GuardResult::closed("file-exists: option `path` is required"),
+            Err(e) => GuardResult::closed(e.to_string()),
+        },
+        CompiledGuard::All(guards) => {
+            for g in guards {
+                let r = evaluate(g, ctx);
+                if !r.passed {
+                    return GuardResult {
+                        passed: false,
+                        detail: Some(format!("{} did not pass{}", g.kind(), suffix(&r))),
+                    };
+                }
+            }
+            GuardResult::pass(true)
+        }
+        CompiledGuard::Any(guards) => {
+            for g in guards {
+                if evaluate(g, ctx).passed {
+                    return GuardResult {
+                        passed: true,
+                        detail: Some(format!("{} passed", g.kind())),
+                    };
+                }
+            }
+            GuardResult::pass(false)
+        }
+        CompiledGuard::Not(guards) => {
+            let all = guards.iter().all(|g| evaluate(g, ctx).passed);
+            GuardResult::pass(!all)
+        }
+        CompiledGuard::Plugin { kind, options } => plugin(kind, options, ctx),
+    }
+}
+
+fn suffix(r: &GuardResult) -> String {
+    r.detail
+        .as_deref()
+        .map(|d| format!(": {d}"))
+        .unwrap_or_default()
+}
+
+fn text_option(
+    options: &Options,
+    key: &str,
+    ctx: &GuardContext<'_>,
+) -> Result<Option<String>, RenderError> {
+    options
+        .get_str(key)
+        .map(|v: &Located<String>| render(&v.value, Mode::Text, &ctx.render))
+        .transpose()
+}
+
+fn shell(options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
+    let Some(command) = options.get_str("command") else {
+        return GuardResult::closed("shell: option `command` is required");
+    };
+    let command = match render(&command.value, Mode::Shell, &ctx.render) {
+        Ok(c) => c,
+        Err(e) => return GuardResult::closed(e.to_string()),
+    };
+    let cwd = match text_option(options, "cwd", ctx) {
+        Ok(Some(cwd)) => ctx.project_root.join(cwd),
+        Ok(None) => ctx.project_root.to_path_buf(),
+        Err(e) => return GuardResult::closed(e.to_string()),
+    };
+    let timeout = match timeout(options, ctx) {
+        Ok(t) => t,
+        Err(e) => return GuardResult::closed(e),
+    };
+    from_primitive(spur_guards::shell_guard(
+        &command,
+        ctx.env,
+        Some(&cwd),
+        timeout,
+    ))
+}
+
+fn from_primitive(result: spur_guards::GuardResult) -> GuardResult {
+    GuardResult {
+        passed: result.passed,
+        detail: (!result.passed).then_some(result.detail),
+    }
+}
+
+fn timeout(options: &Options, ctx: &GuardContext<'_>) -> Result<Option<Duration>, String> {
+    let rendered = render_options(options, &[], &ctx.render).map_err(|e| e.to_string())?;
+    super::actions::opt_millis(&rendered, "shell guard", "timeoutMs")
+}
+
+fn plugin(kind: &str, options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
+    let options = match render_options(options, &[], &ctx.render) {
+        Ok(o) => o,
+        Err(e) => return GuardResult::closed(e.to_string()),
+    };
+    let run = spur_guards::PluginRun {
+        env: ctx.env,
+        cwd: Some(ctx.project_root),
+        timeout: None,
+        log_file: None,
+    };
+    from_primitive(spur_guards::plugin_guard(kind, &options, &run))
+}

@@ -1,0 +1,105 @@
+//! The `jq` guard: `options.expr` compiled once when the run starts (embedded jq,
+//! `spur_guards::jq`); evaluated against `options.file` (a JSON file, templated path) or
+//! the run context `{vars, state, iteration, lastAction}`. `$vars` and each declared var
+//! as `$name` are bound. Passes only when the first output is `true`; a deadline and an
+//! input cap make it fail closed rather than hang.
+
+use std::path::Path;
+
+use serde_json::Value;
+use spur_guards::jq::{JqLimits, JqProgram};
+
+use super::guard_eval::{GuardContext, GuardResult};
+use super::render::{render, Mode};
+use super::vars::Vars;
+use crate::source::Located;
+
+#[derive(Debug)]
+pub struct JqGuard {
+    program: JqProgram,
+    /// The declared var names bound as `$name` (after `$vars`).
+    var_names: Vec<String>,
+    file: Option<Located<String>>,
+}
+
+impl JqGuard {
+    pub fn compile(
+        expr: &str,
+        file: Option<Located<String>>,
+        var_names: &[String],
+    ) -> Result<Self, String> {
+        let (program, var_names) = compile(expr, var_names)?;
+        Ok(Self {
+            program,
+            var_names,
+            file,
+        })
+    }
+
+    pub fn evaluate(&self, ctx: &GuardContext<'_>) -> GuardResult {
+        let values = bind(&self.var_names, ctx.render.vars);
+        let limits = JqLimits::default();
+        let result = match &self.file {
+            Some(file) => match render(&file.value, Mode::Text, &ctx.render) {
+                Ok(path) => {
+                    let full = ctx.project_root.join(Path::new(&path));
+                    spur_guards::jq_file_guard(&self.program, &full, &values, &limits)
+                }
+                Err(e) => {
+                    return GuardResult {
+                        passed: false,
+                        detail: Some(e.to_string()),
+                    }
+                }
+            },
+            None => {
+                let input = serde_json::json!({
+                    "vars": ctx.render.vars,
+                    "state": ctx.render.state,
+                    "iteration": ctx.render.iteration,
+                    "lastAction": ctx.last_action,
+                });
+                spur_guards::jq_guard_passes(&self.program, &input, &values, &limits)
+            }
+        };
+        GuardResult {
+            passed: result.passed,
+            detail: Some(result.detail),
+        }
+    }
+}
+
+/// Compile with `$vars` plus each var name that is a valid jq variable.
+fn compile(expr: &str, var_names: &[String]) -> Result<(JqProgram, Vec<String>), String> {
+    let names: Vec<String> = var_names
+        .iter()
+        .filter(|n| n.as_str() != "vars")
+        .cloned()
+        .collect();
+    let mut all: Vec<&str> = vec!["vars"];
+    all.extend(names.iter().map(String::as_str));
+    let program = JqProgram::compile(expr, &all).map_err(|e| e.to_string())?;
+    Ok((program, names))
+}
+
+/// Values for `$vars` and each `$name`, in compile order (an unset var is `null`).
+fn bind(names: &[String], vars: &Vars) -> Vec<Value> {
+    let mut values = Vec::with_capacity(names.len() + 1);
+    values.push(serde_json::to_value(vars).unwrap_or(Value::Null));
+    values.extend(names.iter().map(|n| {
+        vars.get(n)
+            .map_or(Value::Null, |v| Value::String(v.clone()))
+    }));
+    values
+}
+
+/// Evaluate `expr` once on `input` with the vars bound; the first output (`json.update`).
+pub fn eval_first(expr: &str, input: Value, vars: &Vars) -> Result<Value, String> {
+    let names: Vec<String> = vars.keys().cloned().collect();
+    let (program, names) = compile(expr, &names)?;
+    let values = bind(&names, vars);
+    program
+        .first(&input, &values, &JqLimits::default())
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("jq expression {expr:?} produced no output"))
+}

@@ -1,0 +1,161 @@
+//! Templates rendered just before use (DESIGN §2.8): `${vars.X}`, `${env.X}` (allow-listed
+//! only), `${workflow}`, `${runId}`, `${state}`, `${iteration}`, parsed by
+//! [`crate::template`] (shell's `$name` is not a template). In shell command text every substitution is escaped for its
+//! quoting context (DESIGN §2.10), so a value is always exactly one literal string.
+
+use crate::pipeline::{OptionValue, Options};
+use crate::source::{Located, Span};
+use crate::template::{Builtin, Segment, Template};
+
+use super::vars::Vars;
+
+/// What templates can refer to at this point of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderContext<'a> {
+    pub vars: &'a Vars,
+    pub env_allow: &'a [String],
+    pub workflow: &'a str,
+    pub run_id: &'a str,
+    pub state: &'a str,
+    pub iteration: u32,
+}
+
+/// A template names something that does not exist at run time. `spur check` rejects these
+/// at load time; this is the run-time backstop (never an empty string).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[error("{message}")]
+#[diagnostic(
+    code(spur::run::template),
+    help("declare the var under `vars:` (or allow the env var under `env.allow`); `spur check` finds these before a run")
+)]
+pub struct RenderError {
+    pub message: String,
+}
+
+impl RenderError {
+    fn undefined(name: String) -> Self {
+        Self {
+            message: format!("template `${{{name}}}` is undefined"),
+        }
+    }
+}
+
+/// How substituted values are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// As is.
+    Text,
+    /// Escaped for the shell quoting context at the substitution point.
+    Shell,
+}
+
+/// A piece of a template: literal text or a resolved value.
+enum Piece {
+    Literal(String),
+    Value(String),
+}
+
+fn pieces(text: &str, ctx: &RenderContext<'_>) -> Result<Vec<Piece>, RenderError> {
+    let located = Located::new(text.to_owned(), Span::default());
+    let template = Template::parse(&located).map_err(|e| RenderError {
+        message: e.to_string(),
+    })?;
+    template
+        .segments
+        .into_iter()
+        .map(|segment| {
+            Ok(match segment {
+                Segment::Literal(s) => Piece::Literal(s),
+                Segment::Var(name) => Piece::Value(
+                    ctx.vars
+                        .get(&name.value)
+                        .cloned()
+                        .ok_or_else(|| RenderError::undefined(format!("vars.{}", name.value)))?,
+                ),
+                Segment::Env(name) => {
+                    if !ctx.env_allow.contains(&name.value) {
+                        return Err(RenderError::undefined(format!("env.{}", name.value)));
+                    }
+                    Piece::Value(std::env::var(&name.value).unwrap_or_default())
+                }
+                Segment::Builtin(b) => Piece::Value(match b.value {
+                    Builtin::Workflow => ctx.workflow.to_owned(),
+                    Builtin::RunId => ctx.run_id.to_owned(),
+                    Builtin::State => ctx.state.to_owned(),
+                    Builtin::Iteration => ctx.iteration.to_string(),
+                }),
+            })
+        })
+        .collect()
+}
+
+/// Render `text` in `mode`.
+pub fn render(text: &str, mode: Mode, ctx: &RenderContext<'_>) -> Result<String, RenderError> {
+    if !text.contains("${") {
+        return Ok(text.to_owned());
+    }
+    let pieces = pieces(text, ctx)?;
+    match mode {
+        Mode::Text => Ok(pieces
+            .into_iter()
+            .map(|p| match p {
+                Piece::Literal(s) => s.to_owned(),
+                Piece::Value(v) => v,
+            })
+            .collect()),
+        Mode::Shell => {
+            let mut literal = String::new();
+            let mut substitutions = Vec::new();
+            for piece in pieces {
+                match piece {
+                    Piece::Literal(s) => literal.push_str(&s),
+                    // An empty range at the insertion point: `${…}` holds no quote
+                    // character, so the context there is the context of the placeholder.
+                    Piece::Value(v) => substitutions.push((literal.len()..literal.len(), v)),
+                }
+            }
+            spur_guards::shell_quote::render_shell(&literal, &substitutions).map_err(|e| {
+                RenderError {
+                    message: format!("cannot place a var in shell text: {e}"),
+                }
+            })
+        }
+    }
+}
+
+/// Render every string in `options` as text (nested lists and maps included), except the
+/// top-level keys in `shell_keys`, which are rendered as shell text. Returns JSON.
+pub fn render_options(
+    options: &Options,
+    shell_keys: &[&str],
+    ctx: &RenderContext<'_>,
+) -> Result<serde_json::Value, RenderError> {
+    let mut map = serde_json::Map::new();
+    for (key, value) in &options.entries {
+        let mode = if shell_keys.contains(&key.value.as_str()) {
+            Mode::Shell
+        } else {
+            Mode::Text
+        };
+        map.insert(key.value.clone(), render_value(value, mode, ctx)?);
+    }
+    Ok(serde_json::Value::Object(map))
+}
+
+fn render_value(
+    value: &OptionValue,
+    mode: Mode,
+    ctx: &RenderContext<'_>,
+) -> Result<serde_json::Value, RenderError> {
+    Ok(match value {
+        OptionValue::String(s) => serde_json::Value::String(render(&s.value, mode, ctx)?),
+        OptionValue::List(items, _) => serde_json::Value::Array(
+            items
+                .iter()
+                .map(|i| render_value(i, Mode::Text, ctx))
+                .collect::<Result<_, _>>()?,
+        ),
+        OptionValue::Map(m) => render_options(m, &[], ctx)?,
+        other => other.to_json(),
+    })
+}

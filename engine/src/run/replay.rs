@@ -1,0 +1,300 @@
+//! Replay: rebuild where a run stands from its journal, so `spur continue` (or a resume
+//! after a crash) picks up exactly there. Committed transitions are never lost or
+//! repeated; an action with a start and no finish is reported as ambiguous.
+
+use std::collections::BTreeMap;
+
+use super::journal::{Event, PauseKind, Phase, Record};
+
+/// A finished action of the current state visit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinishedAction {
+    pub ok: bool,
+    pub set_vars: BTreeMap<String, String>,
+}
+
+/// Progress through one action list (`onEnter` or `onExit`) of the current visit.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SequenceProgress {
+    pub finished: BTreeMap<usize, FinishedAction>,
+    /// An action that started and has no finish record: it may or may not have run.
+    pub ambiguous: Option<usize>,
+    /// An hitl action waiting for `spur continue --answer`.
+    pub awaiting_answer: Option<usize>,
+}
+
+impl SequenceProgress {
+    fn start(&mut self, index: usize) {
+        self.ambiguous = Some(index);
+    }
+
+    fn finish(&mut self, index: usize, action: FinishedAction) {
+        if self.ambiguous == Some(index) {
+            self.ambiguous = None;
+        }
+        if self.awaiting_answer == Some(index) {
+            self.awaiting_answer = None;
+        }
+        self.finished.insert(index, action);
+    }
+
+    /// Vars set by the finished actions, in action order.
+    pub fn pending_vars(&self) -> BTreeMap<String, String> {
+        let mut vars = BTreeMap::new();
+        for action in self.finished.values() {
+            vars.extend(action.set_vars.clone());
+        }
+        vars
+    }
+}
+
+/// The done-gate decision recorded for the pending transition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateRecord {
+    pub transition: usize,
+    pub decision: String,
+    pub verdict: Option<String>,
+    pub message: Option<String>,
+    pub forced: bool,
+}
+
+/// How the run ended, when it did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinishedRecord {
+    pub outcome: String,
+    pub state: String,
+    pub terminal_reason: String,
+    pub reason: String,
+    pub iterations: u32,
+}
+
+/// A committed transition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommittedTransition {
+    pub seq: u64,
+    pub transition: usize,
+    pub from: String,
+    pub to: String,
+}
+
+/// Where a run stands, rebuilt from its journal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Position {
+    pub pipeline: String,
+    pub pipeline_name: String,
+    pub pipeline_sha256: String,
+    pub wbs: Option<String>,
+    pub force_done_reason: Option<String>,
+    pub started_at: String,
+    /// Vars in effect: the start vars plus every merged `setVars` and answer.
+    pub vars: BTreeMap<String, String>,
+    /// The current state; `None` before the initial state was entered.
+    pub state: Option<String>,
+    pub iteration: u32,
+    pub enter: SequenceProgress,
+    /// onEnter finished and its vars were merged (a pause or a guard evaluation followed).
+    pub enter_complete: bool,
+    /// The last action's result in this visit (for `action-ok`).
+    pub last_action_ok: Option<bool>,
+    /// The paused record not yet followed by `resumed`.
+    pub paused: Option<(PauseKind, Option<usize>, Option<String>)>,
+    /// The operator answered during this visit (a `pause: true` state then does not pause
+    /// a second time).
+    pub answered_in_visit: bool,
+    /// The transition chosen in this visit (the last passing guard), not yet committed.
+    pub chosen: Option<usize>,
+    pub exit: SequenceProgress,
+    pub gate: Option<GateRecord>,
+    pub interrupted: bool,
+    pub finished: Option<FinishedRecord>,
+    pub transitions: Vec<CommittedTransition>,
+    pub last_seq: u64,
+}
+
+impl Position {
+    /// The ambiguous action of the current visit, if any.
+    pub fn ambiguous(&self) -> Option<(Phase, usize)> {
+        if let Some(i) = self.exit.ambiguous {
+            return Some((Phase::Exit, i));
+        }
+        self.enter.ambiguous.map(|i| (Phase::Enter, i))
+    }
+}
+
+/// Rebuild the position from complete records (the first is `run-started`).
+pub fn replay(records: &[Record]) -> Option<Position> {
+    let first = records.first()?;
+    let Event::RunStarted {
+        pipeline,
+        pipeline_name,
+        pipeline_sha256,
+        vars,
+        wbs,
+        force_done_reason,
+    } = &first.event
+    else {
+        return None;
+    };
+    let mut p = Position {
+        pipeline: pipeline.clone(),
+        pipeline_name: pipeline_name.clone(),
+        pipeline_sha256: pipeline_sha256.clone(),
+        wbs: wbs.clone(),
+        force_done_reason: force_done_reason.clone(),
+        started_at: first.at.clone(),
+        vars: vars.clone(),
+        state: None,
+        iteration: 0,
+        enter: SequenceProgress::default(),
+        enter_complete: false,
+        last_action_ok: None,
+        paused: None,
+        answered_in_visit: false,
+        chosen: None,
+        exit: SequenceProgress::default(),
+        gate: None,
+        interrupted: false,
+        finished: None,
+        transitions: Vec::new(),
+        last_seq: first.seq,
+    };
+    for record in records.iter().skip(1) {
+        p.last_seq = record.seq;
+        apply(&mut p, record);
+    }
+    Some(p)
+}
+
+fn apply(p: &mut Position, record: &Record) {
+    match &record.event {
+        Event::RunStarted { .. } => {}
+        Event::StateEntered { state, iteration } => {
+            p.state = Some(state.clone());
+            p.iteration = *iteration;
+        }
+        Event::ActionStarted { phase, index, .. } => {
+            p.interrupted = false;
+            match phase {
+                Phase::Enter => p.enter.start(*index),
+                Phase::Exit => p.exit.start(*index),
+            }
+        }
+        Event::ActionFinished {
+            phase,
+            index,
+            ok,
+            set_vars,
+            ..
+        } => {
+            let action = FinishedAction {
+                ok: *ok,
+                set_vars: set_vars.clone(),
+            };
+            p.last_action_ok = Some(*ok);
+            match phase {
+                Phase::Enter => p.enter.finish(*index, action),
+                Phase::Exit => p.exit.finish(*index, action),
+            }
+        }
+        Event::GuardEvaluated {
+            transition, passed, ..
+        } => {
+            complete_enter(p);
+            if *passed {
+                p.chosen = Some(*transition);
+            }
+        }
+        Event::Transition {
+            transition,
+            from,
+            to,
+            iteration,
+        } => {
+            complete_enter(p);
+            let exit_vars = p.exit.pending_vars();
+            p.vars.extend(exit_vars);
+            p.transitions.push(CommittedTransition {
+                seq: record.seq,
+                transition: *transition,
+                from: from.clone(),
+                to: to.clone(),
+            });
+            // The new visit starts here, durably: state-entered only repeats it.
+            p.state = Some(to.clone());
+            p.iteration = *iteration;
+            p.enter = SequenceProgress::default();
+            p.exit = SequenceProgress::default();
+            p.enter_complete = false;
+            p.last_action_ok = None;
+            p.answered_in_visit = false;
+            p.chosen = None;
+            p.gate = None;
+            p.paused = None;
+        }
+        Event::Paused {
+            kind,
+            action,
+            prompt,
+            ..
+        } => {
+            if *kind == PauseKind::State {
+                complete_enter(p);
+            } else if let Some(i) = action {
+                if p.enter.ambiguous == Some(*i) {
+                    p.enter.ambiguous = None;
+                }
+                p.enter.awaiting_answer = Some(*i);
+            }
+            p.paused = Some((*kind, *action, prompt.clone()));
+        }
+        Event::Resumed { answer, .. } => {
+            p.interrupted = false;
+            if let Some(answer) = answer {
+                p.answered_in_visit = true;
+                p.vars.insert("__hitlAnswer".to_owned(), answer.clone());
+            }
+            p.paused = None;
+        }
+        Event::DoneGate {
+            transition,
+            decision,
+            verdict,
+            message,
+            forced,
+            ..
+        } => {
+            p.gate = Some(GateRecord {
+                transition: *transition,
+                decision: decision.clone(),
+                verdict: verdict.clone(),
+                message: message.clone(),
+                forced: *forced,
+            });
+        }
+        Event::Interrupted { .. } => p.interrupted = true,
+        Event::RunFinished {
+            outcome,
+            state,
+            terminal_reason,
+            reason,
+            iterations,
+        } => {
+            p.finished = Some(FinishedRecord {
+                outcome: outcome.clone(),
+                state: state.clone(),
+                terminal_reason: terminal_reason.clone(),
+                reason: reason.clone(),
+                iterations: *iterations,
+            });
+        }
+    }
+}
+
+/// The onEnter sequence is over (guards are evaluated only after it): merge its vars once.
+fn complete_enter(p: &mut Position) {
+    if !p.enter_complete {
+        let vars = p.enter.pending_vars();
+        p.vars.extend(vars);
+        p.enter_complete = true;
+    }
+}

@@ -1,0 +1,77 @@
+//! `spur runs` and `spur trace`: what the runs of a state directory look like, read from
+//! their journals (newest first; a run id sorts by start time).
+
+use serde::Serialize;
+
+use super::journal::{self, Event, JournalError, Record};
+use super::replay;
+use super::run_id::RunId;
+use crate::state_dir::StateDir;
+
+/// One line of `spur runs`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    pub run_id: String,
+    pub pipeline: String,
+    pub wbs: Option<String>,
+    /// `done`, `completed`, `failed`, `paused`, `interrupted` or `running` (no end
+    /// recorded: in progress, or crashed).
+    pub outcome: String,
+    pub state: Option<String>,
+    pub started_at: String,
+}
+
+/// Every run under `state_dir`, newest first. Unreadable journals are skipped.
+pub fn list_runs(state_dir: &StateDir) -> Vec<RunSummary> {
+    let Ok(entries) = std::fs::read_dir(state_dir.runs_dir()) else {
+        return Vec::new();
+    };
+    let ids: Vec<RunId> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| RunId::parse(&e.file_name().to_string_lossy()).ok())
+        .collect();
+    let mut runs: Vec<RunSummary> = ids
+        .iter()
+        .filter_map(|id| summary(state_dir, id).ok())
+        .collect();
+    // Start time to the millisecond, then the id: newest first even within one second.
+    runs.sort_by(|a, b| (&b.started_at, &b.run_id).cmp(&(&a.started_at, &a.run_id)));
+    runs
+}
+
+/// The summary of one run.
+pub fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, JournalError> {
+    let records = trace(state_dir, id)?;
+    let p = replay::replay(&records).ok_or_else(|| JournalError::NoStart {
+        path: journal_path(state_dir, id),
+    })?;
+    let outcome = match (&p.finished, &p.paused, p.interrupted) {
+        (Some(f), _, _) => f.outcome.clone(),
+        (None, Some(_), _) => "paused".to_owned(),
+        (None, None, true) => "interrupted".to_owned(),
+        (None, None, false) => "running".to_owned(),
+    };
+    Ok(RunSummary {
+        run_id: id.to_string(),
+        pipeline: p.pipeline_name,
+        wbs: p.wbs,
+        outcome,
+        state: p.finished.map(|f| f.state).or(p.state),
+        started_at: p.started_at,
+    })
+}
+
+/// The journal records of one run (a torn last line is left out).
+pub fn trace(state_dir: &StateDir, id: &RunId) -> Result<Vec<Record>, JournalError> {
+    Ok(journal::read(&journal_path(state_dir, id))?.records)
+}
+
+pub fn journal_path(state_dir: &StateDir, id: &RunId) -> std::path::PathBuf {
+    state_dir.runs_dir().join(id.as_str()).join("journal.jsonl")
+}
+
+/// The event names of a trace, for quick summaries.
+pub fn event_names(records: &[Record]) -> Vec<&'static str> {
+    records.iter().map(|r| Event::name(&r.event)).collect()
+}

@@ -1,0 +1,202 @@
+//! What can be wrong with `.spur/config.yaml` `verify:`. Each problem is a
+//! [`Diagnostic`] — the checker's type: a stable code, the file, the exact span, help —
+//! so `spur verify` reports configuration errors exactly as `spur check` reports pipelines.
+
+use std::path::PathBuf;
+
+use crate::diagnostic::{Diagnostic, JsonDiagnostic};
+use crate::source::{SourceFile, Span};
+
+/// Stable codes of configuration problems.
+pub mod code {
+    pub const YAML: &str = "spur::verify::yaml";
+    pub const INVALID_GATE_NAME: &str = "spur::verify::invalid-gate-name";
+    pub const COMMAND_CONFLICT: &str = "spur::verify::command-conflict";
+    pub const ARGS_WITHOUT_EXECUTABLE: &str = "spur::verify::args-without-executable";
+    pub const EMPTY_COMMAND: &str = "spur::verify::empty-command";
+    pub const PATH_OUTSIDE_PROJECT: &str = "spur::verify::path-outside-project";
+    pub const INVALID_SEVERITY: &str = "spur::verify::invalid-severity";
+    pub const ZERO: &str = "spur::verify::zero";
+    pub const UNKNOWN_NEED: &str = "spur::verify::unknown-need";
+    pub const NEEDS_CYCLE: &str = "spur::verify::needs-cycle";
+}
+
+/// Why the verify configuration cannot be used.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum VerifyConfigErrors {
+    #[error("cannot read {}: {source}", path.display())]
+    #[diagnostic(
+        code("spur::verify::config-unreadable"),
+        help("check that the file is readable")
+    )]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{} in the verify configuration ({})", plural(errors.len()), path.display())]
+    #[diagnostic(
+        code("spur::verify::invalid-config"),
+        help("fix the verify configuration and run `spur verify` again")
+    )]
+    Invalid {
+        path: PathBuf,
+        #[related]
+        errors: Vec<Diagnostic>,
+    },
+}
+
+impl VerifyConfigErrors {
+    /// Every located problem (none for an unreadable file).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            Self::Unreadable { .. } => &[],
+            Self::Invalid { errors, .. } => errors,
+        }
+    }
+
+    /// The problems in the flat JSON form of `spur check --format json`.
+    pub fn to_json(&self) -> Vec<JsonDiagnostic> {
+        self.diagnostics().iter().map(Diagnostic::to_json).collect()
+    }
+}
+
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 error".to_owned()
+    } else {
+        format!("{n} errors")
+    }
+}
+
+/// Builds the diagnostics of one config file.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigProblems<'a> {
+    pub source: &'a SourceFile,
+}
+
+impl ConfigProblems<'_> {
+    pub fn yaml(self, message: String, span: Option<Span>) -> Diagnostic {
+        Diagnostic::error(
+            code::YAML,
+            self.source,
+            span.unwrap_or_default(),
+            format!("invalid verify configuration: {message}"),
+        )
+        .label("here")
+        .help("`verify.gates` maps a gate name to {command | executable + args, needs, timeoutMs, readOnly, severity, enabled, expectFile, findingsFile}")
+    }
+
+    pub fn invalid_gate_name(self, name: &str, span: Span) -> Diagnostic {
+        Diagnostic::error(
+            code::INVALID_GATE_NAME,
+            self.source,
+            span,
+            format!("invalid gate name {name:?}"),
+        )
+        .label("not a valid gate name")
+        .help("a gate name names its evidence file: use letters, digits, '.', '_' and '-', starting with a letter or digit")
+    }
+
+    pub fn command_conflict(self, gate: &str, command: Span, executable: Span) -> Diagnostic {
+        Diagnostic::error(
+            code::COMMAND_CONFLICT,
+            self.source,
+            command,
+            format!("gate `{gate}` has both `command` and `executable`"),
+        )
+        .label("runs with `sh -c`")
+        .secondary(executable, "runs with no shell")
+        .help("use `command` for a shell command line, or `executable` + `args` to run a program with no shell — not both")
+    }
+
+    pub fn args_without_executable(self, gate: &str, span: Span) -> Diagnostic {
+        Diagnostic::error(
+            code::ARGS_WITHOUT_EXECUTABLE,
+            self.source,
+            span,
+            format!("gate `{gate}` has `args` but no `executable`"),
+        )
+        .label("these arguments have no executable")
+        .help("`args` belong to `executable`; with `command`, write the arguments in the command line")
+    }
+
+    pub fn empty_command(self, gate: &str, field: &str, span: Span) -> Diagnostic {
+        Diagnostic::error(
+            code::EMPTY_COMMAND,
+            self.source,
+            span,
+            format!("gate `{gate}` has an empty {field}"),
+        )
+        .label("empty")
+        .help(format!(
+            "name the command to run, or remove the key to run the plugin `spur-gate-{gate}`"
+        ))
+    }
+
+    pub fn path_outside_project(self, gate: &str, field: &str, span: Span) -> Diagnostic {
+        Diagnostic::error(
+            code::PATH_OUTSIDE_PROJECT,
+            self.source,
+            span,
+            format!("`{field}` of gate `{gate}` must be a relative path inside the project"),
+        )
+        .label("not inside the project")
+        .help("spur removes this file before each run of the gate (so a stale one never counts as evidence); it must be relative to the project root, with no `..`")
+    }
+
+    pub fn invalid_severity(self, gate: &str, value: &str, help: String, span: Span) -> Diagnostic {
+        Diagnostic::error(
+            code::INVALID_SEVERITY,
+            self.source,
+            span,
+            format!("unknown severity {value:?} for gate `{gate}`"),
+        )
+        .label("not a severity")
+        .help(help)
+    }
+
+    pub fn zero(self, field: &str, help: &str, span: Span) -> Diagnostic {
+        Diagnostic::error(
+            code::ZERO,
+            self.source,
+            span,
+            format!("`{field}` must be greater than 0"),
+        )
+        .label("0 is not allowed here")
+        .help(help)
+    }
+
+    pub fn unknown_need(self, gate: &str, need: &str, help: String, span: Span) -> Diagnostic {
+        Diagnostic::error(
+            code::UNKNOWN_NEED,
+            self.source,
+            span,
+            format!("gate `{gate}` needs `{need}`, which is not a configured gate"),
+        )
+        .label(format!("no gate named `{need}`"))
+        .help(help)
+    }
+
+    /// `cycle` names the gates in `needs` order, ending where it started.
+    pub fn needs_cycle(self, cycle: &[String], spans: &[Span]) -> Diagnostic {
+        let mut spans = spans.iter();
+        let first = spans.next().copied().unwrap_or_default();
+        let mut diagnostic = Diagnostic::error(
+            code::NEEDS_CYCLE,
+            self.source,
+            first,
+            format!(
+                "gates need each other in a cycle: {} (a → b: a needs b)",
+                cycle.join(" → ")
+            ),
+        )
+        .label("part of the cycle")
+        .help("`needs` must form a DAG: remove one of these needs so that some gate can run first");
+        for span in spans {
+            diagnostic = diagnostic.secondary(*span, "part of the cycle");
+        }
+        diagnostic
+    }
+}

@@ -1,0 +1,148 @@
+//! The result of one gate in one verify run, as the report, the ledger, the verdict checks
+//! and `--json` see it.
+
+use serde::Serialize;
+
+use super::attempt::Attempt;
+use super::finding::Finding;
+use super::gate::{Gate, GateSeverity};
+use super::reprobe::Settled;
+use super::status::{Confidence, GateStatus};
+
+/// Why a gate did not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// `enabled: false`.
+    Disabled,
+    /// A standard gate the config does not mention.
+    NotConfigured,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::NotConfigured => "not configured",
+        }
+    }
+}
+
+/// Where a gate's evidence is, as paths relative to the project root when possible.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EvidenceFiles {
+    pub markdown: String,
+    pub json: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateResult {
+    pub name: String,
+    pub status: GateStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<SkipReason>,
+    /// `None` for a skipped gate: there is no verdict to be confident about.
+    pub confidence: Option<Confidence>,
+    pub reprobed: bool,
+    pub flaky: bool,
+    /// The verdict differs from the ledger's previous verdict for this gate.
+    pub flip: bool,
+    /// A FAIL none of whose findings has a `file:line` locator.
+    pub unactionable: bool,
+    pub severity: GateSeverity,
+    pub read_only: bool,
+    pub command: Option<String>,
+    pub exit_code: Option<i32>,
+    pub duration_ms: Option<u64>,
+    /// Why the status is what it is, when the exit code alone does not say (ERROR).
+    pub reason: Option<String>,
+    pub findings: Vec<Finding>,
+    pub evidence: Option<EvidenceFiles>,
+    #[serde(skip)]
+    pub attempts: Vec<Attempt>,
+}
+
+impl GateResult {
+    /// A gate that did not run.
+    pub fn skipped(name: &str, reason: SkipReason, gate: Option<&Gate>) -> Self {
+        Self {
+            name: name.to_owned(),
+            status: GateStatus::Skip,
+            skipped: Some(reason),
+            confidence: None,
+            reprobed: false,
+            flaky: false,
+            flip: false,
+            unactionable: false,
+            severity: gate.map_or(GateSeverity::Blocker, |g| g.severity),
+            read_only: gate.map_or_else(
+                || super::standard_gates::standard_gate(name).is_some_and(|s| s.read_only),
+                |g| g.read_only,
+            ),
+            command: gate.map(|g| g.command.display()),
+            exit_code: None,
+            duration_ms: None,
+            reason: None,
+            findings: Vec::new(),
+            evidence: None,
+            attempts: Vec::new(),
+        }
+    }
+
+    /// A gate that ran and was settled.
+    pub fn ran(gate: &Gate, settled: Settled, evidence: EvidenceFiles) -> Self {
+        let primary = settled.primary().cloned();
+        let findings = primary
+            .as_ref()
+            .map(|a| a.findings.clone())
+            .unwrap_or_default();
+        let unactionable =
+            settled.status == GateStatus::Fail && !findings.iter().any(|f| f.locator().is_some());
+        let reason = match (&primary, settled.flaky) {
+            (_, true) => Some(flaky_reason(&settled.attempts)),
+            (Some(a), false) => a.reason(),
+            (None, false) => None,
+        };
+        Self {
+            name: gate.name.clone(),
+            status: settled.status,
+            skipped: None,
+            confidence: Some(settled.confidence),
+            reprobed: settled.reprobed,
+            flaky: settled.flaky,
+            flip: false,
+            unactionable,
+            severity: gate.severity,
+            read_only: gate.read_only,
+            command: Some(gate.command.display()),
+            exit_code: primary.as_ref().and_then(Attempt::exit_code),
+            duration_ms: Some(
+                settled
+                    .attempts
+                    .iter()
+                    .map(|a| a.finished_ms.saturating_sub(a.started_ms))
+                    .sum(),
+            ),
+            reason,
+            findings,
+            evidence: Some(evidence),
+            attempts: settled.attempts,
+        }
+    }
+
+    /// The evidence of a gate that ran is gone: fail closed.
+    pub fn lose_evidence(&mut self, why: String) {
+        self.status = GateStatus::Error;
+        self.reason = Some(why);
+        self.unactionable = false;
+    }
+}
+
+fn flaky_reason(attempts: &[Attempt]) -> String {
+    let statuses: Vec<&str> = attempts.iter().map(|a| a.status().as_str()).collect();
+    format!(
+        "flaky: the re-probe disagreed ({}); no stable pass, so FAIL",
+        statuses.join(" then ")
+    )
+}

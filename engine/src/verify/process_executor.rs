@@ -1,0 +1,176 @@
+//! Runs a gate's command through `spur_guards::process`: in its own process group, in the
+//! project root, with a timeout that kills the whole group. Before each attempt the gate's
+//! findings file and expected file are removed, so a file left by an earlier run can never
+//! count as this run's evidence.
+
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use spur_guards::process::{ProcessSpec, ProcessStatus};
+
+use super::attempt::{Attempt, Ended, GateExecutor};
+use super::finding::findings_in;
+use super::gate::{Gate, GateCommand};
+
+/// Lines of each stream kept in the evidence.
+pub const TAIL_LINES: usize = 40;
+/// Longest line kept in the tail, in characters.
+const TAIL_LINE_CHARS: usize = 400;
+
+/// The real executor: one per verify run.
+#[derive(Debug)]
+pub struct ProcessExecutor {
+    pub project_root: PathBuf,
+    pub evidence_dir: PathBuf,
+    pub state_dir: PathBuf,
+    pub run_id: String,
+    pub wbs: Option<String>,
+    /// Extra environment for every gate (the runner passes a run's vars).
+    pub env: Vec<(String, String)>,
+    /// The start of the verify run: attempts record monotonic offsets from it.
+    pub origin: Instant,
+}
+
+impl ProcessExecutor {
+    /// Where `gate` writes findings: its `findingsFile`, else one in the evidence directory.
+    pub fn findings_path(&self, gate: &Gate) -> PathBuf {
+        match &gate.findings_file {
+            Some(rel) => self.project_root.join(rel),
+            None => self
+                .evidence_dir
+                .join(format!("{}.findings.jsonl", gate.name)),
+        }
+    }
+
+    fn spec(&self, gate: &Gate, findings: &Path) -> ProcessSpec {
+        let spec = match &gate.command {
+            GateCommand::Shell(text) => ProcessSpec::shell(text),
+            GateCommand::Exec { executable, args } => ProcessSpec::new(executable, args),
+        };
+        let mut spec = spec
+            .cwd(&self.project_root)
+            .timeout(gate.timeout)
+            .env("SPUR_GATE", &gate.name)
+            .env("SPUR_RUN", &self.run_id)
+            .env("SPUR_EVIDENCE_DIR", &self.evidence_dir)
+            .env("SPUR_FINDINGS_FILE", findings)
+            .env("SPUR_STATE_DIR", &self.state_dir);
+        spec = match &self.wbs {
+            Some(wbs) => spec.env("SPUR_WBS", wbs),
+            None => spec.env_remove("SPUR_WBS"),
+        };
+        for (name, value) in &self.env {
+            spec = spec.env(name, value);
+        }
+        spec
+    }
+
+    fn millis_since_origin(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+impl GateExecutor for ProcessExecutor {
+    fn attempt(&self, gate: &Gate) -> Attempt {
+        let findings_path = self.findings_path(gate);
+        let expect_path = gate.expect_file.as_ref().map(|p| self.project_root.join(p));
+        let started_at = SystemTime::now();
+        let started_ms = self.millis_since_origin();
+        let cleared = [Some(&findings_path), expect_path.as_ref()]
+            .into_iter()
+            .flatten()
+            .try_for_each(|p| remove_stale(p));
+        if let Err(why) = cleared {
+            return finished(self, started_at, started_ms, Ended::CannotStart(why));
+        }
+        let outcome = self.spec(gate, &findings_path).run();
+        let ended = match outcome.status {
+            ProcessStatus::Exited(code) => Ended::Exited(code),
+            ProcessStatus::Signalled(signal) => Ended::Signalled(signal),
+            ProcessStatus::TimedOut => Ended::TimedOut(gate.timeout),
+            ProcessStatus::FailedToStart(why) => Ended::CannotStart(why),
+        };
+        let stdout = String::from_utf8_lossy(&outcome.stdout);
+        let stderr = String::from_utf8_lossy(&outcome.stderr);
+        let mut findings = findings_in(&stdout);
+        if let Ok(text) = std::fs::read_to_string(&findings_path) {
+            findings.extend(findings_in(&text));
+        }
+        let missing_evidence = gate
+            .expect_file
+            .as_ref()
+            .filter(|_| expect_path.as_ref().is_some_and(|p| !p.exists()))
+            .cloned();
+        Attempt {
+            started_at,
+            finished_at: SystemTime::now(),
+            started_ms,
+            finished_ms: self.millis_since_origin(),
+            ended,
+            stdout_tail: tail(&stdout),
+            stderr_tail: tail(&stderr),
+            output_truncated: outcome.stdout_truncated || outcome.stderr_truncated,
+            findings,
+            missing_evidence,
+        }
+    }
+}
+
+fn finished(
+    executor: &ProcessExecutor,
+    started_at: SystemTime,
+    started_ms: u64,
+    ended: Ended,
+) -> Attempt {
+    Attempt {
+        started_at,
+        finished_at: SystemTime::now(),
+        started_ms,
+        finished_ms: executor.millis_since_origin(),
+        ended,
+        stdout_tail: String::new(),
+        stderr_tail: String::new(),
+        output_truncated: false,
+        findings: Vec::new(),
+        missing_evidence: None,
+    }
+}
+
+fn remove_stale(path: &Path) -> Result<(), String> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!(
+            "cannot remove the stale file {} before the run: {e}",
+            path.display()
+        )),
+    }
+}
+
+/// The last [`TAIL_LINES`] lines of `text`, long lines shortened.
+pub fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let skip = lines.len().saturating_sub(TAIL_LINES);
+    lines
+        .iter()
+        .skip(skip)
+        .map(|line| match line.char_indices().nth(TAIL_LINE_CHARS) {
+            Some((i, _)) => format!("{}…", line.get(..i).unwrap_or(line)),
+            None => (*line).to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_the_last_lines() {
+        let text: String = (1..=50).map(|i| format!("line {i}\n")).collect();
+        let t = tail(&text);
+        assert!(t.starts_with("line 11\n"), "{t}");
+        assert!(t.ends_with("line 50"), "{t}");
+    }
+}

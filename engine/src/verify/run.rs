@@ -1,0 +1,376 @@
+//! `run_gates`: one verify run from configuration to recorded results. The CLI's
+//! `spur verify` and the runner's `verify.run` action both call it.
+
+use std::collections::{HashMap, HashSet};
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Instant, SystemTime};
+
+use super::attempt::GateExecutor;
+use super::config::VerifyConfig;
+use super::config_error::VerifyConfigErrors;
+use super::evidence::{
+    display_path, write_evidence, write_replacing, EvidenceContext, EvidencePaths,
+};
+use super::gate::Gate;
+use super::gate_result::{GateResult, SkipReason};
+use super::outcome::{actionable_findings, Problem, Summary, VerifyOutcome};
+use super::process_executor::ProcessExecutor;
+use super::report::{render_report, ReportHeader};
+use super::reprobe::settle;
+use super::scheduler::run_in_order;
+use super::scope::VerifyScope;
+use super::status::{Confidence, GateStatus};
+use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
+use crate::diagnostic::did_you_mean;
+use crate::ledger::{Ledger, NewVerdict};
+use crate::state_dir::StateDir;
+use crate::timestamp::rfc3339_utc as rfc3339;
+use crate::wbs::Wbs;
+
+/// What to verify.
+#[derive(Debug, Clone)]
+pub struct VerifyRequest {
+    pub state_dir: StateDir,
+    /// The task: evidence, report and ledger are per task, and results are merged into
+    /// its verdict artifact. `None`: project-wide, no verdict merge.
+    pub wbs: Option<Wbs>,
+    /// Run only this gate (its `needs` and `enabled` are ignored).
+    pub gate: Option<String>,
+    /// The run id recorded in evidence and the ledger (the runner passes its own);
+    /// `None` → `verify-<UTC timestamp>-<pid>`.
+    pub run_id: Option<String>,
+    /// Extra environment for every gate (the runner passes the run's vars).
+    pub env: Vec<(String, String)>,
+}
+
+impl VerifyRequest {
+    pub fn new(state_dir: StateDir) -> Self {
+        Self {
+            state_dir,
+            wbs: None,
+            gate: None,
+            run_id: None,
+            env: Vec::new(),
+        }
+    }
+}
+
+/// Why a verify run could not run its gates. All are usage errors (exit 2) except
+/// `EvidenceDir`.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum VerifyError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(#[from] VerifyConfigErrors),
+
+    #[error("no gate named `{name}` in the verify configuration")]
+    #[diagnostic(code("spur::verify::unknown-gate"), help("{help}"))]
+    UnknownGate { name: String, help: String },
+
+    #[error("gate `{name}` is not configured")]
+    #[diagnostic(
+        code("spur::verify::unconfigured-gate"),
+        help("add it to `.spur/config.yaml` under `verify.gates` (e.g. `{name}: {{command: …}}`)")
+    )]
+    UnconfiguredGate { name: String },
+
+    #[error("cannot create the evidence directory {}: {source}", path.display())]
+    #[diagnostic(code("spur::verify::evidence-dir"))]
+    EvidenceDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl VerifyError {
+    /// Bad configuration or arguments (exit 2), as opposed to an environment failure.
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, Self::EvidenceDir { .. })
+    }
+}
+
+/// Run the configured gates and record their results: evidence files, ledger lines, the
+/// report, and (with a task) `checks[]` rows in the verdict artifact.
+pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> {
+    let config = VerifyConfig::load(&request.state_dir)?;
+    let project_root = request.state_dir.project_root().to_path_buf();
+    let scope = VerifyScope::new(&request.state_dir, request.wbs.as_ref());
+    let (to_run, skipped) = select(&config, request.gate.as_deref())?;
+
+    let origin = Instant::now();
+    let run_id = request.run_id.clone().unwrap_or_else(new_run_id);
+    let evidence_dir = scope.evidence_dir();
+    // A full run replaces the whole evidence directory: the previous one is moved aside
+    // and deleted in the background while the gates run (deleting ~two files per gate is
+    // as slow as running a trivial gate), and no gate's stale evidence survives.
+    let retired = match request.gate {
+        None => retire(&evidence_dir),
+        Some(_) => None,
+    };
+    let cleaner = retired.map(|old| std::thread::spawn(move || std::fs::remove_dir_all(old)));
+    std::fs::create_dir_all(&evidence_dir).map_err(|source| VerifyError::EvidenceDir {
+        path: evidence_dir.clone(),
+        source,
+    })?;
+    let executor = ProcessExecutor {
+        project_root: project_root.clone(),
+        evidence_dir: evidence_dir.clone(),
+        state_dir: request.state_dir.root().to_path_buf(),
+        run_id: run_id.clone(),
+        wbs: request.wbs.as_ref().map(Wbs::to_string),
+        env: request.env.clone(),
+        origin,
+    };
+    let wbs = request.wbs.as_ref().map(Wbs::as_str);
+    let context = EvidenceContext {
+        run_id: &run_id,
+        wbs,
+    };
+    let parallelism = config
+        .parallelism
+        .unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN));
+    // Evidence of a gate that another gate needs is written before the gate counts as
+    // finished (a dependent may read it). Evidence nobody waits for is written by a
+    // recorder thread while the next gates run: file I/O then overlaps the gates.
+    let needed: HashSet<&str> = to_run
+        .iter()
+        .flat_map(|g| g.needs.iter().map(String::as_str))
+        .collect();
+    let (to_recorder, recorder_inbox) = mpsc::channel::<(Gate, GateResult)>();
+    let record = |gate: &Gate, result: &GateResult| {
+        let paths = EvidencePaths::new(&evidence_dir, &gate.name);
+        write_evidence(&paths, gate, result, context)
+            .map_err(|e| format!("its evidence could not be written: {e}"))
+    };
+    let (mut ran, unwritten) = std::thread::scope(|threads| {
+        let recorder = threads.spawn(|| {
+            let mut unwritten = HashMap::new();
+            for (gate, result) in recorder_inbox {
+                if let Err(why) = record(&gate, &result) {
+                    unwritten.insert(gate.name.clone(), why);
+                }
+            }
+            unwritten
+        });
+        let run_one = |gate: &Gate| {
+            let settled = settle(executor.attempt(gate), || executor.attempt(gate));
+            let paths = EvidencePaths::new(&evidence_dir, &gate.name);
+            let mut result = GateResult::ran(gate, settled, paths.display(&project_root));
+            if needed.contains(gate.name.as_str()) {
+                if let Err(why) = record(gate, &result) {
+                    result.lose_evidence(why);
+                }
+            } else if let Err(mpsc::SendError((gate, result))) =
+                to_recorder.send((gate.clone(), result.clone()))
+            {
+                // The recorder is gone (it cannot be, short of a panic): write here.
+                if let Err(why) = record(&gate, &result) {
+                    return lose(result, why);
+                }
+            }
+            result
+        };
+        let ran = run_in_order(&to_run, parallelism, &run_one);
+        drop(to_recorder);
+        let unwritten = recorder.join().unwrap_or_default();
+        (ran, unwritten)
+    });
+    for result in &mut ran {
+        if let Some(why) = unwritten.get(&result.name) {
+            result.lose_evidence(why.clone());
+        }
+    }
+
+    // Fail closed: a gate that ran must have left its evidence.
+    for result in &mut ran {
+        let paths = EvidencePaths::new(&evidence_dir, &result.name);
+        if !(paths.json.is_file() && paths.markdown.is_file()) {
+            result.lose_evidence(format!(
+                "gate {} was enabled but produced no evidence (missing {})",
+                result.name,
+                display_path(&paths.json, &project_root)
+            ));
+        }
+    }
+
+    let mut problems = Vec::new();
+    let ledger = Ledger::at(scope.ledger_path());
+    let at = rfc3339(SystemTime::now());
+    let verdicts = ran
+        .iter()
+        .map(|r| NewVerdict {
+            criterion: check_name(&r.name),
+            dimension: r.name.clone(),
+            verdict: r.status.as_str().to_owned(),
+            confidence: r.confidence.unwrap_or(Confidence::Low).as_str().to_owned(),
+            reprobed: r.reprobed,
+            evidence: r
+                .evidence
+                .as_ref()
+                .map(|e| e.markdown.clone())
+                .unwrap_or_default(),
+        })
+        .collect();
+    match ledger.record(&run_id, wbs, &at, verdicts) {
+        Ok(entries) => {
+            for (result, entry) in ran.iter_mut().zip(entries) {
+                result.flip = entry.flip;
+                if entry.flip {
+                    result.confidence = Some(Confidence::Low);
+                }
+            }
+        }
+        Err(e) => problems.push(problem(&e)),
+    }
+
+    let mut gates = ran;
+    gates.extend(skipped);
+    if request.gate.is_none() {
+        // Keep the config's order with the skipped gates in their places.
+        let order: Vec<&str> = config
+            .gates
+            .iter()
+            .map(|g| g.name.as_str())
+            .chain(config.unconfigured.iter().copied())
+            .collect();
+        gates.sort_by_key(|g| order.iter().position(|n| *n == g.name));
+    }
+    let actionable = actionable_findings(&gates);
+    let markdown = render_report(
+        ReportHeader {
+            run: &run_id,
+            task: wbs,
+            gate: request.gate.as_deref(),
+        },
+        &gates,
+        &actionable,
+    );
+    if let Err(e) = write_replacing(&scope.report_path(), markdown.as_bytes()) {
+        problems.push(Problem {
+            code: "spur::verify::report-unwritable".to_owned(),
+            message: format!(
+                "cannot write the report {}: {e}",
+                scope.report_path().display()
+            ),
+        });
+    }
+
+    let mut verdict = None;
+    let mut verdict_merge = None;
+    if let Some(task) = &request.wbs {
+        let path = request.state_dir.verdict_path(task);
+        let rows: Vec<_> = gates.iter().filter_map(gate_check).collect();
+        let removed: Vec<String> = if request.gate.is_some() {
+            Vec::new()
+        } else {
+            gates
+                .iter()
+                .filter(|g| g.status == GateStatus::Skip)
+                .map(|g| check_name(&g.name))
+                .collect()
+        };
+        match merge_gate_checks(&path, task, &rows, &removed) {
+            Ok(merge) => verdict_merge = Some(merge),
+            Err(e) => problems.push(problem(&e)),
+        }
+        verdict = Some(display_path(&path, &project_root));
+    }
+
+    if let Some(cleaner) = cleaner {
+        // Best effort: a leftover `.…-evidence.old-…` directory is harmless.
+        let _ = cleaner.join();
+    }
+    let summary = Summary::of(&gates);
+    Ok(VerifyOutcome {
+        run: run_id,
+        task: wbs.map(str::to_owned),
+        gate: request.gate.clone(),
+        passed: summary.fail + summary.error == 0 && problems.is_empty(),
+        summary,
+        gates,
+        actionable,
+        report: display_path(&scope.report_path(), &project_root),
+        ledger: display_path(&scope.ledger_path(), &project_root),
+        verdict,
+        verdict_merge,
+        problems,
+        markdown,
+    })
+}
+
+/// The gates to run (in order) and the results of the gates that will not.
+fn select(
+    config: &VerifyConfig,
+    only: Option<&str>,
+) -> Result<(Vec<Gate>, Vec<GateResult>), VerifyError> {
+    if let Some(name) = only {
+        return match config.gate(name) {
+            Some(gate) => Ok((vec![gate.clone()], Vec::new())),
+            None if config.unconfigured.contains(&name) => Err(VerifyError::UnconfiguredGate {
+                name: name.to_owned(),
+            }),
+            None => Err(VerifyError::UnknownGate {
+                name: name.to_owned(),
+                help: did_you_mean(name, config.known_names())
+                    .map(|m| format!("did you mean `{m}`?"))
+                    .unwrap_or_else(|| {
+                        let names: Vec<&str> = config.gates.iter().map(|g| g.name.as_str()).collect();
+                        if names.is_empty() {
+                            "no gates are configured: add them under `verify.gates` in .spur/config.yaml".to_owned()
+                        } else {
+                            format!("configured gates: {}", names.join(", "))
+                        }
+                    }),
+            }),
+        };
+    }
+    let run = config.gates.iter().filter(|g| g.enabled).cloned().collect();
+    let skipped = config
+        .gates
+        .iter()
+        .filter(|g| !g.enabled)
+        .map(|g| GateResult::skipped(&g.name, SkipReason::Disabled, Some(g)))
+        .chain(
+            config
+                .unconfigured
+                .iter()
+                .map(|n| GateResult::skipped(n, SkipReason::NotConfigured, None)),
+        )
+        .collect();
+    Ok((run, skipped))
+}
+
+fn problem(error: &(dyn miette::Diagnostic + Send + Sync)) -> Problem {
+    Problem {
+        code: error.code().map(|c| c.to_string()).unwrap_or_default(),
+        message: error.to_string(),
+    }
+}
+
+fn lose(mut result: GateResult, why: String) -> GateResult {
+    result.lose_evidence(why);
+    result
+}
+
+/// Move `dir` aside (same parent, hidden name) so it can be deleted without holding up the
+/// run; `None` when there is nothing to move.
+fn retire(dir: &std::path::Path) -> Option<PathBuf> {
+    let name = dir.file_name()?.to_string_lossy().into_owned();
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let aside = dir.with_file_name(format!(".{name}.old-{}-{nanos}", std::process::id()));
+    std::fs::rename(dir, &aside).ok().map(|()| aside)
+}
+
+/// `verify-20261129T183700123Z-4242`: sortable by time, unique per process.
+fn new_run_id() -> String {
+    let stamp: String = rfc3339(SystemTime::now())
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    format!("verify-{stamp}-{}", std::process::id())
+}

@@ -1,0 +1,42 @@
+//! Where a verify run writes: per task (`<wbs>-…`) or, with no task, for the project
+//! (`_project-…`; a wbs cannot start with `_`, so the two never collide).
+
+use std::path::PathBuf;
+
+use crate::state_dir::StateDir;
+use crate::wbs::Wbs;
+
+/// The files of one task's (or the project's) verify runs under `.spur/run/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyScope {
+    run_dir: PathBuf,
+    prefix: String,
+}
+
+/// The prefix of project-wide verify files.
+pub const PROJECT_PREFIX: &str = "_project";
+
+impl VerifyScope {
+    pub fn new(state_dir: &StateDir, wbs: Option<&Wbs>) -> Self {
+        Self {
+            run_dir: state_dir.run_dir(),
+            prefix: wbs.map_or_else(|| PROJECT_PREFIX.to_owned(), Wbs::to_string),
+        }
+    }
+
+    /// `.spur/run/<scope>-evidence/`: one `<gate>.md` and `<gate>.json` per gate.
+    pub fn evidence_dir(&self) -> PathBuf {
+        self.run_dir.join(format!("{}-evidence", self.prefix))
+    }
+
+    /// `.spur/run/<scope>-verdicts.jsonl`: the verdict ledger.
+    pub fn ledger_path(&self) -> PathBuf {
+        self.run_dir.join(format!("{}-verdicts.jsonl", self.prefix))
+    }
+
+    /// `.spur/run/<scope>-verify-report.md`.
+    pub fn report_path(&self) -> PathBuf {
+        self.run_dir
+            .join(format!("{}-verify-report.md", self.prefix))
+    }
+}

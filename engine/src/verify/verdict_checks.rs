@@ -1,0 +1,206 @@
+//! Gate results become `checks[]` rows of the task's verdict artifact, so the done gate
+//! sees them: one row per gate that ran, named `gate-<name>`, status pass/warn/fail, the
+//! gate's severity, and the evidence file as evidence. A skipped gate gets no row (a skip
+//! is not evidence), and the row it left in an earlier run is removed. Rows of the same
+//! name are replaced, never duplicated, so a fixed gate stops failing the verdict.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::gate::GateSeverity;
+use super::gate_result::GateResult;
+use super::status::GateStatus;
+use crate::atomic_file::write_atomic;
+use crate::verdict::{
+    aggregate, write_artifact, Artifact, ArtifactWriteError, Check, CheckStatus, Severity,
+    MAX_ARTIFACT_BYTES,
+};
+use crate::wbs::Wbs;
+
+/// The check row name of a gate.
+pub fn check_name(gate: &str) -> String {
+    format!("gate-{gate}")
+}
+
+/// The row for a gate result; `None` for a skipped gate.
+pub fn gate_check(result: &GateResult) -> Option<Check> {
+    let status = match result.status {
+        GateStatus::Pass => CheckStatus::Pass,
+        GateStatus::Warn => CheckStatus::Warn,
+        GateStatus::Fail | GateStatus::Error => CheckStatus::Fail,
+        GateStatus::Skip => return None,
+    };
+    Some(Check {
+        name: check_name(&result.name),
+        status,
+        evidence: result.evidence.as_ref().map(|e| e.markdown.clone()),
+        severity: Some(severity(result.severity)),
+    })
+}
+
+fn severity(severity: GateSeverity) -> Severity {
+    match severity {
+        GateSeverity::Blocker => Severity::Blocker,
+        GateSeverity::Major => Severity::Major,
+        GateSeverity::Minor => Severity::Minor,
+        GateSeverity::Advisory => Severity::Advisory,
+    }
+}
+
+/// What merging did to the artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MergeOutcome {
+    /// There was no artifact: one was created with empty requirements and acceptance
+    /// criteria (so gates alone can never make a PASS).
+    Created,
+    Updated,
+}
+
+/// Put `rows` into the artifact at `path` (replacing rows of the same names) and remove
+/// rows named in `removed`; create the artifact when there is none. Atomic; an artifact
+/// that is not a JSON object is left untouched and reported.
+pub fn merge_gate_checks(
+    path: &Path,
+    wbs: &Wbs,
+    rows: &[Check],
+    removed: &[String],
+) -> Result<MergeOutcome, ArtifactWriteError> {
+    let not_appendable = |problem: String| ArtifactWriteError::NotAppendable {
+        path: path.display().to_string(),
+        problem,
+    };
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(not_appendable(format!("cannot read it: {e}"))),
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        let mut artifact = Artifact {
+            wbs: wbs.to_string(),
+            verdict: crate::verdict::Verdict::Unknown,
+            requirements: Vec::new(),
+            acceptance_criteria: Vec::new(),
+            checks: rows.to_vec(),
+            source: Some(serde_json::json!({"producer": "spur verify"})),
+        };
+        artifact.verdict = aggregate(&artifact).verdict;
+        write_artifact(path, &artifact)?;
+        return Ok(MergeOutcome::Created);
+    }
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > MAX_ARTIFACT_BYTES {
+        return Err(not_appendable(format!(
+            "it is {} bytes, above the limit",
+            bytes.len()
+        )));
+    }
+    let mut doc: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| not_appendable(format!("it is not JSON: {e}")))?;
+    let root = doc
+        .as_object_mut()
+        .ok_or_else(|| not_appendable("its root is not an object".to_owned()))?;
+    let checks = root
+        .entry("checks")
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+        .ok_or_else(|| not_appendable("its `checks` field is not an array".to_owned()))?;
+    let replaced: Vec<&str> = rows
+        .iter()
+        .map(|r| r.name.as_str())
+        .chain(removed.iter().map(String::as_str))
+        .collect();
+    checks.retain(|row| !row_name(row).is_some_and(|n| replaced.contains(&n)));
+    for row in rows {
+        checks.push(serde_json::to_value(row).map_err(|e| not_appendable(e.to_string()))?);
+    }
+    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| not_appendable(e.to_string()))?;
+    text.push('\n');
+    write_atomic(path, text.as_bytes()).map_err(|source| ArtifactWriteError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(MergeOutcome::Updated)
+}
+
+/// A check row's name with the contract's precedence: `name`, then `check`, then `id`.
+fn row_name(row: &Value) -> Option<&str> {
+    ["name", "check", "id"]
+        .iter()
+        .find_map(|key| row.get(key).and_then(Value::as_str))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::{parse_artifact, ArtifactOutcome, Verdict};
+
+    fn row(name: &str, status: CheckStatus) -> Check {
+        Check {
+            name: name.into(),
+            status,
+            evidence: Some(format!(".spur/run/T-evidence/{name}.md")),
+            severity: Some(Severity::Blocker),
+        }
+    }
+
+    #[test]
+    fn creates_an_artifact_that_gates_alone_cannot_make_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("T-verdict.json");
+        let wbs = Wbs::parse("T").unwrap();
+        let outcome =
+            merge_gate_checks(&path, &wbs, &[row("gate-build", CheckStatus::Pass)], &[]).unwrap();
+        assert_eq!(outcome, MergeOutcome::Created);
+        let ArtifactOutcome::Valid(artifact) = parse_artifact(&std::fs::read(&path).unwrap())
+        else {
+            panic!("created artifact must be valid")
+        };
+        assert!(artifact.requirements.is_empty() && artifact.acceptance_criteria.is_empty());
+        assert_eq!(artifact.verdict, Verdict::Unknown);
+        assert_eq!(aggregate(&artifact).verdict, Verdict::Unknown);
+        assert_eq!(artifact.checks.len(), 1);
+    }
+
+    #[test]
+    fn replaces_rows_of_the_same_gate_and_keeps_everything_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("T-verdict.json");
+        std::fs::write(
+            &path,
+            r#"{"wbs":"T","verdict":"PASS","requirements":[{"id":"R1","status":"MET","evidence":"a:1"}],
+               "checks":[{"check":"gate-build","status":"fail"},{"name":"lint","status":"pass"},
+                         {"name":"gate-old","status":"pass"}],"mine":1}"#,
+        )
+        .unwrap();
+        let wbs = Wbs::parse("T").unwrap();
+        merge_gate_checks(
+            &path,
+            &wbs,
+            &[row("gate-build", CheckStatus::Pass)],
+            &["gate-old".to_owned()],
+        )
+        .unwrap();
+        let doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let names: Vec<_> = doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| row_name(r).unwrap().to_owned())
+            .collect();
+        assert_eq!(names, ["lint", "gate-build"]);
+        assert_eq!(doc["checks"][1]["status"], "pass");
+        assert_eq!(doc["mine"], 1);
+        assert_eq!(doc["verdict"], "PASS");
+    }
+
+    #[test]
+    fn leaves_a_malformed_artifact_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("T-verdict.json");
+        std::fs::write(&path, "{not json").unwrap();
+        let wbs = Wbs::parse("T").unwrap();
+        assert!(merge_gate_checks(&path, &wbs, &[row("gate-a", CheckStatus::Pass)], &[]).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{not json");
+    }
+}

@@ -1,0 +1,40 @@
+#!/bin/sh
+# A stand-in coding agent for the demo. spur passes the step's input as the last argument
+# (and as $SPUR_AGENT_INPUT). It "implements" with a typo, "fixes" it, "reviews", and
+# "verifies" by printing an answer file (Verdict line + requirement and AC tables) on stdout.
+set -eu
+input="${1:-$SPUR_AGENT_INPUT}"
+case "$input" in
+  /implement*)
+    printf 'hello, wrold\n' > hello.txt
+    echo "implemented hello.txt"
+    ;;
+  /fix*)
+    printf 'hello, world\n' > hello.txt
+    echo "fixed the greeting in hello.txt"
+    ;;
+  /review*)
+    echo "Review: hello.txt prints the greeting; no findings."
+    ;;
+  /verify*)
+    cat <<'ANSWER'
+Verdict: PASS
+
+## Requirements
+
+| Req | Status | Evidence |
+|-----|--------|----------|
+| R1 | MET | `hello.txt:1` |
+
+## Acceptance Criteria
+
+| AC | Status | Evidence Type | Evidence |
+|----|--------|---------------|----------|
+| AC-1 | MET | command | `./check` passes against `hello.txt:1` |
+ANSWER
+    ;;
+  *)
+    echo "stub-agent: unknown step: $input" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,52 @@
+//! `spur continue RUN [--answer A] [--rerun-ambiguous] [--allow-changed-pipeline]`: resume
+//! a paused or interrupted (or crashed) run from its journal.
+
+use spur_engine::run::{self, RunId, TaskDoneGate};
+
+use super::run::{finish, load_checked, CommonRunArgs};
+use super::run_progress::Progress;
+use super::{CliResult, Failure};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run id (see `spur runs`).
+    #[arg(value_name = "RUN")]
+    run_id: String,
+    /// The operator's answer to the question the run paused on (yes, no, cancel, or a
+    /// choice of an hitl.select).
+    #[arg(long, value_name = "A")]
+    answer: Option<String>,
+    /// Run again an action that started and never finished (it may have run partly).
+    #[arg(long)]
+    rerun_ambiguous: bool,
+    /// Resume even though the pipeline file changed since the run started.
+    #[arg(long)]
+    allow_changed_pipeline: bool,
+    #[command(flatten)]
+    common: CommonRunArgs,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let run_id = RunId::parse(&args.run_id).map_err(|e| Failure::usage(miette::Report::new(e)))?;
+    let state_dir = args.common.state_dir()?;
+    let pipeline_path = run::runner::recorded_pipeline(&state_dir, &run_id)
+        .map_err(|e| super::run::finish(Err(e), false).unwrap_err())?;
+    let checked = load_checked(&pipeline_path)?;
+    let settings = args.common.settings(state_dir);
+    let _ = run::interrupt::install();
+    let mut progress = Progress::new(false);
+    let outcome = run::resume(
+        run::ResumeRequest {
+            pipeline: &checked,
+            run_id,
+            answer: args.answer,
+            rerun_ambiguous: args.rerun_ambiguous,
+            allow_changed_pipeline: args.allow_changed_pipeline,
+        },
+        &settings,
+        &mut progress,
+        &mut TaskDoneGate,
+    );
+    drop(progress);
+    finish(outcome, args.common.json)
+}

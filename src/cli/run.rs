@@ -1,0 +1,240 @@
+//! `spur run PIPELINE [--var k=v]… [--vars JSON] [--force-done --reason R] [--dry-run]
+//! [--json] [--state-dir D] [--jq auto|embedded|system]`: run a pipeline to a terminal
+//! state or a pause. Progress on stderr; the outcome on stdout (one JSON object with
+//! `--json`). Exit 0 done/completed, 1 failed, 2 bad usage, 3 paused, 4 could not start.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use spur_engine::done_gate::ForceReason;
+use spur_engine::pipeline::{self, CheckedPipeline};
+use spur_engine::run::run_error::ErrorClass;
+use spur_engine::run::{
+    self, Durability, Outcome, RunError, RunOutcome, RunSettings, TaskDoneGate,
+};
+use spur_engine::state_dir::StateDir;
+use spur_guards::jq_shim::JqMode;
+
+use super::failure::exit;
+use super::run_progress::Progress;
+use super::{CliResult, Failure};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The pipeline file.
+    #[arg(value_name = "PIPELINE")]
+    pipeline: PathBuf,
+    /// Set a var (repeatable; later wins; beats --vars and the pipeline's defaults).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    vars: Vec<String>,
+    /// Vars as a JSON object (beats the pipeline's defaults).
+    #[arg(long = "vars", value_name = "JSON")]
+    vars_json: Option<String>,
+    /// Certify the task done even if the verdict is not PASS (needs --reason; audited).
+    #[arg(long, requires = "reason")]
+    force_done: bool,
+    /// Why --force-done is justified (written to the audit log).
+    #[arg(long, value_name = "R", requires = "force_done")]
+    reason: Option<String>,
+    /// Run no action and no shell guard: print the path that can be decided and the first
+    /// branch point that cannot.
+    #[arg(long)]
+    dry_run: bool,
+    #[command(flatten)]
+    common: CommonRunArgs,
+}
+
+/// Options shared by `run` and `continue`.
+#[derive(Debug, clap::Args)]
+pub struct CommonRunArgs {
+    /// Print the outcome as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The state directory (default: the nearest `.spur/` up from here, else ./.spur).
+    #[arg(long, value_name = "D")]
+    pub state_dir: Option<PathBuf>,
+    /// Which jq shell steps see: the system jq if any (auto), always spur's (embedded),
+    /// or only the system's (system).
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_jq_mode)]
+    pub jq: JqMode,
+}
+
+fn parse_jq_mode(s: &str) -> Result<JqMode, String> {
+    s.parse()
+}
+
+impl CommonRunArgs {
+    pub fn state_dir(&self) -> Result<StateDir, Failure> {
+        let cwd = std::env::current_dir().map_err(|e| {
+            Failure::usage(miette::miette!("cannot read the current directory: {e}"))
+        })?;
+        Ok(StateDir::resolve(self.state_dir.as_deref(), &cwd))
+    }
+
+    /// Settings for the runner: durability (SPUR_JOURNAL_FSYNC=0 turns fsync off — unsafe,
+    /// for benchmarks), the jq shim on PATH, the spur executable.
+    pub fn settings(&self, state_dir: StateDir) -> RunSettings {
+        let spur_bin = std::env::current_exe().ok();
+        let durability = match std::env::var("SPUR_JOURNAL_FSYNC").as_deref() {
+            Ok("0") => Durability::Unsafe,
+            _ => Durability::Fsync,
+        };
+        let shim = state_dir.root().join("bin");
+        let path_prefix = spur_guards::jq_shim::jq_mode_path(self.jq, &shim).and_then(|dir| {
+            let exe = spur_bin.as_deref()?;
+            spur_guards::jq_shim::ensure_shim_dir(&dir, exe).ok()
+        });
+        RunSettings {
+            state_dir,
+            durability,
+            path_prefix,
+            spur_bin,
+        }
+    }
+}
+
+pub fn run(args: Args) -> CliResult {
+    let force_done_reason = match (args.force_done, args.reason) {
+        (true, Some(r)) => Some(
+            ForceReason::new(r)
+                .map_err(Failure::usage)?
+                .as_str()
+                .to_owned(),
+        ),
+        _ => None,
+    };
+    let checked = load_checked(&args.pipeline)?;
+    if args.dry_run {
+        return dry_run(&checked, args.common.json);
+    }
+    let vars = run::vars::resolve(checked.pipeline(), args.vars_json.as_deref(), &args.vars)
+        .map_err(|e| Failure::usage(miette::Report::new(e)))?;
+    let state_dir = args.common.state_dir()?;
+    let settings = args.common.settings(state_dir);
+    let pipeline_path = std::fs::canonicalize(&args.pipeline).unwrap_or(args.pipeline.clone());
+    let _ = run::interrupt::install();
+    let mut progress = Progress::new(false);
+    let outcome = run::start(
+        run::StartRequest {
+            pipeline: &checked,
+            pipeline_path,
+            vars,
+            force_done_reason,
+        },
+        &settings,
+        &mut progress,
+        &mut TaskDoneGate,
+    );
+    drop(progress);
+    finish(outcome, args.common.json)
+}
+
+/// Load and check a pipeline; diagnostics go to stderr. Any error → exit 2.
+pub fn load_checked(path: &Path) -> Result<CheckedPipeline, Failure> {
+    let source = pipeline::read_source(path).map_err(Failure::usage)?;
+    let loaded = pipeline::load(&source).map_err(Failure::usage)?;
+    match CheckedPipeline::new(loaded) {
+        Ok((checked, _warnings)) => Ok(checked),
+        Err(diagnostics) => {
+            let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+            for d in diagnostics.into_iter().filter(|d| d.is_error()) {
+                eprintln!("{:?}", miette::Report::new(d));
+            }
+            Err(Failure::usage(miette::miette!(
+                code = "spur::run::pipeline_invalid",
+                help = "`spur check` shows every finding; fix the errors and run again",
+                "{} has {errors} error(s): not running it",
+                path.display()
+            )))
+        }
+    }
+}
+
+/// Render the outcome and pick the exit code.
+pub fn finish(outcome: Result<RunOutcome, RunError>, json: bool) -> CliResult {
+    let outcome = outcome.map_err(|e| {
+        let code = match e.class() {
+            ErrorClass::Usage => exit::USAGE,
+            ErrorClass::CannotStart => exit::CANNOT_START,
+            ErrorClass::Failed => exit::FAILED,
+        };
+        Failure::with_code(miette::Report::new(e), code)
+    })?;
+    if json {
+        let text = serde_json::to_string_pretty(&outcome).unwrap_or_else(|_| "{}".into());
+        println!("{text}");
+    } else {
+        println!("{}", summary(&outcome));
+        if let Some(detail) = &outcome.detail {
+            println!("  {detail}");
+        }
+        if outcome.outcome == Outcome::Paused {
+            println!(
+                "  resume with: spur continue {} [--answer yes|no|cancel]",
+                outcome.run_id
+            );
+        }
+    }
+    let code = match outcome.outcome {
+        Outcome::Done | Outcome::Completed => exit::SUCCESS,
+        Outcome::Failed => exit::FAILED,
+        Outcome::Paused => exit::PAUSED,
+    };
+    Ok(ExitCode::from(code))
+}
+
+fn summary(o: &RunOutcome) -> String {
+    let forced = if o.forced { " (forced)" } else { "" };
+    format!(
+        "run {}: {}{forced} at {} — {} ({}, {} transition{})",
+        o.run_id,
+        o.outcome.as_str(),
+        o.state,
+        o.terminal_reason.as_str(),
+        o.reason.as_str(),
+        o.iterations,
+        if o.iterations == 1 { "" } else { "s" }
+    )
+}
+
+fn dry_run(checked: &CheckedPipeline, json: bool) -> CliResult {
+    use spur_engine::run::dry_run::DryStop;
+    let plan = run::dry_run::dry_run(checked);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&plan).unwrap_or_else(|_| "{}".into())
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("dry run of {} (no action or guard was run)", plan.pipeline);
+    for step in &plan.path {
+        let pause = if step.pauses { " [pauses]" } else { "" };
+        let actions = if step.actions.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", step.actions.join(", "))
+        };
+        println!("  {}{pause}{actions}", step.state);
+    }
+    match &plan.stop {
+        DryStop::Terminal { state, failure } => {
+            let kind = if *failure { "failure" } else { "success" };
+            println!("ends at {state} ({kind} terminal)");
+        }
+        DryStop::BranchPoint { state, candidates } => {
+            println!("branch point at {state}: decided only by a real run, in this order:");
+            for c in candidates {
+                let d = c
+                    .description
+                    .as_deref()
+                    .map(|d| format!(" — {d}"))
+                    .unwrap_or_default();
+                println!("  → {} if {} guard passes{d}", c.to, c.guard);
+            }
+        }
+        DryStop::NoPassingTransition { state } => println!("no transition out of {state} can pass"),
+        DryStop::Loop { state } => println!("loops back to {state} (until the iteration bound)"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,128 @@
+//! `spur trace RUN [--json]`: a run's history from its journal (`--json`: the journal
+//! records as an array, each with its seq).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use spur_engine::run::journal::Event;
+use spur_engine::run::runs_list::trace;
+use spur_engine::run::RunId;
+use spur_engine::state_dir::StateDir;
+
+use super::failure::exit;
+use super::{CliResult, Failure};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The run id (see `spur runs`).
+    #[arg(value_name = "RUN")]
+    run_id: String,
+    /// Print the journal records as a JSON array.
+    #[arg(long)]
+    json: bool,
+    /// The state directory (default: the nearest `.spur/` up from here).
+    #[arg(long, value_name = "D")]
+    state_dir: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let run_id = RunId::parse(&args.run_id).map_err(|e| Failure::usage(miette::Report::new(e)))?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::usage(miette::miette!("cannot read the current directory: {e}")))?;
+    let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
+    let records = trace(&state_dir, &run_id)
+        .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&records).unwrap_or_else(|_| "[]".into())
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for r in &records {
+        println!(
+            "{:>4} {} {:<16} {}",
+            r.seq,
+            r.at,
+            r.event.name(),
+            describe(&r.event)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe(event: &Event) -> String {
+    match event {
+        Event::RunStarted {
+            pipeline_name, wbs, ..
+        } => {
+            format!(
+                "{pipeline_name}{}",
+                wbs.as_deref()
+                    .map(|w| format!(" wbs={w}"))
+                    .unwrap_or_default()
+            )
+        }
+        Event::StateEntered { state, iteration } => format!("{state} (iteration {iteration})"),
+        Event::ActionStarted {
+            state, index, kind, ..
+        } => format!("{state}[{index}] {kind}"),
+        Event::ActionFinished {
+            state,
+            index,
+            kind,
+            ok,
+            error,
+            ..
+        } => format!(
+            "{state}[{index}] {kind} {}{}",
+            if *ok { "ok" } else { "failed" },
+            error
+                .as_deref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default()
+        ),
+        Event::GuardEvaluated {
+            state,
+            to,
+            kind,
+            passed,
+            ..
+        } => {
+            format!(
+                "{state} → {to} {kind} {}",
+                if *passed { "passed" } else { "did not pass" }
+            )
+        }
+        Event::Transition {
+            from,
+            to,
+            iteration,
+            ..
+        } => format!("{from} → {to} (#{iteration})"),
+        Event::Paused { state, prompt, .. } => format!(
+            "{state}{}",
+            prompt
+                .as_deref()
+                .map(|p| format!(": {p}"))
+                .unwrap_or_default()
+        ),
+        Event::Resumed { answer, .. } => answer
+            .as_deref()
+            .map(|a| format!("answer {a}"))
+            .unwrap_or_default(),
+        Event::DoneGate {
+            decision, verdict, ..
+        } => format!("{decision} {}", verdict.as_deref().unwrap_or("")),
+        Event::Interrupted { state } => state.clone(),
+        Event::RunFinished {
+            outcome,
+            state,
+            terminal_reason,
+            reason,
+            ..
+        } => {
+            format!("{outcome} at {state} ({terminal_reason}, {reason})")
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! `spur verify [--gate NAME] [--wbs W] [--json]` runs the verify gates;
+//! `spur verify history [WBS] [--json]` shows the verdict ledger with flips marked.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use spur_engine::ledger::Ledger;
+use spur_engine::state_dir::StateDir;
+use spur_engine::verify::{run_gates, VerifyError, VerifyRequest, VerifyScope};
+use spur_engine::wbs::Wbs;
+
+use super::failure::exit;
+use super::{CliResult, Failure};
+
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    /// Run only this gate (its needs are not run).
+    #[arg(long, value_name = "NAME")]
+    gate: Option<String>,
+    /// The task: evidence, report and ledger are kept per task and the gate results are
+    /// merged into `.spur/run/<WBS>-verdict.json`. Without it: project-wide, no verdict.
+    #[arg(long, value_name = "WBS")]
+    wbs: Option<String>,
+    /// Print the outcome as one JSON document.
+    #[arg(long)]
+    json: bool,
+    /// The state directory (default: the nearest `.spur/`).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Sub {
+    /// Show the verdict ledger of a task (or of the project), flips marked.
+    History(HistoryArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct HistoryArgs {
+    /// The task; without it, the project-wide ledger.
+    wbs: Option<String>,
+    #[arg(long)]
+    json: bool,
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> CliResult {
+    match args.command {
+        Some(Sub::History(history_args)) => history(history_args),
+        None => verify(args),
+    }
+}
+
+fn state_dir(explicit: Option<&PathBuf>) -> Result<StateDir, Failure> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        Failure::usage(miette::miette!(
+            code = "spur::usage::cwd",
+            "cannot read the current directory: {e}"
+        ))
+    })?;
+    Ok(StateDir::resolve(explicit.map(PathBuf::as_path), &cwd))
+}
+
+fn parse_wbs(wbs: Option<&String>) -> Result<Option<Wbs>, Failure> {
+    wbs.map(|w| Wbs::parse(w).map_err(Failure::usage))
+        .transpose()
+}
+
+fn verify(args: Args) -> CliResult {
+    let mut request = VerifyRequest::new(state_dir(args.state_dir.as_ref())?);
+    request.wbs = parse_wbs(args.wbs.as_ref())?;
+    request.gate = args.gate;
+    let outcome = match run_gates(&request) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            if let (true, VerifyError::Config(config)) = (args.json, &e) {
+                // The same flat form as `spur check --format json`.
+                let doc = serde_json::json!({ "errors": config.to_json() });
+                println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            }
+            let code = if e.is_usage() {
+                exit::USAGE
+            } else {
+                exit::FAILED
+            };
+            return Err(Failure::with_code(miette::Report::new(e), code));
+        }
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&outcome).unwrap_or_default()
+        );
+    } else {
+        print!("{}", outcome.markdown);
+        eprintln!("report: {}", outcome.report);
+        if let Some(verdict) = &outcome.verdict {
+            eprintln!("verdict: {verdict} (gate rows merged into checks[])");
+        }
+    }
+    for problem in &outcome.problems {
+        eprintln!("error[{}]: {}", problem.code, problem.message);
+    }
+    if outcome.summary.ran() == 0 {
+        eprintln!("warning: no gate ran; nothing was verified");
+    }
+    Ok(ExitCode::from(if outcome.passed {
+        exit::SUCCESS
+    } else {
+        exit::FAILED
+    }))
+}
+
+fn history(args: HistoryArgs) -> CliResult {
+    let state = state_dir(args.state_dir.as_ref())?;
+    let wbs = parse_wbs(args.wbs.as_ref())?;
+    let scope = VerifyScope::new(&state, wbs.as_ref());
+    let ledger = Ledger::at(scope.ledger_path());
+    let contents = ledger
+        .read()
+        .map_err(|e| Failure::usage(miette::Report::new(e)))?;
+    let shown = ledger
+        .path()
+        .strip_prefix(state.project_root())
+        .unwrap_or(ledger.path())
+        .display()
+        .to_string();
+    let flips = contents.entries.iter().filter(|e| e.flip).count();
+    if args.json {
+        let doc = serde_json::json!({
+            "ledger": shown,
+            "task": wbs.as_ref().map(Wbs::as_str),
+            "entries": contents.entries,
+            "flips": flips,
+            "unreadableLines": contents.unreadable_lines,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let subject = wbs
+        .as_ref()
+        .map_or_else(|| "project".to_owned(), |w| format!("task {w}"));
+    let mut out = format!("# Verdict ledger — {subject}\n\n`{shown}`\n\n");
+    if contents.entries.is_empty() {
+        out.push_str("No verdicts recorded yet: run `spur verify`.\n");
+    } else {
+        out.push_str("| Run | Criterion | Verdict | Confidence | Re-probed | Flip | At |\n|---|---|---|---|---|---|---|\n");
+        for e in &contents.entries {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                e.run,
+                e.criterion,
+                e.verdict,
+                e.confidence,
+                if e.reprobed { "yes" } else { "no" },
+                if e.flip { "**FLIP**" } else { "" },
+                e.at
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n{} verdicts, {flips} flip{}.",
+            contents.entries.len(),
+            if flips == 1 { "" } else { "s" }
+        );
+    }
+    if contents.unreadable_lines > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} unreadable line(s) skipped (a torn write or a hand edit).",
+            contents.unreadable_lines
+        );
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}

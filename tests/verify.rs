@@ -1,0 +1,506 @@
+//! `spur verify`: gates from `.spur/config.yaml`, run through the binary in a temp project.
+//! Gates are small `sh -c` commands; nothing here waits on time except bounded handshakes
+//! between gates that only complete if the gates really run concurrently.
+
+mod common;
+
+use std::path::Path;
+
+use common::{redact, Project};
+use serde_json::Value;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn spur(project: &Project, args: &[&str]) -> Run {
+    let output = project.spur().args(args).output().expect("run spur");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: redact(project, &String::from_utf8_lossy(&output.stdout)),
+        stderr: redact(project, &String::from_utf8_lossy(&output.stderr)),
+    }
+}
+
+fn project_with(config: &str) -> Project {
+    let project = Project::new();
+    project.file(".spur/config.yaml", config);
+    project
+}
+
+fn json(run: &Run) -> Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+fn gate<'a>(outcome: &'a Value, name: &str) -> &'a Value {
+    outcome["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == name)
+        .unwrap_or_else(|| panic!("no gate {name} in {outcome}"))
+}
+
+fn evidence(project: &Project, scope: &str, gate: &str) -> Value {
+    let text = project.read(&format!(".spur/run/{scope}-evidence/{gate}.json"));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Run ids, wall-clock times and durations change between runs.
+macro_rules! assert_redacted_snapshot {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({filters => vec![
+            (r"verify-\d{8}T\d{9}Z-\d+", "[RUN]"),
+            (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", "[TIME]"),
+            (r#""durationMs": \d+"#, r#""durationMs": "[MS]""#),
+        ]}, {
+            insta::assert_snapshot!($name, $text);
+        });
+    };
+}
+
+const SIX_GATES: &str = r#"verify:
+  gates:
+    spec: {command: 'echo "start spec" >> order.log; echo "end spec" >> order.log'}
+    semantic: {command: 'echo "start semantic" >> order.log; echo "end semantic" >> order.log'}
+    wiring: {command: 'echo "start wiring" >> order.log; echo "end wiring" >> order.log'}
+    security: {command: 'echo "start security" >> order.log; echo "end security" >> order.log'}
+    tests: {command: 'echo "start tests" >> order.log; echo "end tests" >> order.log'}
+    build: {command: 'echo "start build" >> order.log; echo "end build" >> order.log; exit 1'}
+"#;
+
+#[test]
+fn standard_gates_run_in_dependency_order() {
+    let project = project_with(SIX_GATES);
+    let run = spur(&project, &["verify"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let log = project.read("order.log");
+    let position = |line: &str| {
+        log.lines()
+            .position(|l| l == line)
+            .unwrap_or_else(|| panic!("{line:?} missing from {log}"))
+    };
+    for (gate, needs) in [
+        ("tests", &["build"][..]),
+        ("security", &["tests"]),
+        ("wiring", &["tests"]),
+        ("semantic", &["security", "wiring"]),
+        ("spec", &["semantic"]),
+    ] {
+        for need in needs {
+            assert!(
+                position(&format!("end {need}")) < position(&format!("start {gate}")),
+                "{gate} started before {need} ended:\n{log}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_failing_build_still_lets_every_later_gate_run_and_report() {
+    let project = project_with(SIX_GATES);
+    let run = spur(&project, &["verify"]);
+    assert_eq!(run.code, 1);
+    assert_redacted_snapshot!("failing_build_report", &run.stdout);
+    let run = spur(&project, &["verify", "--json"]);
+    let outcome = json(&run);
+    let statuses: Vec<(String, String)> = outcome["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["name"].as_str().unwrap().to_owned(),
+                g["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("build", "FAIL"),
+            ("tests", "PASS"),
+            ("security", "PASS"),
+            ("wiring", "PASS"),
+            ("semantic", "PASS"),
+            ("spec", "PASS")
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+    assert_eq!(outcome["passed"], false);
+    // The report is also written to a file.
+    assert!(project
+        .read(".spur/run/_project-verify-report.md")
+        .contains("| build | FAIL (unactionable) | 0/0/0 |"));
+}
+
+#[test]
+fn read_only_gates_overlap_in_time() {
+    // Each gate announces itself, then waits (bounded) for the other: both can only pass
+    // if they ran at the same time.
+    let wait_for = |me: &str, other: &str| {
+        format!(
+            "touch {me}.started; i=0; while [ ! -e {other}.started ]; do i=$((i+1)); [ $i -gt 2000 ] && exit 7; sleep 0.01; done"
+        )
+    };
+    let config = format!(
+        "verify:\n  parallelism: 2\n  gates:\n    left: {{readOnly: true, command: '{}'}}\n    right: {{readOnly: true, command: '{}'}}\n",
+        wait_for("left", "right"),
+        wait_for("right", "left")
+    );
+    let project = project_with(&config);
+    let run = spur(&project, &["verify", "--json"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let left = evidence(&project, "_project", "left");
+    let right = evidence(&project, "_project", "right");
+    let interval = |e: &Value| {
+        let a = &e["attempts"][0];
+        (
+            a["startedMs"].as_u64().unwrap(),
+            a["finishedMs"].as_u64().unwrap(),
+        )
+    };
+    let (l0, l1) = interval(&left);
+    let (r0, r1) = interval(&right);
+    assert!(
+        l0 <= r1 && r0 <= l1,
+        "intervals do not overlap: left {l0}..{l1}, right {r0}..{r1}"
+    );
+}
+
+#[test]
+fn a_gate_that_times_out_is_error_and_its_grandchildren_are_gone() {
+    let project = project_with(
+        "verify:\n  gates:\n    hang:\n      command: 'sleep 60 & echo $! >> grandchildren.pid; wait'\n      timeoutMs: 300\n",
+    );
+    let run = spur(&project, &["verify", "--json"]);
+    assert_eq!(run.code, 1);
+    let outcome = json(&run);
+    let hang = gate(&outcome, "hang");
+    assert_eq!(hang["status"], "ERROR");
+    assert!(
+        hang["reason"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 300 ms"),
+        "{hang}"
+    );
+    assert_eq!(hang["reprobed"], true);
+    let pids = project.read("grandchildren.pid");
+    assert_eq!(
+        pids.lines().count(),
+        2,
+        "one grandchild per attempt: {pids}"
+    );
+    for pid in pids.lines() {
+        assert!(process_is_gone(pid.trim()), "grandchild {pid} still runs");
+    }
+}
+
+/// Gone or a zombie awaiting its reaper, waiting (bounded) for a SIGKILL to land.
+fn process_is_gone(pid: &str) -> bool {
+    for _ in 0..500 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat) => {
+                let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+                if state.starts_with('Z') || state.starts_with('X') {
+                    return true;
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}
+
+#[test]
+fn a_gate_whose_evidence_file_is_missing_is_error() {
+    let project = project_with(
+        "verify:\n  gates:\n    tests:\n      command: 'echo ran'\n      expectFile: target/junit.xml\n",
+    );
+    // A file left by an earlier run must not count.
+    project.file("target/junit.xml", "<old/>");
+    let run = spur(&project, &["verify", "--json"]);
+    assert_eq!(run.code, 1);
+    let tests = gate(&json(&run), "tests").clone();
+    assert_eq!(tests["status"], "ERROR");
+    assert_eq!(
+        tests["reason"],
+        "no evidence produced: expected file target/junit.xml is missing"
+    );
+    assert!(!project.join("target/junit.xml").exists());
+}
+
+#[test]
+fn a_gate_that_fails_then_passes_is_a_flaky_fail_with_low_confidence() {
+    let project = project_with(
+        "verify:\n  gates:\n    tests:\n      command: 'if [ -e tried ]; then exit 0; else touch tried; exit 1; fi'\n",
+    );
+    let run = spur(&project, &["verify", "--wbs", "T7", "--json"]);
+    assert_eq!(run.code, 1);
+    let tests = gate(&json(&run), "tests").clone();
+    assert_eq!(tests["status"], "FAIL");
+    assert_eq!(tests["confidence"], "low");
+    assert_eq!(tests["flaky"], true);
+    assert_eq!(tests["reprobed"], true);
+    assert_eq!(
+        tests["reason"],
+        "flaky: the re-probe disagreed (FAIL then PASS); no stable pass, so FAIL"
+    );
+    let ledger = project.read(".spur/run/T7-verdicts.jsonl");
+    let line: Value = serde_json::from_str(ledger.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (
+            line["verdict"].as_str(),
+            line["confidence"].as_str(),
+            line["reprobed"].as_bool()
+        ),
+        (Some("FAIL"), Some("low"), Some(true))
+    );
+}
+
+#[test]
+fn a_verdict_that_changes_between_runs_is_a_flip() {
+    let project = project_with(
+        "verify:\n  gates:\n    build: {command: 'true'}\n    tests: {command: 'test ! -e broken'}\n",
+    );
+    assert_eq!(spur(&project, &["verify", "--wbs", "T2"]).code, 0);
+    project.file("broken", "");
+    let second = spur(&project, &["verify", "--wbs", "T2", "--json"]);
+    assert_eq!(second.code, 1);
+    let outcome = json(&second);
+    let tests = gate(&outcome, "tests");
+    assert_eq!(
+        (tests["flip"].as_bool(), tests["confidence"].as_str()),
+        (Some(true), Some("low"))
+    );
+    assert_eq!(gate(&outcome, "build")["flip"], false);
+
+    let history = spur(&project, &["verify", "history", "T2", "--json"]);
+    assert_eq!(history.code, 0, "{}", history.stderr);
+    let doc = json(&history);
+    assert_eq!(doc["flips"], 1);
+    let flips: Vec<(String, bool)> = doc["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["criterion"].as_str().unwrap().to_owned(),
+                e["flip"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        flips,
+        [
+            ("gate-build", false),
+            ("gate-tests", false),
+            ("gate-build", false),
+            ("gate-tests", true)
+        ]
+        .map(|(c, f)| (c.to_owned(), f))
+    );
+    let table = spur(&project, &["verify", "history", "T2"]);
+    assert_redacted_snapshot!("history_with_a_flip", &table.stdout);
+}
+
+#[test]
+fn gate_results_become_check_rows_of_the_verdict() {
+    let project = project_with(
+        "verify:\n  gates:\n    build: {command: 'true'}\n    tests: {command: 'exit 1', severity: major}\n    lint: {command: 'true', enabled: false}\n",
+    );
+    project.file(
+        ".spur/run/T3-verdict.json",
+        r#"{"wbs":"T3","verdict":"PASS","requirements":[{"id":"R1","status":"MET","evidence":"src/lib.rs:1"}],
+            "checks":[{"name":"gate-lint","status":"pass"},{"name":"gate-tests","status":"pass"},{"name":"mine","status":"pass"}]}"#,
+    );
+    let run = spur(&project, &["verify", "--wbs", "T3"]);
+    assert_eq!(run.code, 1);
+    let verdict: Value = serde_json::from_str(&project.read(".spur/run/T3-verdict.json")).unwrap();
+    insta::assert_json_snapshot!("verdict_after_verify", verdict);
+}
+
+#[test]
+fn without_an_artifact_one_is_created_that_gates_alone_cannot_pass() {
+    let project = project_with("verify:\n  gates:\n    build: {command: 'true'}\n");
+    let run = spur(&project, &["verify", "--wbs", "T4", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(json(&run)["verdictMerge"], "created");
+    let verdict: Value = serde_json::from_str(&project.read(".spur/run/T4-verdict.json")).unwrap();
+    assert_eq!(verdict["verdict"], "UNKNOWN");
+    assert_eq!(verdict["requirements"], serde_json::json!([]));
+    assert_eq!(verdict["acceptanceCriteria"], serde_json::json!([]));
+    assert_eq!(verdict["checks"][0]["name"], "gate-build");
+}
+
+#[test]
+fn json_output_describes_every_gate() {
+    let project = project_with(
+        r#"verify:
+  gates:
+    build:
+      command: |
+        echo '{"severity":"WARN","file":"src/a.rs","line":3,"message":"unused import","fix":"remove the import"}'
+        echo '{"severity":"INFO","message":"42 crates"}'
+    tests:
+      executable: sh
+      args: [-c, 'echo "{\"severity\":\"BLOCK\",\"file\":\"tests/api.rs\",\"line\":12,\"message\":\"status 500\"}" >> "$SPUR_FINDINGS_FILE"; exit 1']
+    security: {enabled: false}
+"#,
+    );
+    let run = spur(&project, &["verify", "--wbs", "T5", "--json"]);
+    assert_eq!(run.code, 1);
+    assert_redacted_snapshot!("json_outcome", &run.stdout);
+}
+
+#[test]
+fn gate_runs_one_gate_only() {
+    let project = project_with(SIX_GATES);
+    let run = spur(&project, &["verify", "--gate", "wiring", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let outcome = json(&run);
+    assert_eq!(outcome["gates"].as_array().unwrap().len(), 1);
+    assert_eq!(project.read("order.log"), "start wiring\nend wiring\n");
+
+    let unknown = spur(&project, &["verify", "--gate", "wirng"]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("spur::verify::unknown-gate"),
+        "{}",
+        unknown.stderr
+    );
+    assert!(
+        unknown.stderr.contains("did you mean `wiring`?"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+#[test]
+fn a_needs_cycle_is_a_configuration_error_with_spans() {
+    let project = project_with(
+        "verify:\n  gates:\n    a: {command: 'true', needs: [b]}\n    b: {command: 'true', needs: [a]}\n    c: {command: 'true', needs: [nope]}\n",
+    );
+    let run = spur(&project, &["verify"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.stdout, "");
+    insta::assert_snapshot!("config_errors", run.stderr);
+    assert!(
+        !project.join(".spur/run").exists(),
+        "nothing ran, nothing written"
+    );
+
+    let run = spur(&project, &["verify", "--json"]);
+    assert_eq!(run.code, 2);
+    let errors = json(&run)["errors"].clone();
+    let found: Vec<(&str, u64, u64)> = errors
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["code"].as_str().unwrap(),
+                e["line"].as_u64().unwrap(),
+                e["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("spur::verify::unknown-need", 5, 34),
+            ("spur::verify::needs-cycle", 3, 33)
+        ]
+    );
+}
+
+#[test]
+fn with_no_gates_configured_everything_is_skipped_prominently() {
+    let project = Project::new();
+    project.file(".spur/config.yaml", "agents:\n  claude: claude -p\n");
+    let run = spur(&project, &["verify"]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stderr
+            .contains("warning: no gate ran; nothing was verified"),
+        "{}",
+        run.stderr
+    );
+    assert_redacted_snapshot!("nothing_configured", &run.stdout);
+}
+
+#[test]
+fn an_invalid_wbs_is_a_usage_error() {
+    let project = project_with("verify:\n  gates:\n    build: {command: 'true'}\n");
+    let run = spur(&project, &["verify", "--wbs", "../x"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("spur::usage::invalid_wbs"),
+        "{}",
+        run.stderr
+    );
+    assert!(!Path::new(&project.join(".spur/run")).exists());
+}
+
+/// A self-consistent PASS artifact: met requirement, met AC with test evidence.
+const PASSING_VERDICT: &str = r#"{"wbs":"T6","verdict":"PASS",
+  "requirements":[{"id":"R1","status":"MET","evidence":"src/lib.rs:1"}],
+  "acceptanceCriteria":[{"id":"AC-1","status":"MET","evidenceType":"test","evidence":"tests/a.rs:1"}],
+  "checks":[]}"#;
+
+#[test]
+fn the_done_gate_denies_a_task_whose_blocker_gate_fails() {
+    let project = project_with(
+        "verify:\n  gates:\n    build: {command: 'true'}\n    tests: {command: 'test ! -e broken'}\n",
+    );
+    project.file(".spur/run/T6-verdict.json", PASSING_VERDICT);
+    project.file("broken", "");
+    assert_eq!(spur(&project, &["verify", "--wbs", "T6"]).code, 1);
+    let denied = spur(&project, &["task", "update", "T6", "done", "--json"]);
+    assert_eq!(denied.code, 1, "{}\n{}", denied.stdout, denied.stderr);
+    let outcome = json(&denied);
+    assert_eq!(outcome["decision"], "deny", "{outcome}");
+    assert_eq!(outcome["verdict"], "FAIL", "{outcome}");
+
+    // The same artifact with the gate fixed: the rows are replaced and done is allowed.
+    std::fs::remove_file(project.join("broken")).unwrap();
+    assert_eq!(spur(&project, &["verify", "--wbs", "T6"]).code, 0);
+    let allowed = spur(&project, &["task", "update", "T6", "done", "--json"]);
+    assert_eq!(allowed.code, 0, "{}\n{}", allowed.stdout, allowed.stderr);
+    assert_eq!(json(&allowed)["decision"], "allow");
+}
+
+#[test]
+fn a_full_run_leaves_no_evidence_of_a_removed_gate() {
+    let project = project_with(
+        "verify:\n  gates:\n    build: {command: 'true'}\n    lint: {command: 'true'}\n",
+    );
+    assert_eq!(spur(&project, &["verify"]).code, 0);
+    assert!(project
+        .join(".spur/run/_project-evidence/lint.json")
+        .is_file());
+    project.file(
+        ".spur/config.yaml",
+        "verify:\n  gates:\n    build: {command: 'true'}\n",
+    );
+    assert_eq!(spur(&project, &["verify"]).code, 0);
+    let mut left: Vec<String> = std::fs::read_dir(project.join(".spur/run/_project-evidence"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["build.json", "build.md"]);
+    let run_dir: Vec<String> = std::fs::read_dir(project.join(".spur/run"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".old-"))
+        .collect();
+    assert!(
+        run_dir.is_empty(),
+        "the retired directory is deleted: {run_dir:?}"
+    );
+}
