@@ -129,7 +129,7 @@ fn check() -> impl Strategy<Value = Check> {
     })
 }
 
-fn artifact() -> impl Strategy<Value = Artifact> {
+pub(crate) fn artifact() -> impl Strategy<Value = Artifact> {
     (
         verdict(),
         proptest::collection::vec(requirement(), 0..5),

@@ -2,5 +2,8 @@
 //! (book/src/guarantees.md). `PROPTEST_CASES=N` searches longer.
 
 mod aggregation;
+mod journal;
+mod non_bypass;
 mod property;
 mod regressions;
+mod run_harness;
