@@ -1572,3 +1572,50 @@ fn the_task_pipeline_is_denied_done_when_the_verifier_does_not_say_pass() {
     assert_eq!(out["reason"], "done-gate-denied");
     assert_eq!(out["doneGate"]["verdict"], "FAIL");
 }
+
+#[test]
+fn the_task_pipeline_is_denied_done_when_a_verify_gate_is_red_despite_a_pass_answer() {
+    let p = demo_project();
+    // A second gate that the test state does not run, but the verify state does.
+    let config = p.read(".spur/config.yaml") + "    lint: { command: \"exit 3\" }\n";
+    p.file(".spur/config.yaml", config);
+    let (code, out, _) = run_json(
+        &p,
+        &[
+            "run",
+            "task-pipeline.yaml",
+            "--var",
+            "wbs=0592",
+            "--var",
+            "profile=auto",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out["state"], "record");
+    assert_eq!(out["reason"], "done-gate-denied");
+    assert_eq!(out["doneGate"]["verdict"], "FAIL");
+    let artifact: serde_json::Value =
+        serde_json::from_str(&p.read(".spur/run/0592-verdict.json")).unwrap();
+    let mut gate_rows: Vec<(String, String)> = artifact["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("gate-"))
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    gate_rows.sort();
+    assert_eq!(
+        gate_rows,
+        [
+            ("gate-lint".to_owned(), "fail".to_owned()),
+            ("gate-quality".to_owned(), "pass".to_owned())
+        ]
+    );
+    let (_, task, _) = run_json(&p, &["task", "show", "0592"]);
+    assert_ne!(task["status"], "done");
+}

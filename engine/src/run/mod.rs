@@ -24,7 +24,6 @@ pub mod run_error;
 pub mod run_id;
 pub mod runner;
 pub mod runs_list;
-pub mod timestamp;
 pub mod vars;
 
 pub use done_gate_port::{DoneGate, GateAnswer, GateRequest, TaskDoneGate};

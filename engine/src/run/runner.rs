@@ -23,11 +23,11 @@ use super::render::{render_options, RenderContext};
 use super::replay::{self, SequenceProgress};
 use super::run_error::RunError;
 use super::run_id::RunId;
-use super::timestamp::Timestamp;
 use super::vars::Vars;
 use crate::graph::TransitionGraph;
 use crate::pipeline::{Action, CheckedPipeline, OnError, Pipeline, TerminalReason};
 use crate::state_dir::StateDir;
+use crate::timestamp::Timestamp;
 use crate::wbs::Wbs;
 
 /// How runs are carried out on this machine.
