@@ -1,0 +1,153 @@
+//! The journal (DESIGN §5): a crash can cut the journal at any byte. Whatever the cut,
+//! resuming never invents, drops or repeats a committed transition: the committed lines
+//! stay as they were, and the resumed run's transitions are exactly those of the
+//! uninterrupted run (routing is deterministic). A cut before `run-started` is complete
+//! cannot be resumed; a journal whose `run-finished` survived is already finished.
+
+use proptest::prelude::*;
+use proptest::sample::Index;
+use serde_json::Value;
+use spur_engine::run::RunError;
+use spur_engine::wbs::Wbs;
+
+use crate::non_bypass::{artifact_case, spec};
+use crate::property::property;
+use crate::run_harness::Project;
+
+/// Runs searched by default; each is cut at [`CUTS`] offsets and resumed from each.
+const CASES: u32 = 100;
+const CUTS: usize = 6;
+
+/// The complete records of a journal prefix (a final line without `\n` is torn).
+fn complete_records(bytes: &[u8]) -> Vec<Value> {
+    let complete = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(&[][..], |i| &bytes[..=i]);
+    complete
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).expect("a complete journal line is JSON"))
+        .collect()
+}
+
+fn committed_len(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+}
+
+/// `(transition index, from, to, iteration)` of every transition record.
+fn transitions(records: &[Value]) -> Vec<(u64, String, String, u64)> {
+    records
+        .iter()
+        .filter(|r| r["event"] == "transition")
+        .map(|r| {
+            (
+                r["transition"].as_u64().unwrap_or(u64::MAX),
+                r["from"].as_str().unwrap_or_default().to_owned(),
+                r["to"].as_str().unwrap_or_default().to_owned(),
+                r["iteration"].as_u64().unwrap_or(u64::MAX),
+            )
+        })
+        .collect()
+}
+
+fn has_event(records: &[Value], name: &str) -> bool {
+    records.iter().any(|r| r["event"] == name)
+}
+
+#[test]
+fn a_journal_cut_at_any_byte_resumes_without_inventing_dropping_or_repeating_a_transition() {
+    let resumes = std::sync::atomic::AtomicU32::new(0);
+    property(
+        "journal cut at any byte + resume (runs, each resumed from 6 cuts)",
+        CASES,
+        (
+            spec(false, true),
+            artifact_case(),
+            proptest::collection::vec(any::<Index>(), CUTS - 1),
+            any::<Index>(),
+        ),
+        |(spec, artifact, cuts, after_transition)| {
+            let project = Project::new();
+            let checked = project
+                .checked(&spec.yaml())
+                .map_err(|e| TestCaseError::fail(format!("generated pipeline refused: {e}")))?;
+            if let Some(text) = artifact.text() {
+                let path = project.state_dir().verdict_path(&Wbs::parse("T1").unwrap());
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, text).unwrap();
+            }
+            let vars = [format!("flag={}", if spec.flag { "1" } else { "0" })];
+            let first = project
+                .run(&checked, &vars, None)
+                .map_err(|e| TestCaseError::fail(format!("run error: {e:?}")))?;
+            let path = project.journal_path(&first.run_id);
+            let original = std::fs::read(&path).unwrap();
+            let full = transitions(&complete_records(&original));
+
+            // Random offsets, plus the end of a line right after a committed transition.
+            let mut offsets: Vec<usize> =
+                cuts.iter().map(|i| i.index(original.len() + 1)).collect();
+            let line_ends: Vec<usize> = original
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .map(|(i, _)| i + 1)
+                .filter(|end| {
+                    let records = complete_records(&original[..*end]);
+                    records.last().is_some_and(|r| r["event"] == "transition")
+                })
+                .collect();
+            if !line_ends.is_empty() {
+                offsets.push(line_ends[after_transition.index(line_ends.len())]);
+            }
+
+            for cut in offsets {
+                let prefix = &original[..cut];
+                let committed = complete_records(prefix);
+                std::fs::write(&path, prefix).unwrap();
+                let result = project.resume(&checked, &first.run_id);
+                resumes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let after = std::fs::read(&path).unwrap();
+                // Committed lines are never rewritten.
+                let kept = committed_len(prefix);
+                prop_assert_eq!(&after[..kept], &prefix[..kept], "cut at {}", cut);
+                match result {
+                    Ok(resumed) => {
+                        prop_assert!(
+                            has_event(&committed, "run-started")
+                                && !has_event(&committed, "run-finished"),
+                            "cut at {cut}: resumed a journal that should have been refused"
+                        );
+                        let now = transitions(&complete_records(&after));
+                        prop_assert_eq!(&now, &full, "cut at {}: transitions differ", cut);
+                        prop_assert_eq!(resumed.outcome, first.outcome, "cut at {}", cut);
+                        prop_assert_eq!(&resumed.state, &first.state, "cut at {}", cut);
+                        prop_assert_eq!(resumed.reason, first.reason, "cut at {}", cut);
+                    }
+                    Err(RunError::AlreadyFinished { .. }) => {
+                        prop_assert!(has_event(&committed, "run-finished"), "cut at {}", cut);
+                        prop_assert_eq!(&after[..], prefix);
+                    }
+                    Err(RunError::Journal(_)) => {
+                        prop_assert!(
+                            !has_event(&committed, "run-started"),
+                            "cut at {cut}: a journal with its run-started was refused"
+                        );
+                        prop_assert!(transitions(&complete_records(&after)).is_empty());
+                    }
+                    Err(other) => {
+                        return Err(TestCaseError::fail(format!(
+                            "cut at {cut}: unexpected error {other:?}"
+                        )))
+                    }
+                }
+            }
+            Ok(())
+        },
+    );
+    eprintln!(
+        "  resumed {} times from cut journals",
+        resumes.load(std::sync::atomic::Ordering::Relaxed)
+    );
+}

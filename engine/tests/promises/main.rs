@@ -1,0 +1,9 @@
+//! spur's promises, each turned into a generated search for a counterexample
+//! (book/src/guarantees.md). `PROPTEST_CASES=N` searches longer.
+
+mod aggregation;
+mod journal;
+mod non_bypass;
+mod property;
+mod regressions;
+mod run_harness;

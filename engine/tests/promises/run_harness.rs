@@ -1,0 +1,118 @@
+//! Running a generated pipeline through the real runner, in process, exactly as `spur run`
+//! does: load → check → resolve vars → `run::start` with the real done gate
+//! (`TaskDoneGate`), fsync'd journal, in a fresh temporary project.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use spur_engine::pipeline::{self, CheckedPipeline};
+use spur_engine::run::{
+    self, Durability, ResumeRequest, RunError, RunId, RunOutcome, RunSettings, SilentObserver,
+    StartRequest, TaskDoneGate,
+};
+use spur_engine::source::SourceFile;
+use spur_engine::state_dir::StateDir;
+
+/// One run at a time in this process, as with the `spur` binary. Concurrent runs in one
+/// process would race: a `sh` forked by one run shares, until it execs, the open file
+/// that holds another run's task lock (`flock`), which then looks held.
+static ONE_RUN_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_run_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_RUN_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A temporary project: the pipeline file, `.spur/`, and a place for markers.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+impl Project {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("a temporary directory"),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn state_dir(&self) -> StateDir {
+        StateDir::at(self.root().join(".spur"))
+    }
+
+    pub fn settings(&self) -> RunSettings {
+        RunSettings {
+            state_dir: self.state_dir(),
+            durability: Durability::Fsync,
+            path_prefix: None,
+            spur_bin: None,
+        }
+    }
+
+    pub fn pipeline_path(&self) -> PathBuf {
+        self.root().join("pipeline.yaml")
+    }
+
+    /// Write, load and check `yaml`; `Err` with the findings when the checker refuses it.
+    pub fn checked(&self, yaml: &str) -> Result<CheckedPipeline, String> {
+        std::fs::write(self.pipeline_path(), yaml).map_err(|e| e.to_string())?;
+        let source = SourceFile::new(self.pipeline_path(), yaml);
+        let loaded = pipeline::load(&source).map_err(|e| format!("{e:?}"))?;
+        CheckedPipeline::new(loaded)
+            .map(|(checked, _warnings)| checked)
+            .map_err(|errors| format!("{errors:?}"))
+    }
+
+    /// `spur run pipeline.yaml --var k=v… [--force-done --reason R]`, in process.
+    pub fn run(
+        &self,
+        checked: &CheckedPipeline,
+        vars: &[String],
+        force_done_reason: Option<&str>,
+    ) -> Result<RunOutcome, RunError> {
+        let vars = run::vars::resolve(checked.pipeline(), None, vars)?;
+        let _one = one_run_at_a_time();
+        run::start(
+            StartRequest {
+                pipeline: checked,
+                pipeline_path: self.pipeline_path(),
+                vars,
+                force_done_reason: force_done_reason.map(str::to_owned),
+            },
+            &self.settings(),
+            &mut SilentObserver,
+            &mut TaskDoneGate,
+        )
+    }
+}
+
+impl Project {
+    /// `spur continue RUN --rerun-ambiguous`, in process.
+    pub fn resume(&self, checked: &CheckedPipeline, run_id: &str) -> Result<RunOutcome, RunError> {
+        let run_id = RunId::parse(run_id).expect("a run id the runner made");
+        let _one = one_run_at_a_time();
+        run::resume(
+            ResumeRequest {
+                pipeline: checked,
+                run_id,
+                answer: None,
+                rerun_ambiguous: true,
+                allow_changed_pipeline: false,
+            },
+            &self.settings(),
+            &mut SilentObserver,
+            &mut TaskDoneGate,
+        )
+    }
+
+    pub fn journal_path(&self, run_id: &str) -> PathBuf {
+        self.state_dir()
+            .runs_dir()
+            .join(run_id)
+            .join("journal.jsonl")
+    }
+}
