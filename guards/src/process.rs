@@ -693,14 +693,10 @@ extern "C" fn on_signal(signal: libc::c_int) {
     }
 }
 
-/// Children run in their own process groups, so the terminal's Ctrl-C reaches only spur.
-/// This installs SIGINT/SIGTERM handlers (a self-pipe read by a thread) that, on the first
-/// signal: SIGTERM every live child group, wait up to [`DEFAULT_KILL_GRACE`], SIGKILL them,
-/// call `on_interrupt(signal)` (e.g. to journal the interruption), then exit with
-/// `128 + signal` (130 for Ctrl-C). Call once, early in `main`.
-pub fn install_interrupt_handler(
-    on_interrupt: impl FnOnce(i32) + Send + 'static,
-) -> io::Result<()> {
+/// Install SIGINT/SIGTERM handlers (a self-pipe read by a thread) and call `handler(signal)`
+/// on that thread when the first signal arrives. The handler runs outside signal context,
+/// so it may lock, write files and kill groups; it should end the process.
+pub fn on_first_signal(handler: impl FnOnce(i32) + Send + 'static) -> io::Result<()> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
     if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
@@ -737,19 +733,36 @@ pub fn install_interrupt_handler(
                 }
                 return;
             }
-            let signal = i32::from(byte);
-            if kill_live_groups(libc::SIGTERM) > 0 {
-                // Bounded: give the groups their grace period, then make sure.
-                let deadline = Instant::now() + DEFAULT_KILL_GRACE;
-                while !live_groups().is_empty() && Instant::now() < deadline {
-                    thread::sleep(Duration::from_millis(10));
-                }
-                kill_live_groups(libc::SIGKILL);
-            }
-            on_interrupt(signal);
-            std::process::exit(128 + signal);
+            handler(i32::from(byte));
         })?;
     Ok(())
+}
+
+/// SIGTERM every live child group, wait up to [`DEFAULT_KILL_GRACE`] for them to go, then
+/// SIGKILL whatever is left (bounded).
+pub fn terminate_live_groups() {
+    if kill_live_groups(libc::SIGTERM) > 0 {
+        let deadline = Instant::now() + DEFAULT_KILL_GRACE;
+        while !live_groups().is_empty() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        kill_live_groups(libc::SIGKILL);
+    }
+}
+
+/// Children run in their own process groups, so the terminal's Ctrl-C reaches only spur.
+/// This installs SIGINT/SIGTERM handlers that, on the first signal: terminate every live
+/// child group ([`terminate_live_groups`]), call `on_interrupt(signal)` (e.g. to journal
+/// the interruption), then exit with `128 + signal` (130 for Ctrl-C). Call once, early in
+/// `main`.
+pub fn install_interrupt_handler(
+    on_interrupt: impl FnOnce(i32) + Send + 'static,
+) -> io::Result<()> {
+    on_first_signal(move |signal| {
+        terminate_live_groups();
+        on_interrupt(signal);
+        std::process::exit(128 + signal);
+    })
 }
 
 #[cfg(test)]
