@@ -1,4 +1,4 @@
-//! Writing verdict artifacts: whole artifacts from producers, and `checks[]` rows appended
+//! Writing verdict artifacts: whole artifacts from producers, and `checks[]` rows put
 //! by verify gates to an artifact that already exists. Both atomic (temp + fsync + rename).
 
 use std::path::Path;
@@ -35,10 +35,15 @@ pub fn write_artifact(path: &Path, artifact: &Artifact) -> Result<(), ArtifactWr
     })
 }
 
-/// Append `rows` to the `checks` array of the existing artifact at `path` (the array is
-/// created when the artifact has none),
-/// keeping every other field as it was. Atomic: readers see the old or the new file.
-pub fn append_checks(path: &Path, rows: &[Check]) -> Result<Value, ArtifactWriteError> {
+/// Put `rows` into the `checks` array of the existing artifact at `path` (the array is
+/// created when the artifact has none): rows with the same names as `rows`, or named in
+/// `removed`, are dropped first, so a re-run replaces its rows instead of duplicating them.
+/// Every other field is kept as it was. Atomic: readers see the old or the new file.
+pub fn replace_checks(
+    path: &Path,
+    rows: &[Check],
+    removed: &[String],
+) -> Result<Value, ArtifactWriteError> {
     let not_appendable = |problem: String| ArtifactWriteError::NotAppendable {
         path: path.display().to_string(),
         problem,
@@ -63,6 +68,12 @@ pub fn append_checks(path: &Path, rows: &[Check]) -> Result<Value, ArtifactWrite
     let array = checks
         .as_array_mut()
         .ok_or_else(|| not_appendable("its `checks` field is not an array".to_owned()))?;
+    let replaced: Vec<&str> = rows
+        .iter()
+        .map(|r| r.name.as_str())
+        .chain(removed.iter().map(String::as_str))
+        .collect();
+    array.retain(|row| !row_name(row).is_some_and(|n| replaced.contains(&n)));
     for row in rows {
         array.push(serde_json::to_value(row).map_err(|e| not_appendable(e.to_string()))?);
     }
@@ -73,6 +84,13 @@ pub fn append_checks(path: &Path, rows: &[Check]) -> Result<Value, ArtifactWrite
         source,
     })?;
     Ok(doc)
+}
+
+/// A raw check row's name with the contract's precedence: `name`, then `check`, then `id`.
+fn row_name(row: &Value) -> Option<&str> {
+    ["name", "check", "id"]
+        .iter()
+        .find_map(|key| row.get(key).and_then(Value::as_str))
 }
 
 #[cfg(test)]
@@ -95,7 +113,7 @@ mod tests {
             evidence: Some(".spur/run/build.log".into()),
             severity: Some(Severity::Blocker),
         };
-        append_checks(&path, std::slice::from_ref(&row)).unwrap();
+        replace_checks(&path, std::slice::from_ref(&row), &[]).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("\"kept\": true"), "{text}");
         let ArtifactOutcome::Valid(artifact) = parse_artifact(text.as_bytes()) else {
@@ -103,6 +121,13 @@ mod tests {
         };
         assert_eq!(artifact.checks.len(), 2);
         assert_eq!(artifact.checks[1], row);
+        // Again with the same name (under its `check` alias too): replaced, not duplicated.
+        replace_checks(&path, std::slice::from_ref(&row), &["a".to_owned()]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let ArtifactOutcome::Valid(artifact) = parse_artifact(text.as_bytes()) else {
+            panic!("still valid")
+        };
+        assert_eq!(artifact.checks, vec![row]);
     }
 
     #[test]
@@ -110,9 +135,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v.json");
         std::fs::write(&path, "[]").unwrap();
-        let err = append_checks(&path, &[]).unwrap_err();
+        let err = replace_checks(&path, &[], &[]).unwrap_err();
         assert!(err.to_string().contains("root is not an object"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "[]");
-        assert!(append_checks(&dir.path().join("absent.json"), &[]).is_err());
+        assert!(replace_checks(&dir.path().join("absent.json"), &[], &[]).is_err());
     }
 }

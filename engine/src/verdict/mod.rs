@@ -22,7 +22,7 @@ pub use artifact::{
     AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceKind, EvidenceType, Requirement,
     RowStatus, Severity, Verdict,
 };
-pub use artifact_file::{append_checks, write_artifact, ArtifactWriteError};
+pub use artifact_file::{replace_checks, write_artifact, ArtifactWriteError};
 pub use evaluation::{Evaluation, Warning, WbsMismatch, MALFORMED_ARTIFACT};
 pub use parse::{
     parse_artifact, parse_value, read_artifact, read_artifact_file, sha256_hex, ArtifactOutcome,

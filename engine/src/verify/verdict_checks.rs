@@ -6,15 +6,12 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::gate::GateSeverity;
 use super::gate_result::GateResult;
 use super::status::GateStatus;
-use crate::atomic_file::write_atomic;
 use crate::verdict::{
-    aggregate, write_artifact, Artifact, ArtifactWriteError, Check, CheckStatus, Severity,
-    MAX_ARTIFACT_BYTES,
+    aggregate, replace_checks, write_artifact, Artifact, ArtifactWriteError, Check, CheckStatus,
+    Severity,
 };
 use crate::wbs::Wbs;
 
@@ -71,12 +68,18 @@ pub fn merge_gate_checks(
         path: path.display().to_string(),
         problem,
     };
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+    // Missing, empty or whitespace-only: no artifact yet. Only a small file is read to
+    // tell; a large one goes to `replace_checks`, which enforces the size cap.
+    let no_artifact = match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
         Err(e) => return Err(not_appendable(format!("cannot read it: {e}"))),
+        Ok(meta) if meta.len() <= 4096 => std::fs::read(path)
+            .map_err(|e| not_appendable(format!("cannot read it: {e}")))?
+            .iter()
+            .all(u8::is_ascii_whitespace),
+        Ok(_) => false,
     };
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    if no_artifact {
         let mut artifact = Artifact {
             wbs: wbs.to_string(),
             verdict: crate::verdict::Verdict::Unknown,
@@ -89,45 +92,8 @@ pub fn merge_gate_checks(
         write_artifact(path, &artifact)?;
         return Ok(MergeOutcome::Created);
     }
-    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > MAX_ARTIFACT_BYTES {
-        return Err(not_appendable(format!(
-            "it is {} bytes, above the limit",
-            bytes.len()
-        )));
-    }
-    let mut doc: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| not_appendable(format!("it is not JSON: {e}")))?;
-    let root = doc
-        .as_object_mut()
-        .ok_or_else(|| not_appendable("its root is not an object".to_owned()))?;
-    let checks = root
-        .entry("checks")
-        .or_insert_with(|| Value::Array(Vec::new()))
-        .as_array_mut()
-        .ok_or_else(|| not_appendable("its `checks` field is not an array".to_owned()))?;
-    let replaced: Vec<&str> = rows
-        .iter()
-        .map(|r| r.name.as_str())
-        .chain(removed.iter().map(String::as_str))
-        .collect();
-    checks.retain(|row| !row_name(row).is_some_and(|n| replaced.contains(&n)));
-    for row in rows {
-        checks.push(serde_json::to_value(row).map_err(|e| not_appendable(e.to_string()))?);
-    }
-    let mut text = serde_json::to_string_pretty(&doc).map_err(|e| not_appendable(e.to_string()))?;
-    text.push('\n');
-    write_atomic(path, text.as_bytes()).map_err(|source| ArtifactWriteError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    replace_checks(path, rows, removed)?;
     Ok(MergeOutcome::Updated)
-}
-
-/// A check row's name with the contract's precedence: `name`, then `check`, then `id`.
-fn row_name(row: &Value) -> Option<&str> {
-    ["name", "check", "id"]
-        .iter()
-        .find_map(|key| row.get(key).and_then(Value::as_str))
 }
 
 #[cfg(test)]
@@ -181,12 +147,19 @@ mod tests {
             &["gate-old".to_owned()],
         )
         .unwrap();
-        let doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let names: Vec<_> = doc["checks"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| row_name(r).unwrap().to_owned())
+            .map(|r| {
+                ["name", "check", "id"]
+                    .iter()
+                    .find_map(|k| r[k].as_str())
+                    .unwrap()
+                    .to_owned()
+            })
             .collect();
         assert_eq!(names, ["lint", "gate-build"]);
         assert_eq!(doc["checks"][1]["status"], "pass");
