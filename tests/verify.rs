@@ -494,13 +494,78 @@ fn a_full_run_leaves_no_evidence_of_a_removed_gate() {
         .collect();
     left.sort();
     assert_eq!(left, ["build.json", "build.md"]);
-    let run_dir: Vec<String> = std::fs::read_dir(project.join(".spur/run"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".old-"))
-        .collect();
-    assert!(
-        run_dir.is_empty(),
-        "the retired directory is deleted: {run_dir:?}"
+}
+
+#[test]
+fn gates_see_the_previous_complete_evidence_until_the_run_publishes_its_own() {
+    // The gate reads the published copy of its own evidence while it runs.
+    let project = project_with(
+        "verify:\n  gates:\n    probe: {command: 'cat .spur/run/_project-evidence/probe.json > seen.json 2>/dev/null || echo none > seen.json'}\n",
     );
+    let first = spur(&project, &["verify", "--json"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(
+        project.read("seen.json"),
+        "none\n",
+        "nothing was published before"
+    );
+    let second = spur(&project, &["verify", "--json"]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    let seen: Value = serde_json::from_str(&project.read("seen.json")).unwrap();
+    assert_eq!(
+        seen["run"],
+        json(&first)["run"],
+        "the first run's whole evidence"
+    );
+    assert_eq!(
+        evidence(&project, "_project", "probe")["run"],
+        json(&second)["run"],
+        "then the second run's"
+    );
+}
+
+#[test]
+fn files_a_gate_writes_into_the_evidence_dir_last_only_as_long_as_the_run() {
+    let project = project_with(
+        "verify:\n  gates:\n    a: {command: 'if [ ! -f once ]; then echo x > \"$SPUR_EVIDENCE_DIR/extra.txt\"; touch once; fi'}\n",
+    );
+    assert_eq!(spur(&project, &["verify"]).code, 0);
+    assert_eq!(project.read(".spur/run/_project-evidence/extra.txt"), "x\n");
+    assert_eq!(spur(&project, &["verify"]).code, 0);
+    assert!(
+        !project
+            .join(".spur/run/_project-evidence/extra.txt")
+            .exists(),
+        "a file from an earlier run is not published again"
+    );
+    assert!(project.join(".spur/run/_project-evidence/a.json").is_file());
+}
+
+#[test]
+fn a_second_verify_of_the_same_scope_is_refused_while_one_runs() {
+    // The outer run holds the project's verify lock while its gate starts two more runs:
+    // one of the project (refused, exit 4) and one of task T2 (another scope: allowed).
+    let project = project_with(concat!(
+        "verify:\n  gates:\n",
+        "    nested: {command: '\"$SPUR_TEST_BIN\" verify 2> inner.err; echo $? > inner.code;",
+        " \"$SPUR_TEST_BIN\" verify --wbs T2 --gate ok > /dev/null 2>&1; echo $? > other.code'}\n",
+        "    ok: {command: 'true'}\n",
+    ));
+    let outer = project
+        .spur()
+        .env("SPUR_TEST_BIN", assert_cmd::cargo::cargo_bin("spur"))
+        .args(["verify", "--gate", "nested"])
+        .output()
+        .unwrap();
+    assert_eq!(outer.status.code(), Some(0), "{outer:?}");
+    assert_eq!(project.read("inner.code"), "4\n");
+    let inner = project.read("inner.err");
+    assert!(inner.contains("spur::verify::busy"), "{inner}");
+    assert!(
+        inner.contains("another verify run of the project"),
+        "{inner}"
+    );
+    assert_eq!(project.read("other.code"), "0\n");
+    // Released when the run ends.
+    assert_eq!(spur(&project, &["verify", "--gate", "ok"]).code, 0);
 }

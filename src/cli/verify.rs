@@ -85,6 +85,8 @@ fn verify(args: Args) -> CliResult {
             }
             let code = if e.is_usage() {
                 exit::USAGE
+            } else if e.is_busy() {
+                exit::CANNOT_START
             } else {
                 exit::FAILED
             };

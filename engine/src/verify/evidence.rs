@@ -4,12 +4,12 @@
 //! so whether two gates overlapped can be read from evidence alone.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
 use super::attempt::Attempt;
+use super::evidence_dir::EvidenceDir;
 use super::finding::Finding;
 use super::gate::Gate;
 use super::gate_result::{EvidenceFiles, GateResult};
@@ -55,107 +55,30 @@ pub struct EvidenceContext<'a> {
     pub wbs: Option<&'a str>,
 }
 
-/// Replace `path` with `bytes` through a temporary file and a rename: readers never see a
-/// partial file (they may briefly see none). No fsync: evidence and reports are regenerated
-/// by the next verify run, and on this project's disks an fsync costs ~10 ms, four per
-/// gate — more than running a trivial gate. The ledger and the verdict artifact, which are
-/// records, are still written durably.
-pub fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_recycling(path, bytes, path)
-}
-
-/// [`write_replacing`], reusing the file at `old` (the previous copy, e.g. in the retired
-/// evidence directory) as the temporary file when there is one: it is renamed to the
-/// temporary name, overwritten and renamed into place. Creating and deleting a file per
-/// write is what costs most when a run writes hundreds of small files (ext4 allocating and
-/// freeing inodes, and skipping recently freed ones when it has no journal); moving an
-/// existing file costs neither. `path` never exists in a partial state: the old copy has
-/// left it before the new one arrives.
-pub fn write_recycling(path: &Path, bytes: &[u8], old: &Path) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(
-        ".{name}.tmp-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let mut recycled = std::fs::rename(old, &tmp).is_ok();
-    let result = overwrite(&tmp, bytes, recycled)
-        .or_else(|e| {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                return Err(e);
-            }
-            // The directory was missing (so nothing could be recycled into it either).
-            std::fs::create_dir_all(dir)?;
-            recycled = std::fs::rename(old, &tmp).is_ok();
-            overwrite(&tmp, bytes, recycled)
-        })
-        .and_then(|()| {
-            // Renaming over an existing file makes ext4 flush the new data first (its
-            // replace-by-rename safeguard), which costs as much as an fsync; removing the
-            // old file first avoids that. A recycled old copy has already left `path` (or
-            // lived in the retired directory, and `path` is in a fresh one).
-            match recycled {
-                true => Ok(()),
-                false => match std::fs::remove_file(path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                    _ => Ok(()),
-                },
-            }
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Write `bytes` at the start of `path` (created if missing) and cut it to their length.
-/// Not `O_TRUNC`: truncating a file to zero makes ext4 flush it on close.
-fn overwrite(path: &Path, bytes: &[u8], existed: bool) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)?;
-    file.write_all(bytes)?;
-    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-    // Cutting is only needed when the old content was longer (a metadata read is cheaper
-    // than a truncate).
-    if existed && file.metadata()?.len() > len {
-        file.set_len(len)?;
-    }
-    Ok(())
-}
-
-/// Write both evidence files of `result` (atomically: never a partial file). `recycle`: a
-/// directory holding the previous run's evidence, whose files are reused (see
-/// [`write_recycling`]).
+/// Write both evidence files of `result` into `dir` (`<gate>.json` and `<gate>.md`). On a
+/// failed write both are removed, so no older copy can stand in for this run's evidence.
 pub fn write_evidence(
-    paths: &EvidencePaths,
+    dir: &EvidenceDir,
     gate: &Gate,
     result: &GateResult,
     context: EvidenceContext<'_>,
-    recycle: Option<&Path>,
 ) -> std::io::Result<()> {
-    let old = |path: &Path| match (recycle, path.file_name()) {
-        (Some(dir), Some(name)) => dir.join(name),
-        _ => path.to_path_buf(),
-    };
+    let json_name = format!("{}.json", gate.name);
+    let markdown_name = format!("{}.md", gate.name);
     let json = evidence_json(gate, result, context);
     let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
     text.push('\n');
-    write_recycling(&paths.json, text.as_bytes(), &old(&paths.json))?;
-    write_recycling(
-        &paths.markdown,
-        evidence_markdown(gate, result, context).as_bytes(),
-        &old(&paths.markdown),
-    )
+    let written = dir.write(&json_name, text.as_bytes()).and_then(|()| {
+        dir.write(
+            &markdown_name,
+            evidence_markdown(gate, result, context).as_bytes(),
+        )
+    });
+    if written.is_err() {
+        dir.discard(&json_name);
+        dir.discard(&markdown_name);
+    }
+    written
 }
 
 fn evidence_json(
@@ -317,30 +240,6 @@ fn fenced(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn recycling_replaces_the_content_whatever_the_old_length() {
-        let dir = tempfile::tempdir().unwrap();
-        let old = dir.path().join("old.json");
-        let new = dir.path().join("sub/new.json");
-        std::fs::write(&old, "a much longer previous content\n").unwrap();
-        write_recycling(&new, b"short\n", &old).unwrap();
-        assert_eq!(std::fs::read_to_string(&new).unwrap(), "short\n");
-        assert!(!old.exists(), "the old copy was reused, not left behind");
-        // No old copy: a fresh file; replacing itself: the new content, nothing left over.
-        write_recycling(&new, b"longer than before\n", &old).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&new).unwrap(),
-            "longer than before\n"
-        );
-        write_replacing(&new, b"x").unwrap();
-        assert_eq!(std::fs::read_to_string(&new).unwrap(), "x");
-        let names: Vec<_> = std::fs::read_dir(new.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["new.json"], "no temporary file is left");
-    }
 
     #[test]
     fn fences_outgrow_backticks_in_output() {

@@ -11,6 +11,7 @@ pub mod attempt;
 pub mod config;
 pub mod config_error;
 pub mod evidence;
+pub mod evidence_dir;
 pub mod finding;
 pub mod gate;
 pub mod gate_result;

@@ -137,6 +137,12 @@ fn finished(
 }
 
 fn remove_stale(path: &Path) -> Result<(), String> {
+    // Look before unlinking: a lookup does not lock the directory, an unlink does (and
+    // would wait behind evidence being written there by the recorder thread).
+    if matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+    {
+        return Ok(());
+    }
     match std::fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -10,9 +10,8 @@ use std::time::{Instant, SystemTime};
 use super::attempt::GateExecutor;
 use super::config::VerifyConfig;
 use super::config_error::VerifyConfigErrors;
-use super::evidence::{
-    display_path, write_evidence, write_replacing, EvidenceContext, EvidencePaths,
-};
+use super::evidence::{display_path, write_evidence, EvidenceContext, EvidencePaths};
+use super::evidence_dir::{write_replacing, EvidenceDir};
 use super::gate::Gate;
 use super::gate_result::{GateResult, SkipReason};
 use super::outcome::{actionable_findings, Problem, Summary, VerifyOutcome};
@@ -24,6 +23,7 @@ use super::scope::VerifyScope;
 use super::status::{Confidence, GateStatus};
 use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
 use crate::diagnostic::did_you_mean;
+use crate::file_lock::FileLock;
 use crate::ledger::{Ledger, NewVerdict};
 use crate::state_dir::StateDir;
 use crate::timestamp::rfc3339_utc as rfc3339;
@@ -58,7 +58,7 @@ impl VerifyRequest {
 }
 
 /// Why a verify run could not run its gates. All are usage errors (exit 2) except
-/// `EvidenceDir`.
+/// `Busy` (exit 4), `Lock` and `EvidenceDir`.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum VerifyError {
     #[error(transparent)]
@@ -76,6 +76,21 @@ pub enum VerifyError {
     )]
     UnconfiguredGate { name: String },
 
+    #[error("another verify run of {scope} is in progress")]
+    #[diagnostic(
+        code("spur::verify::busy"),
+        help("one verify run per task (or per project) at a time: wait for it to finish; the lock is {}", path.display())
+    )]
+    Busy { scope: String, path: PathBuf },
+
+    #[error("cannot take the verify lock {}: {source}", path.display())]
+    #[diagnostic(code("spur::verify::lock"))]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
     #[error("cannot create the evidence directory {}: {source}", path.display())]
     #[diagnostic(code("spur::verify::evidence-dir"))]
     EvidenceDir {
@@ -88,7 +103,15 @@ pub enum VerifyError {
 impl VerifyError {
     /// Bad configuration or arguments (exit 2), as opposed to an environment failure.
     pub fn is_usage(&self) -> bool {
-        !matches!(self, Self::EvidenceDir { .. })
+        !matches!(
+            self,
+            Self::EvidenceDir { .. } | Self::Busy { .. } | Self::Lock { .. }
+        )
+    }
+
+    /// Another verify run holds the scope (exit 4, like a second `spur run` of a task).
+    pub fn is_busy(&self) -> bool {
+        matches!(self, Self::Busy { .. })
     }
 }
 
@@ -100,24 +123,22 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     let scope = VerifyScope::new(&request.state_dir, request.wbs.as_ref());
     let (to_run, skipped) = select(&config, request.gate.as_deref())?;
 
+    let _lock = lock(&scope)?;
     let origin = Instant::now();
     let run_id = request.run_id.clone().unwrap_or_else(new_run_id);
-    let evidence_dir = scope.evidence_dir();
-    // A full run replaces the whole evidence directory, so no gate's stale evidence
-    // survives: the previous one is moved aside, its files are reused for this run's
-    // evidence (creating and deleting two files per gate costs more than running a trivial
-    // gate), and what is left of it is deleted once the gates have run.
-    let retired = match request.gate {
-        None => retire(&evidence_dir),
-        Some(_) => None,
-    };
-    std::fs::create_dir_all(&evidence_dir).map_err(|source| VerifyError::EvidenceDir {
-        path: evidence_dir.clone(),
+    // A full run stages its evidence and publishes it whole at the end, so no gate's stale
+    // evidence survives and a crash publishes nothing; one gate's run replaces its files.
+    let evidence = match request.gate {
+        None => EvidenceDir::staged(scope.evidence_dir(), to_run.iter().map(|g| g.name.as_str())),
+        Some(_) => EvidenceDir::direct(scope.evidence_dir()),
+    }
+    .map_err(|source| VerifyError::EvidenceDir {
+        path: scope.evidence_dir(),
         source,
     })?;
     let executor = ProcessExecutor {
         project_root: project_root.clone(),
-        evidence_dir: evidence_dir.clone(),
+        evidence_dir: evidence.writing().to_path_buf(),
         state_dir: request.state_dir.root().to_path_buf(),
         run_id: run_id.clone(),
         wbs: request.wbs.as_ref().map(Wbs::to_string),
@@ -134,19 +155,21 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         .unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN));
     // Evidence of a gate that another gate needs is written before the gate counts as
     // finished (a dependent may read it). Evidence nobody waits for is written by a
-    // recorder thread while the next gates run: file I/O then overlaps the gates.
+    // recorder thread while the next gates run, at idle priority so that waking it never
+    // delays the next gate's start.
     let needed: HashSet<&str> = to_run
         .iter()
         .flat_map(|g| g.needs.iter().map(String::as_str))
         .collect();
     let (to_recorder, recorder_inbox) = mpsc::channel::<(Gate, GateResult)>();
     let record = |gate: &Gate, result: &GateResult| {
-        let paths = EvidencePaths::new(&evidence_dir, &gate.name);
-        write_evidence(&paths, gate, result, context, retired.as_deref())
+        write_evidence(&evidence, gate, result, context)
             .map_err(|e| format!("its evidence could not be written: {e}"))
     };
+    let published_paths = |gate: &str| EvidencePaths::new(evidence.published(), gate);
     let (mut ran, unwritten) = std::thread::scope(|threads| {
         let recorder = threads.spawn(|| {
+            spur_guards::background::lower_current_thread();
             let mut unwritten = HashMap::new();
             for (gate, result) in recorder_inbox {
                 if let Err(why) = record(&gate, &result) {
@@ -157,7 +180,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         });
         let run_one = |gate: &Gate| {
             let settled = settle(executor.attempt(gate), || executor.attempt(gate));
-            let paths = EvidencePaths::new(&evidence_dir, &gate.name);
+            let paths = published_paths(&gate.name);
             let mut result = GateResult::ran(gate, settled, paths.display(&project_root));
             if needed.contains(gate.name.as_str()) {
                 if let Err(why) = record(gate, &result) {
@@ -178,16 +201,23 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         let unwritten = recorder.join().unwrap_or_default();
         (ran, unwritten)
     });
-    let cleaner = retired.map(|old| std::thread::spawn(move || std::fs::remove_dir_all(old)));
     for result in &mut ran {
         if let Some(why) = unwritten.get(&result.name) {
             result.lose_evidence(why.clone());
         }
     }
+    if let Err(e) = evidence.publish() {
+        for result in &mut ran {
+            result.lose_evidence(format!(
+                "its evidence could not be published to {}: {e}",
+                display_path(evidence.published(), &project_root)
+            ));
+        }
+    }
 
     // Fail closed: a gate that ran must have left its evidence.
     for result in &mut ran {
-        let paths = EvidencePaths::new(&evidence_dir, &result.name);
+        let paths = published_paths(&result.name);
         if !(paths.json.is_file() && paths.markdown.is_file()) {
             result.lose_evidence(format!(
                 "gate {} was enabled but produced no evidence (missing {})",
@@ -280,10 +310,6 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         verdict = Some(display_path(&path, &project_root));
     }
 
-    if let Some(cleaner) = cleaner {
-        // Best effort: a leftover `.…-evidence.old-…` directory is harmless.
-        let _ = cleaner.join();
-    }
     let summary = Summary::of(&gates);
     Ok(VerifyOutcome {
         run: run_id,
@@ -356,15 +382,18 @@ fn lose(mut result: GateResult, why: String) -> GateResult {
     result
 }
 
-/// Move `dir` aside (same parent, hidden name) so it can be deleted without holding up the
-/// run; `None` when there is nothing to move.
-fn retire(dir: &std::path::Path) -> Option<PathBuf> {
-    let name = dir.file_name()?.to_string_lossy().into_owned();
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let aside = dir.with_file_name(format!(".{name}.old-{}-{nanos}", std::process::id()));
-    std::fs::rename(dir, &aside).ok().map(|()| aside)
+/// Take the scope's verify lock, refusing (not waiting) when another run holds it: two
+/// runs would write the same evidence and merge into the same verdict.
+fn lock(scope: &VerifyScope) -> Result<FileLock, VerifyError> {
+    let path = scope.lock_path();
+    match FileLock::try_exclusive(&path) {
+        Ok(Some(lock)) => Ok(lock),
+        Ok(None) => Err(VerifyError::Busy {
+            scope: scope.describe(),
+            path,
+        }),
+        Err(source) => Err(VerifyError::Lock { path, source }),
+    }
 }
 
 /// `verify-20261129T183700123Z-4242`: sortable by time, unique per process.

@@ -10,6 +10,7 @@ use crate::wbs::Wbs;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifyScope {
     run_dir: PathBuf,
+    locks_dir: PathBuf,
     prefix: String,
 }
 
@@ -20,6 +21,7 @@ impl VerifyScope {
     pub fn new(state_dir: &StateDir, wbs: Option<&Wbs>) -> Self {
         Self {
             run_dir: state_dir.run_dir(),
+            locks_dir: state_dir.root().join("locks"),
             prefix: wbs.map_or_else(|| PROJECT_PREFIX.to_owned(), Wbs::to_string),
         }
     }
@@ -27,6 +29,21 @@ impl VerifyScope {
     /// `.spur/run/<scope>-evidence/`: one `<gate>.md` and `<gate>.json` per gate.
     pub fn evidence_dir(&self) -> PathBuf {
         self.run_dir.join(format!("{}-evidence", self.prefix))
+    }
+
+    /// `task 0592` or `the project`, for messages.
+    pub fn describe(&self) -> String {
+        if self.prefix == PROJECT_PREFIX {
+            "the project".to_owned()
+        } else {
+            format!("task {}", self.prefix)
+        }
+    }
+
+    /// `.spur/locks/<scope>-verify.lock`: one verify run per scope at a time (not the
+    /// task's run lock, which a run holds while its `verify.run` action verifies).
+    pub fn lock_path(&self) -> PathBuf {
+        self.locks_dir.join(format!("{}-verify.lock", self.prefix))
     }
 
     /// `.spur/run/<scope>-verdicts.jsonl`: the verdict ledger.
