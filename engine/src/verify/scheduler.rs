@@ -25,7 +25,13 @@ pub fn run_in_order<T: Send>(
         }),
         changed: Condvar::new(),
     };
-    let workers = parallelism.get().min(gates.len()).max(1);
+    // Writers run one at a time on one thread: a second worker only helps when some gate
+    // may run beside another.
+    let workers = if gates.iter().any(|g| g.read_only) {
+        parallelism.get().min(gates.len()).max(1)
+    } else {
+        1
+    };
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| board.work(gates, run));
