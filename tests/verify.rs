@@ -569,3 +569,22 @@ fn a_second_verify_of_the_same_scope_is_refused_while_one_runs() {
     // Released when the run ends.
     assert_eq!(spur(&project, &["verify", "--gate", "ok"]).code, 0);
 }
+
+#[test]
+fn a_file_where_the_evidence_directories_belong_does_not_wedge_later_runs() {
+    let project = project_with("verify:\n  gates:\n    a: {command: 'true'}\n");
+    project.file(".spur/run/_project-evidence", "not a directory");
+    project.file(
+        ".spur/run/._project-evidence.next",
+        "not a directory either",
+    );
+    for round in 1..=3 {
+        let run = spur(&project, &["verify"]);
+        assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
+        assert_eq!(
+            evidence(&project, "_project", "a")["status"],
+            "PASS",
+            "round {round}"
+        );
+    }
+}

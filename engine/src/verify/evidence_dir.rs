@@ -20,6 +20,13 @@ use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
+/// A directory the run could not prepare, and why.
+#[derive(Debug)]
+pub struct EvidenceDirError {
+    pub path: PathBuf,
+    pub source: std::io::Error,
+}
+
 /// The evidence directory of one verify run.
 #[derive(Debug)]
 pub struct EvidenceDir {
@@ -37,29 +44,15 @@ impl EvidenceDir {
     pub fn staged<'a>(
         published: PathBuf,
         gates: impl IntoIterator<Item = &'a str>,
-    ) -> std::io::Result<Self> {
+    ) -> Result<Self, EvidenceDirError> {
         let name = published
             .file_name()
             .map_or_else(|| "evidence".into(), |n| n.to_string_lossy().into_owned());
         let writing = published.with_file_name(format!(".{name}.next"));
-        std::fs::create_dir_all(&writing)?;
-        let keep: std::collections::HashSet<String> = gates
-            .into_iter()
-            .flat_map(|gate| [format!("{gate}.json"), format!("{gate}.md")])
-            .collect();
-        for entry in std::fs::read_dir(&writing)? {
-            let entry = entry?;
-            let kind = entry.file_type()?;
-            if kind.is_file() && keep.contains(entry.file_name().to_string_lossy().as_ref()) {
-                continue;
-            }
-            let path = entry.path();
-            if kind.is_dir() {
-                std::fs::remove_dir_all(&path)?;
-            } else {
-                std::fs::remove_file(&path)?;
-            }
-        }
+        prepare_staging(&writing, gates).map_err(|source| EvidenceDirError {
+            path: writing.clone(),
+            source,
+        })?;
         Ok(Self {
             published,
             writing,
@@ -68,8 +61,11 @@ impl EvidenceDir {
     }
 
     /// A run of one gate: write into `published` directly.
-    pub fn direct(published: PathBuf) -> std::io::Result<Self> {
-        std::fs::create_dir_all(&published)?;
+    pub fn direct(published: PathBuf) -> Result<Self, EvidenceDirError> {
+        std::fs::create_dir_all(&published).map_err(|source| EvidenceDirError {
+            path: published.clone(),
+            source,
+        })?;
         Ok(Self {
             writing: published.clone(),
             published,
@@ -128,6 +124,38 @@ impl EvidenceDir {
             Err(e) => Err(e),
         }
     }
+}
+
+/// Create the staging directory (replacing anything that is not a directory: the name is
+/// spur's, and an exchange with a published path that was a file leaves a file here) and
+/// delete what it holds except the evidence files of `gates`.
+fn prepare_staging<'a>(
+    writing: &Path,
+    gates: impl IntoIterator<Item = &'a str>,
+) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(writing) {
+        Ok(meta) if !meta.is_dir() => std::fs::remove_file(writing)?,
+        _ => {}
+    }
+    std::fs::create_dir_all(writing)?;
+    let keep: std::collections::HashSet<String> = gates
+        .into_iter()
+        .flat_map(|gate| [format!("{gate}.json"), format!("{gate}.md")])
+        .collect();
+    for entry in std::fs::read_dir(writing)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_file() && keep.contains(entry.file_name().to_string_lossy().as_ref()) {
+            continue;
+        }
+        let path = entry.path();
+        if kind.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
 }
 
 /// Replace `path` with `bytes` through a temporary file and a rename: readers never see a

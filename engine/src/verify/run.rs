@@ -132,9 +132,9 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         None => EvidenceDir::staged(scope.evidence_dir(), to_run.iter().map(|g| g.name.as_str())),
         Some(_) => EvidenceDir::direct(scope.evidence_dir()),
     }
-    .map_err(|source| VerifyError::EvidenceDir {
-        path: scope.evidence_dir(),
-        source,
+    .map_err(|e| VerifyError::EvidenceDir {
+        path: e.path,
+        source: e.source,
     })?;
     let executor = ProcessExecutor {
         project_root: project_root.clone(),
