@@ -15,14 +15,7 @@ pub struct FileLock {
 impl FileLock {
     /// Open (creating) `path` for reading and appending, and block until it is locked.
     pub fn exclusive(path: &Path) -> io::Result<Self> {
-        if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)?;
+        let file = open(path)?;
         loop {
             // SAFETY: flock on a file descriptor we own; no memory is shared.
             let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
@@ -38,14 +31,7 @@ impl FileLock {
 
     /// [`FileLock::exclusive`] without waiting: `None` when another holder has it.
     pub fn try_exclusive(path: &Path) -> io::Result<Option<Self>> {
-        if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)?;
+        let file = open(path)?;
         // SAFETY: flock on a file descriptor we own; no memory is shared.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc == 0 {
@@ -63,6 +49,18 @@ impl FileLock {
     pub fn file(&mut self) -> &mut File {
         &mut self.file
     }
+}
+
+/// Open (creating it and its directory) the lock file for reading and appending.
+fn open(path: &Path) -> io::Result<File> {
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
 }
 
 impl Drop for FileLock {
