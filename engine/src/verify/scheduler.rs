@@ -32,10 +32,14 @@ pub fn run_in_order<T: Send>(
     } else {
         1
     };
+    // The calling thread is one of the workers: a chain of writers runs on it with no
+    // thread started at all.
     std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| board.work(gates, run));
+        for _ in 1..workers {
+            // A worker that cannot be started leaves its gates to the others.
+            let _ = std::thread::Builder::new().spawn_scoped(scope, || board.work(gates, run));
         }
+        board.work(gates, run);
     });
     let state = board
         .state
