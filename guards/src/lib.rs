@@ -6,7 +6,6 @@
 //! gates call the same primitives. The engine composes them (`all`/`any`/`not`,
 //! `always`/`never`, `action-ok` need run state and live there).
 
-pub mod background;
 pub mod combinator;
 pub mod executable_search;
 pub mod file_exists;
