@@ -214,6 +214,23 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
         None => None,
     };
 
+    // Output pipes whose write ends we keep open too, until the leader has exited. The
+    // child's copies close as it exits, just before its exit is signalled; were they the
+    // last, their hang-up would wake us first, and every run would cost a second sleep and
+    // wake-up. With ours open, the exit alone wakes us.
+    let pipes = pipe().and_then(|out| Ok((out, pipe()?)));
+    let ((stdout_read, stdout_write), (stderr_read, stderr_write)) = match pipes {
+        Ok(pipes) => pipes,
+        Err(e) => {
+            return ProcessOutcome::failed_to_start(format!("cannot create a pipe: {e}"), started)
+        }
+    };
+    let held_writers = match (stdout_write.try_clone(), stderr_write.try_clone()) {
+        (Ok(stdout), Ok(stderr)) => [stdout, stderr],
+        (Err(e), _) | (_, Err(e)) => {
+            return ProcessOutcome::failed_to_start(format!("cannot create a pipe: {e}"), started)
+        }
+    };
     let mut command = Command::new(program_to_spawn(spec));
     command
         // `$0` stays `sh` (as in messages like `sh: 1: foo: not found`) even when the
@@ -226,8 +243,8 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
         } else {
             Stdio::null()
         })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdout(Stdio::from(stdout_write))
+        .stderr(Stdio::from(stderr_write));
     if let Some(cwd) = &spec.cwd {
         command.current_dir(cwd);
     }
@@ -241,7 +258,10 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
     // Register before the child exists so an interrupt between spawn and registration
     // cannot miss it: the lock is held across spawn.
     let mut live = lock_live_groups();
-    let mut child = match command.spawn() {
+    let spawned = command.spawn();
+    // The command holds the child's ends of the pipes: close them now.
+    drop(command);
+    let mut child = match spawned {
         Ok(child) => child,
         Err(e) => {
             drop(live);
@@ -256,13 +276,14 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
 
     let mut watcher = Watcher {
         exit: watch(pgid),
-        stdout: Stream::new(child.stdout.take().map(OwnedFd::from), spec.capture_limit),
-        stderr: Stream::new(child.stderr.take().map(OwnedFd::from), spec.capture_limit),
+        stdout: Stream::new(Some(stdout_read), spec.capture_limit),
+        stderr: Stream::new(Some(stderr_read), spec.capture_limit),
         stdin: match (child.stdin.take(), &spec.stdin) {
             (Some(pipe), Some(bytes)) => Some(Feed::new(OwnedFd::from(pipe), bytes)),
             _ => None,
         },
         log,
+        reaped: false,
     };
 
     let mut timed_out = false;
@@ -303,6 +324,8 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
     // group while holding one.
     watcher.stdin = None;
     watcher.exit = None;
+    watcher.reaped = true;
+    drop(held_writers);
     let drain_deadline = Instant::now() + PIPE_DRAIN_LIMIT;
     while watcher.stdout.is_open() || watcher.stderr.is_open() {
         if Instant::now() >= drain_deadline {
@@ -343,6 +366,23 @@ enum Phase {
     Running(Option<Instant>),
     /// SIGTERM sent; SIGKILL at the deadline.
     Terminating(Instant),
+}
+
+/// A close-on-exec pipe: (read end, write end).
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let [read_fd, write_fd] = fds;
+    // SAFETY: both descriptors were just created and are owned only here.
+    Ok(unsafe {
+        (
+            OwnedFd::from_raw_fd(read_fd),
+            OwnedFd::from_raw_fd(write_fd),
+        )
+    })
 }
 
 fn open_log(path: &Path) -> io::Result<File> {
@@ -392,6 +432,8 @@ struct Watcher<'a> {
     stderr: Stream,
     stdin: Option<Feed<'a>>,
     log: Option<File>,
+    /// The leader has been reaped: only output is left to wait for.
+    reaped: bool,
 }
 
 /// How often the leader is checked for when no exit descriptor is available.
@@ -424,8 +466,9 @@ impl Watcher<'_> {
             push(feed.fd.as_raw_fd(), libc::POLLOUT, Slot::Stdin);
         }
         let watching_exit = self.exit.is_some();
+        let ticking = !watching_exit && !self.reaped;
         let mut wait = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        if !watching_exit {
+        if ticking {
             wait = Some(wait.map_or(EXIT_TICK, |w| w.min(EXIT_TICK)));
         }
         let timeout_ms = wait.map_or(-1, |w| {
@@ -456,7 +499,7 @@ impl Watcher<'_> {
                 }
             }
         }
-        if !watching_exit {
+        if ticking {
             exited = has_exited(pid);
         }
         exited
@@ -590,19 +633,7 @@ fn pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
 }
 
 fn waiter_thread(pid: libc::pid_t) -> Option<OwnedFd> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return None;
-    }
-    let [read_fd, write_fd] = fds;
-    // SAFETY: both descriptors were just created and are owned only here.
-    let (read_end, write_end) = unsafe {
-        (
-            OwnedFd::from_raw_fd(read_fd),
-            OwnedFd::from_raw_fd(write_fd),
-        )
-    };
+    let (read_end, write_end) = pipe().ok()?;
     thread::Builder::new()
         .name("spur-waiter".into())
         .spawn(move || {
@@ -964,6 +995,14 @@ mod tests {
         assert_eq!(program_to_spawn(&ProcessSpec::new("env", [""; 0])), "env");
         let out = ProcessSpec::shell(r#"printf '%s' "$0""#).run();
         assert_eq!(text(&out.stdout), "sh", "$0 is what the spec named");
+    }
+
+    #[test]
+    fn a_leader_that_closes_its_output_early_is_still_waited_for() {
+        let out = ProcessSpec::shell("exec >&-; sleep 0.1; printf late >&2; exit 4").run();
+        assert_eq!(out.status, ProcessStatus::Exited(4));
+        assert_eq!(text(&out.stderr), "late");
+        assert!(out.stdout.is_empty());
     }
 
     #[test]
