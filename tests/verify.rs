@@ -588,3 +588,30 @@ fn a_file_where_the_evidence_directories_belong_does_not_wedge_later_runs() {
         );
     }
 }
+
+#[test]
+fn a_gate_reads_this_run_s_evidence_of_the_gates_it_needs() {
+    // `reader` copies what it finds of `a` (needed) and `b` (not needed) while it runs.
+    let project = project_with(
+        "verify:\n  gates:\n    a: {command: 'true'}\n    b: {command: 'true'}\n    reader: {command: 'cp \"$SPUR_EVIDENCE_DIR/a.json\" a-seen.json; echo \"$SPUR_RUN\" > run-seen', needs: [a, b]}\n",
+    );
+    for round in 1..=3 {
+        let run = spur(&project, &["verify", "--json"]);
+        assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
+        let seen: Value = serde_json::from_str(&project.read("a-seen.json")).unwrap();
+        assert_eq!(seen["status"], "PASS", "round {round}: {seen}");
+        assert_eq!(
+            seen["run"],
+            json(&run)["run"],
+            "round {round}: the needed gate's evidence is this run's, not a staged leftover"
+        );
+        assert_eq!(project.read("run-seen").trim(), json(&run)["run"]);
+        for name in ["a", "b", "reader"] {
+            assert_eq!(
+                evidence(&project, "_project", name)["run"],
+                json(&run)["run"],
+                "round {round}: {name}'s published evidence"
+            );
+        }
+    }
+}

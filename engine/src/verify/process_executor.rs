@@ -138,7 +138,7 @@ fn finished(
 
 fn remove_stale(path: &Path) -> Result<(), String> {
     // Look before unlinking: a lookup does not lock the directory, an unlink does (and
-    // would wait behind evidence being written there by the recorder thread).
+    // would wait behind a gate running beside this one that writes there).
     if matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
     {
         return Ok(());
