@@ -615,3 +615,33 @@ fn a_gate_reads_this_run_s_evidence_of_the_gates_it_needs() {
         }
     }
 }
+
+#[test]
+fn every_gate_of_a_long_run_gets_this_run_s_evidence() {
+    // More gates than one share of the end-of-run writers, so several threads write.
+    let mut config = String::from("verify:\n  parallelism: 2\n  gates:\n");
+    for i in 0..40 {
+        config.push_str(&format!("    g{i:02}: {{command: 'echo out-{i}'}}\n"));
+    }
+    let project = project_with(&config);
+    for round in 1..=2 {
+        let run = spur(&project, &["verify", "--json"]);
+        assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
+        let outcome = json(&run);
+        for i in 0..40 {
+            let name = format!("g{i:02}");
+            let evidence = evidence(&project, "_project", &name);
+            assert_eq!(evidence["run"], outcome["run"], "round {round}: {name}");
+            assert!(
+                evidence.to_string().contains(&format!("out-{i}")),
+                "round {round}: {name}'s own output tail: {evidence}"
+            );
+            assert!(
+                project
+                    .join(&format!(".spur/run/_project-evidence/{name}.md"))
+                    .is_file(),
+                "{name}.md"
+            );
+        }
+    }
+}

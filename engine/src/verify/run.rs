@@ -155,7 +155,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         .unwrap_or_else(|| std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN));
     // Evidence of a gate that another gate needs is written before the gate counts as
     // finished: a dependent may read it. All other evidence is written once the last gate
-    // has run, by `parallelism` threads. Between gates the process would write it with
+    // has run, by up to `parallelism` threads. Between gates the process would write it with
     // caches that the gate's process has just evicted, on the CPU the next gate starts on;
     // batched at the end the same writes took half the time, and a writer thread running
     // beside the gates measured slower than either.
@@ -183,20 +183,16 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         .zip(ran.iter_mut())
         .filter(|(gate, _)| !needed.contains(gate.name.as_str()))
         .collect();
-    let record_all = |share: &mut [(&Gate, &mut GateResult)]| {
-        for (gate, result) in share {
-            record(gate, result);
-        }
-    };
     // Shares of 16 gates go to whichever thread asks next; a thread that cannot be
     // started leaves its shares to the others, this one included.
     let unrecorded_shares = unrecorded.len().div_ceil(16);
     let shares = Mutex::new(unrecorded.chunks_mut(16));
     let record_shares = || loop {
-        let share = shares.lock().unwrap_or_else(PoisonError::into_inner).next();
-        match share {
-            Some(share) => record_all(share),
-            None => break,
+        let Some(share) = shares.lock().unwrap_or_else(PoisonError::into_inner).next() else {
+            break;
+        };
+        for (gate, result) in share {
+            record(gate, result);
         }
     };
     std::thread::scope(|threads| {
