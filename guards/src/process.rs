@@ -646,6 +646,28 @@ fn waiter_thread(pid: libc::pid_t) -> Option<OwnedFd> {
 
 /// Whether `pid` has exited, leaving it a zombie (not reaped).
 fn has_exited(pid: libc::pid_t) -> bool {
+    // si_pid stays 0 while the child is still running.
+    wait_for_exit(pid, libc::WNOHANG).is_none_or(|info| {
+        // SAFETY: waitid filled `info` in.
+        let child = unsafe { info.si_pid() };
+        child != 0
+    })
+}
+
+/// Block until `pid` has exited, leaving it a zombie (not reaped).
+fn wait_without_reaping(pid: libc::pid_t) {
+    loop {
+        if wait_for_exit(pid, 0).is_some()
+            || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted
+        {
+            return;
+        }
+    }
+}
+
+/// `waitid(WEXITED | WNOWAIT | extra_flags)` on `pid`: its exit, not reaped; `None` when
+/// the call failed (errno says why).
+fn wait_for_exit(pid: libc::pid_t, extra_flags: libc::c_int) -> Option<libc::siginfo_t> {
     // SAFETY: `info` is a plain C struct that waitid fills in; zeroed is a valid value.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: plain syscall on our own child; `info` outlives the call.
@@ -654,31 +676,10 @@ fn has_exited(pid: libc::pid_t) -> bool {
             libc::P_PID,
             pid as libc::id_t,
             &mut info,
-            libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+            libc::WEXITED | libc::WNOWAIT | extra_flags,
         )
     };
-    // SAFETY: waitid filled `info` (si_pid stays 0 when the child is still running).
-    rc != 0 || unsafe { info.si_pid() } != 0
-}
-
-/// Block until `pid` has exited, leaving it a zombie (not reaped).
-fn wait_without_reaping(pid: libc::pid_t) {
-    loop {
-        // SAFETY: `info` is a plain C struct that waitid fills in; zeroed is a valid value.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: plain syscall on our own child; `info` outlives the call.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            return;
-        }
-    }
+    (rc == 0).then_some(info)
 }
 
 fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
