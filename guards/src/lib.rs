@@ -17,6 +17,7 @@ pub mod plugin;
 pub mod process;
 pub mod shell_guard;
 pub mod shell_quote;
+mod spawn;
 
 pub use file_exists::file_exists_guard;
 pub use guard_result::GuardResult;

@@ -20,14 +20,12 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::executable_search::find_executable;
+use crate::spawn::{pipe, reap, spawn, Exit};
 
 /// Default in-memory capture cap per stream (1 MiB).
 pub const DEFAULT_CAPTURE_LIMIT: usize = 1 << 20;
@@ -214,72 +212,32 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
         None => None,
     };
 
-    // Output pipes whose write ends we keep open too, until the leader has exited. The
-    // child's copies close as it exits, just before its exit is signalled; were they the
-    // last, their hang-up would wake us first, and every run would cost a second sleep and
-    // wake-up. With ours open, the exit alone wakes us.
-    let pipes = pipe().and_then(|out| Ok((out, pipe()?)));
-    let ((stdout_read, stdout_write), (stderr_read, stderr_write)) = match pipes {
-        Ok(pipes) => pipes,
-        Err(e) => {
-            return ProcessOutcome::failed_to_start(format!("cannot create a pipe: {e}"), started)
-        }
-    };
-    let held_writers = match (stdout_write.try_clone(), stderr_write.try_clone()) {
-        (Ok(stdout), Ok(stderr)) => [stdout, stderr],
-        (Err(e), _) | (_, Err(e)) => {
-            return ProcessOutcome::failed_to_start(format!("cannot create a pipe: {e}"), started)
-        }
-    };
-    let mut command = Command::new(program_to_spawn(spec));
-    command
-        // `$0` stays `sh` (as in messages like `sh: 1: foo: not found`) even when the
-        // program was resolved to an absolute path.
-        .arg0(&spec.program)
-        .args(&spec.args)
-        .process_group(0)
-        .stdin(if spec.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::from(stdout_write))
-        .stderr(Stdio::from(stderr_write));
-    if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
-    }
-    for name in &spec.env_remove {
-        command.env_remove(name);
-    }
-    for (name, value) in &spec.env {
-        command.env(name, value);
-    }
-
     // Register before the child exists so an interrupt between spawn and registration
     // cannot miss it: the lock is held across spawn.
     let mut live = lock_live_groups();
-    let spawned = command.spawn();
-    // The command holds the child's ends of the pipes: close them now.
-    drop(command);
-    let mut child = match spawned {
-        Ok(child) => child,
+    let spawned = match spawn(spec) {
+        Ok(spawned) => spawned,
         Err(e) => {
             drop(live);
             let program = Path::new(&spec.program).display().to_string();
             return ProcessOutcome::failed_to_start(format!("{program}: {e}"), started);
         }
     };
-    let pid = child.id();
-    let pgid = pid as libc::pid_t;
+    let pgid = spawned.pid;
     live.insert(pgid);
     drop(live);
 
+    // We keep the output pipes' write ends open too, until the leader has exited. The
+    // child's copies close as it exits, just before its exit is signalled; were they the
+    // last, their hang-up would wake us first, and every run would cost a second sleep and
+    // wake-up. With ours open, the exit alone wakes us.
+    let held_writers = spawned.writers;
     let mut watcher = Watcher {
         exit: watch(pgid),
-        stdout: Stream::new(Some(stdout_read), spec.capture_limit),
-        stderr: Stream::new(Some(stderr_read), spec.capture_limit),
-        stdin: match (child.stdin.take(), &spec.stdin) {
-            (Some(pipe), Some(bytes)) => Some(Feed::new(OwnedFd::from(pipe), bytes)),
+        stdout: Stream::new(Some(spawned.stdout), spec.capture_limit),
+        stderr: Stream::new(Some(spawned.stderr), spec.capture_limit),
+        stdin: match (spawned.stdin, &spec.stdin) {
+            (Some(pipe), Some(bytes)) => Some(Feed::new(pipe, bytes)),
             _ => None,
         },
         log,
@@ -315,7 +273,7 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
             // The leader is a zombie now, so `pgid` still names its group: kill whatever
             // is left, then reap.
             signal_group(pgid, libc::SIGKILL);
-            break child.wait();
+            break reap(pgid);
         }
     };
     lock_live_groups().remove(&pgid);
@@ -340,11 +298,8 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
         ProcessStatus::TimedOut
     } else {
         match status {
-            Ok(status) => match (status.code(), status.signal()) {
-                (Some(code), _) => ProcessStatus::Exited(code),
-                (None, Some(sig)) => ProcessStatus::Signalled(sig),
-                (None, None) => ProcessStatus::FailedToStart("unknown exit status".into()),
-            },
+            Ok(Exit::Code(code)) => ProcessStatus::Exited(code),
+            Ok(Exit::Signal(signal)) => ProcessStatus::Signalled(signal),
             Err(e) => ProcessStatus::FailedToStart(format!("cannot wait for child: {e}")),
         }
     };
@@ -355,7 +310,7 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
         stderr,
         stdout_truncated,
         stderr_truncated,
-        pid: Some(pid),
+        pid: u32::try_from(pgid).ok(),
     }
 }
 
@@ -368,58 +323,11 @@ enum Phase {
     Terminating(Instant),
 }
 
-/// A close-on-exec pipe: (read end, write end).
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let [read_fd, write_fd] = fds;
-    // SAFETY: both descriptors were just created and are owned only here.
-    Ok(unsafe {
-        (
-            OwnedFd::from_raw_fd(read_fd),
-            OwnedFd::from_raw_fd(write_fd),
-        )
-    })
-}
-
 fn open_log(path: &Path) -> io::Result<File> {
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
     OpenOptions::new().create(true).append(true).open(path)
-}
-
-/// `sh` resolved on PATH once (per PATH value) instead of by every spawn: `execvp` tries
-/// each PATH directory in turn, and on a long PATH that is several failing `execve` per
-/// gate. Any other program, or a spec that changes PATH, is left to the usual lookup.
-fn program_to_spawn(spec: &ProcessSpec) -> OsString {
-    let path_changed = spec.env.iter().any(|(name, _)| name == "PATH")
-        || spec.env_remove.iter().any(|name| name == "PATH");
-    if spec.program != "sh" || path_changed {
-        return spec.program.clone();
-    }
-    cached_shell().map_or_else(|| spec.program.clone(), PathBuf::into_os_string)
-}
-
-/// (PATH value, absolute path of `sh` on it).
-static SHELL: Mutex<Option<(OsString, PathBuf)>> = Mutex::new(None);
-
-fn cached_shell() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let mut cache = SHELL.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((cached_for, shell)) = &*cache {
-        if *cached_for == path {
-            return Some(shell.clone());
-        }
-    }
-    // A relative PATH entry would be looked up from the child's working directory: only an
-    // absolute result is safe to reuse.
-    let shell = find_executable("sh", Some(&path)).filter(|p| p.is_absolute())?;
-    *cache = Some((path, shell.clone()));
-    Some(shell)
 }
 
 /// Everything the calling thread waits on while the child runs: its exit and its pipes.
@@ -984,18 +892,6 @@ mod tests {
             .stdin(vec![b'x'; 1 << 20])
             .run();
         assert_eq!(out.status, ProcessStatus::Exited(0));
-    }
-
-    #[test]
-    fn sh_is_resolved_to_an_absolute_path_unless_path_is_changed() {
-        let spawned = program_to_spawn(&ProcessSpec::shell("true"));
-        assert!(Path::new(&spawned).is_absolute(), "{spawned:?}");
-        assert!(Path::new(&spawned).ends_with("sh"));
-        let own_path = ProcessSpec::shell("true").env("PATH", "/nonexistent");
-        assert_eq!(program_to_spawn(&own_path), "sh");
-        assert_eq!(program_to_spawn(&ProcessSpec::new("env", [""; 0])), "env");
-        let out = ProcessSpec::shell(r#"printf '%s' "$0""#).run();
-        assert_eq!(text(&out.stdout), "sh", "$0 is what the spec named");
     }
 
     #[test]

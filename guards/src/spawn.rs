@@ -1,0 +1,552 @@
+//! Starting a child with `posix_spawn(3)`: in a process group of its own, stdout and stderr
+//! piped, stdin piped or `/dev/null`, in a working directory, with an environment.
+//!
+//! `std::process::Command` makes the same libc call, but on every spawn that sets a
+//! variable it copies the whole inherited environment into an ordered map and then into
+//! fresh C strings, and it opens `/dev/null` in the parent. A verify run spawns hundreds of
+//! short gates, each with its own variables; in profiles of 200 `true` gates that copying
+//! cost more parent CPU than the spawn call itself. Here the inherited environment is
+//! turned into C strings once per process (spur never changes its own environment) and
+//! each spawn only adds pointers to it and the spec's own variables; `/dev/null` is opened
+//! by the child.
+//!
+//! Nothing of ours runs in the child: glibc's `posix_spawn` clones with `CLONE_VM |
+//! CLONE_VFORK`, resets signal dispositions, applies the file actions below and `exec`s.
+
+use std::ffi::{CString, OsStr};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use crate::process::ProcessSpec;
+
+/// A started child and our ends of its pipes.
+#[derive(Debug)]
+pub(crate) struct Spawned {
+    pub pid: libc::pid_t,
+    /// Present when the spec feeds stdin.
+    pub stdin: Option<OwnedFd>,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+    /// The write ends of the output pipes the child was given. Held until the child has
+    /// exited, they keep its exit from also showing as a hang-up on the pipes.
+    pub writers: [OwnedFd; 2],
+}
+
+/// How a reaped child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exit {
+    Code(i32),
+    Signal(i32),
+}
+
+/// Start `spec`'s program. Errors are those `exec` would give (`ENOENT` for a program not
+/// found on PATH, the `chdir` error for a missing working directory) or `InvalidInput`
+/// for a NUL byte in an argument, a variable or the working directory.
+pub(crate) fn spawn(spec: &ProcessSpec) -> io::Result<Spawned> {
+    let program = executable(spec)?;
+    let argv: Vec<CString> = std::iter::once(&spec.program)
+        .chain(&spec.args)
+        .map(|arg| c_string(arg.as_bytes()))
+        .collect::<io::Result<_>>()?;
+    let environment = environment(spec)?;
+    let cwd = spec
+        .cwd
+        .as_ref()
+        .map(|dir| c_string(dir.as_os_str().as_bytes()))
+        .transpose()?;
+
+    let stdin = spec.stdin.as_ref().map(|_| pipe()).transpose()?;
+    let (stdout_read, stdout_write) = pipe()?;
+    let (stderr_read, stderr_write) = pipe()?;
+
+    let mut actions = FileActions::new()?;
+    match &stdin {
+        Some((read_end, _)) => actions.dup2(read_end, 0)?,
+        None => actions.open_dev_null(0)?,
+    }
+    actions.dup2(&stdout_write, 1)?;
+    actions.dup2(&stderr_write, 2)?;
+    if let Some(dir) = &cwd {
+        actions.chdir(dir)?;
+    }
+    let attributes = Attributes::new()?;
+
+    let argv_ptrs = null_terminated(&argv);
+    let mut pid: libc::pid_t = 0;
+    // SAFETY: every pointer is valid for the call: `program` and `argv` own the strings the
+    // NULL-terminated argument array points into, `environment` owns or borrows for the
+    // life of the process the strings its array points into, and both spawn objects were
+    // initialised by their `new`.
+    let rc = unsafe {
+        libc::posix_spawn(
+            &mut pid,
+            program.as_ptr(),
+            &actions.raw,
+            &attributes.raw,
+            argv_ptrs.as_ptr(),
+            environment.pointers.as_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    // The child's end of stdin closes here; its output ends go to the caller.
+    Ok(Spawned {
+        pid,
+        stdin: stdin.map(|(_, write_end)| write_end),
+        stdout: stdout_read,
+        stderr: stderr_read,
+        writers: [stdout_write, stderr_write],
+    })
+}
+
+/// Wait for `pid` to end and reap it.
+pub(crate) fn reap(pid: libc::pid_t) -> io::Result<Exit> {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: plain syscall on our own child; `status` outlives the call.
+        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if rc == pid {
+            return Ok(if libc::WIFSIGNALED(status) {
+                Exit::Signal(libc::WTERMSIG(status))
+            } else {
+                Exit::Code(libc::WEXITSTATUS(status))
+            });
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// The path to `exec`: the program itself when it names a path, else the first executable
+/// file of that name on the child's PATH (as `execvp` would search it). `sh` on an
+/// unchanged PATH is looked up once and reused: on a long PATH every lookup is a dozen
+/// failed `stat`s.
+fn executable(spec: &ProcessSpec) -> io::Result<CString> {
+    let name = spec.program.as_os_str();
+    if name.as_bytes().contains(&b'/') {
+        return c_string(name.as_bytes());
+    }
+    let not_found = || io::Error::from_raw_os_error(libc::ENOENT);
+    if name.is_empty() {
+        return Err(not_found());
+    }
+    let changed = spec.env.iter().rev().find(|(n, _)| n == "PATH");
+    let path = match changed {
+        Some((_, value)) => Some(value.clone()),
+        None if spec.env_remove.iter().any(|n| n == "PATH") => None,
+        None if name == "sh" => {
+            if let Some(shell) = cached_shell() {
+                return c_string(shell.as_os_str().as_bytes());
+            }
+            std::env::var_os("PATH")
+        }
+        None => std::env::var_os("PATH"),
+    };
+    // No PATH at all: the default search path of `execvp`.
+    let path = path.unwrap_or_else(|| "/bin:/usr/bin".into());
+    let found = search(name, &path, spec.cwd.as_deref()).ok_or_else(not_found)?;
+    c_string(found.as_os_str().as_bytes())
+}
+
+/// The first executable regular file `name` in the directories of `path`. An empty entry
+/// means the working directory, and a relative entry is taken from the child's working
+/// directory, where `exec` resolves it.
+fn search(name: &OsStr, path: &OsStr, cwd: Option<&Path>) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .map(|dir| {
+            if dir.as_os_str().is_empty() {
+                PathBuf::from(".").join(name)
+            } else {
+                dir.join(name)
+            }
+        })
+        .find(|candidate| {
+            let probe = match cwd {
+                Some(dir) if candidate.is_relative() => dir.join(candidate),
+                _ => candidate.clone(),
+            };
+            std::fs::metadata(probe)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// (PATH value, absolute path of `sh` on it).
+static SHELL: Mutex<Option<(std::ffi::OsString, PathBuf)>> = Mutex::new(None);
+
+/// `sh` on the process's PATH, when that lookup gives an absolute path.
+fn cached_shell() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let mut cache = SHELL.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((cached_for, shell)) = &*cache {
+        if *cached_for == path {
+            return Some(shell.clone());
+        }
+    }
+    // A relative PATH entry would be looked up from the child's working directory: only
+    // an absolute result is safe to reuse.
+    let shell = search(OsStr::new("sh"), &path, None).filter(|p| p.is_absolute())?;
+    *cache = Some((path, shell.clone()));
+    Some(shell)
+}
+
+/// A child's environment: pointers into the inherited environment (kept for the life of
+/// the process) and into the spec's own variables, owned here.
+struct Environment {
+    _added: Vec<CString>,
+    pointers: Vec<*mut libc::c_char>,
+}
+
+/// The inherited environment without the variables the spec removes or sets, then the
+/// spec's variables (the last setting of a name wins), NULL-terminated.
+fn environment(spec: &ProcessSpec) -> io::Result<Environment> {
+    let set_or_removed = |name: &[u8]| {
+        spec.env.iter().any(|(n, _)| n.as_bytes() == name)
+            || spec.env_remove.iter().any(|n| n.as_bytes() == name)
+    };
+    let mut pointers: Vec<*mut libc::c_char> = inherited_environment()
+        .iter()
+        .filter(|entry| !set_or_removed(&entry.name))
+        .map(|entry| entry.assignment.as_ptr().cast_mut())
+        .collect();
+    let mut added = Vec::with_capacity(spec.env.len());
+    for (i, (name, value)) in spec.env.iter().enumerate() {
+        let set_again = spec
+            .env
+            .get(i + 1..)
+            .is_some_and(|later| later.iter().any(|(n, _)| n == name));
+        if !set_again {
+            added.push(assignment(name, value)?);
+        }
+    }
+    // A CString's bytes live on the heap: moving it into `added` does not move them.
+    pointers.extend(added.iter().map(|s| s.as_ptr().cast_mut()));
+    pointers.push(std::ptr::null_mut());
+    Ok(Environment {
+        _added: added,
+        pointers,
+    })
+}
+
+/// One variable of the inherited environment.
+struct Inherited {
+    name: Vec<u8>,
+    /// `NAME=value`.
+    assignment: CString,
+}
+
+/// The environment spur was started with, converted once. Nothing in spur sets or removes
+/// a variable of its own process, so the snapshot stays true.
+fn inherited_environment() -> &'static [Inherited] {
+    static INHERITED: OnceLock<Vec<Inherited>> = OnceLock::new();
+    INHERITED.get_or_init(|| {
+        std::env::vars_os()
+            .filter_map(|(name, value)| {
+                Some(Inherited {
+                    assignment: assignment(&name, &value).ok()?,
+                    name: name.into_vec(),
+                })
+            })
+            .collect()
+    })
+}
+
+fn assignment(name: &OsStr, value: &OsStr) -> io::Result<CString> {
+    let mut bytes = Vec::with_capacity(name.len() + value.len() + 2);
+    bytes.extend_from_slice(name.as_bytes());
+    bytes.push(b'=');
+    bytes.extend_from_slice(value.as_bytes());
+    c_string(&bytes)
+}
+
+fn c_string(bytes: &[u8]) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a NUL byte in the program, an argument, a variable or the working directory",
+        )
+    })
+}
+
+fn null_terminated(strings: &[CString]) -> Vec<*mut libc::c_char> {
+    strings
+        .iter()
+        .map(|s| s.as_ptr().cast_mut())
+        .chain(std::iter::once(std::ptr::null_mut()))
+        .collect()
+}
+
+/// A close-on-exec pipe, (read end, write end), both above the standard descriptors so
+/// that moving them onto 0, 1 and 2 in the child never overwrites one with another.
+pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let [read_fd, write_fd] = fds;
+    // SAFETY: both descriptors were just created and are owned only here.
+    let (read_end, write_end) = unsafe {
+        (
+            OwnedFd::from_raw_fd(read_fd),
+            OwnedFd::from_raw_fd(write_fd),
+        )
+    };
+    Ok((above_stdio(read_end)?, above_stdio(write_end)?))
+}
+
+/// `fd`, or a close-on-exec copy numbered 3 or above when it is 0, 1 or 2 (which happens
+/// only when our own standard streams are closed).
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: fcntl(F_DUPFD_CLOEXEC) on a descriptor we own returns a new one or -1.
+    let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if copy < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(copy) })
+}
+
+/// What the child does to its descriptors and working directory before `exec`.
+struct FileActions {
+    raw: libc::posix_spawn_file_actions_t,
+}
+
+impl FileActions {
+    fn new() -> io::Result<Self> {
+        // SAFETY: a zeroed value is what `init` expects to overwrite.
+        let mut raw: libc::posix_spawn_file_actions_t = unsafe { std::mem::zeroed() };
+        // SAFETY: initialising the object we own.
+        check(unsafe { libc::posix_spawn_file_actions_init(&mut raw) })?;
+        Ok(Self { raw })
+    }
+
+    fn dup2(&mut self, fd: &OwnedFd, target: libc::c_int) -> io::Result<()> {
+        // SAFETY: the object was initialised; `fd` stays open until after the spawn.
+        check(unsafe {
+            libc::posix_spawn_file_actions_adddup2(&mut self.raw, fd.as_raw_fd(), target)
+        })
+    }
+
+    fn open_dev_null(&mut self, target: libc::c_int) -> io::Result<()> {
+        // SAFETY: the object was initialised; glibc copies the path.
+        check(unsafe {
+            libc::posix_spawn_file_actions_addopen(
+                &mut self.raw,
+                target,
+                c"/dev/null".as_ptr(),
+                libc::O_RDONLY,
+                0,
+            )
+        })
+    }
+
+    fn chdir(&mut self, dir: &CString) -> io::Result<()> {
+        // SAFETY: the object was initialised; glibc copies the path.
+        check(unsafe { libc::posix_spawn_file_actions_addchdir_np(&mut self.raw, dir.as_ptr()) })
+    }
+}
+
+impl Drop for FileActions {
+    fn drop(&mut self) {
+        // SAFETY: the object was initialised by `new` and is destroyed once.
+        unsafe {
+            libc::posix_spawn_file_actions_destroy(&mut self.raw);
+        }
+    }
+}
+
+/// The child leads a new process group, starts with no signal blocked and with `SIGPIPE`
+/// at its default action (Rust ignores it in the parent, and an ignored signal stays
+/// ignored across `exec`).
+struct Attributes {
+    raw: libc::posix_spawnattr_t,
+}
+
+impl Attributes {
+    fn new() -> io::Result<Self> {
+        // SAFETY: a zeroed value is what `init` expects to overwrite.
+        let mut raw: libc::posix_spawnattr_t = unsafe { std::mem::zeroed() };
+        // SAFETY: initialising the object we own.
+        check(unsafe { libc::posix_spawnattr_init(&mut raw) })?;
+        let mut attributes = Self { raw };
+        // SAFETY: the sets are plain C values filled by sigemptyset/sigaddset; the
+        // attribute object was initialised above.
+        unsafe {
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            check(libc::posix_spawnattr_setsigmask(
+                &mut attributes.raw,
+                &empty,
+            ))?;
+            let mut defaults: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut defaults);
+            libc::sigaddset(&mut defaults, libc::SIGPIPE);
+            check(libc::posix_spawnattr_setsigdefault(
+                &mut attributes.raw,
+                &defaults,
+            ))?;
+            check(libc::posix_spawnattr_setpgroup(&mut attributes.raw, 0))?;
+            let flags = libc::POSIX_SPAWN_SETPGROUP
+                | libc::POSIX_SPAWN_SETSIGMASK
+                | libc::POSIX_SPAWN_SETSIGDEF;
+            check(libc::posix_spawnattr_setflags(
+                &mut attributes.raw,
+                libc::c_short::try_from(flags).unwrap_or_default(),
+            ))?;
+        }
+        Ok(attributes)
+    }
+}
+
+impl Drop for Attributes {
+    fn drop(&mut self) {
+        // SAFETY: the object was initialised by `new` and is destroyed once.
+        unsafe {
+            libc::posix_spawnattr_destroy(&mut self.raw);
+        }
+    }
+}
+
+/// posix_spawn's functions return an error number instead of setting `errno`.
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(rc))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::{ProcessSpec, ProcessStatus};
+
+    fn stdout(spec: &ProcessSpec) -> String {
+        let out = spec.run();
+        assert_eq!(out.status, ProcessStatus::Exited(0), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn sh_is_resolved_to_an_absolute_path_and_keeps_its_name_as_arg0() {
+        let program = executable(&ProcessSpec::shell("true")).unwrap();
+        let program = Path::new(OsStr::from_bytes(program.as_bytes()));
+        assert!(
+            program.is_absolute() && program.ends_with("sh"),
+            "{program:?}"
+        );
+        let arg0 = stdout(&ProcessSpec::shell(r#"printf '%s' "$0""#));
+        assert_eq!(arg0, "sh", "$0 is what the spec named");
+    }
+
+    #[test]
+    fn a_changed_path_is_the_one_searched() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = dir.path().join("only-here");
+        std::fs::write(&tool, "#!/bin/sh\necho found\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let with_path = ProcessSpec::new("only-here", [""; 0]).env("PATH", dir.path());
+        assert_eq!(stdout(&with_path), "found\n");
+
+        let out = ProcessSpec::new("only-here", [""; 0]).run();
+        match out.status {
+            ProcessStatus::FailedToStart(why) => {
+                assert!(why.contains("No such file or directory"), "{why}")
+            }
+            other => panic!("started without it on PATH: {other:?}"),
+        }
+        let no_path = ProcessSpec::shell("true").env_remove("PATH");
+        assert!(no_path.run().success(), "the default search path has sh");
+    }
+
+    #[test]
+    fn a_relative_path_entry_is_searched_from_the_child_working_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("bin")).unwrap();
+        let tool = dir.path().join("bin/local-tool");
+        std::fs::write(&tool, "#!/bin/sh\npwd\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let spec = ProcessSpec::new("local-tool", [""; 0])
+            .env("PATH", "bin:/usr/bin:/bin")
+            .cwd(dir.path());
+        let printed = stdout(&spec);
+        assert_eq!(
+            Path::new(printed.trim()).canonicalize().unwrap(),
+            dir.path().canonicalize().unwrap()
+        );
+    }
+
+    #[test]
+    fn the_last_setting_of_a_variable_wins_and_removal_comes_first() {
+        let spec = ProcessSpec::shell(r#"printf '%s|%s' "$A" "${HOME-unset}""#)
+            .env("A", "first")
+            .env("A", "second")
+            .env_remove("HOME");
+        assert_eq!(stdout(&spec), "second|unset");
+        let spec = ProcessSpec::shell(r#"printf '%s' "$HOME""#)
+            .env_remove("HOME")
+            .env("HOME", "/set/again");
+        assert_eq!(stdout(&spec), "/set/again");
+        let environment =
+            environment(&ProcessSpec::shell("true").env("A", "1").env("A", "2")).unwrap();
+        let (last, entries) = environment.pointers.split_last().unwrap();
+        assert!(last.is_null(), "NULL-terminated");
+        let a: Vec<_> = entries
+            .iter()
+            // SAFETY: every pointer but the last points into a live, NUL-terminated CString.
+            .map(|&p| unsafe { std::ffi::CStr::from_ptr(p) })
+            .filter(|e| e.to_bytes().starts_with(b"A="))
+            .collect();
+        assert_eq!(a, [c"A=2"], "one entry per name, the last setting");
+    }
+
+    #[test]
+    fn bad_input_fails_to_start_without_a_child() {
+        for spec in [
+            ProcessSpec::new("", [""; 0]),
+            ProcessSpec::shell("true").env("A", "nul\0byte"),
+            ProcessSpec::new("sh", ["-c", "true\0"]),
+            ProcessSpec::shell("true").cwd("/no/such/dir/anywhere"),
+            ProcessSpec::new("./no-such-program", [""; 0]),
+        ] {
+            let out = spec.run();
+            assert!(
+                matches!(out.status, ProcessStatus::FailedToStart(_)),
+                "{spec:?}: {out:?}"
+            );
+            assert_eq!(out.pid, None);
+        }
+    }
+
+    #[test]
+    fn the_child_starts_with_default_sigpipe_and_no_blocked_signal() {
+        // `SigIgn`/`SigBlk` in /proc are hex masks; SIGPIPE is bit 13.
+        let status = stdout(&ProcessSpec::shell(
+            "grep -E '^Sig(Ign|Blk)' /proc/self/status",
+        ));
+        for line in status.lines() {
+            let mask = u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap();
+            if line.starts_with("SigBlk") {
+                assert_eq!(mask, 0, "{line}");
+            } else {
+                assert_eq!(mask & (1 << 12), 0, "SIGPIPE ignored: {line}");
+            }
+        }
+    }
+
+    #[test]
+    fn pipes_are_moved_above_the_standard_descriptors() {
+        let (read_end, write_end) = pipe().unwrap();
+        assert!(read_end.as_raw_fd() > 2 && write_end.as_raw_fd() > 2);
+    }
+}
