@@ -645,3 +645,28 @@ fn every_gate_of_a_long_run_gets_this_run_s_evidence() {
         }
     }
 }
+
+#[test]
+fn a_gate_whose_published_evidence_is_missing_or_not_a_file_is_an_error() {
+    // `vandal` needs `a` and `b`, so their evidence is staged before it runs; it deletes
+    // one and puts a directory in place of the other.
+    let project = project_with(
+        "verify:\n  gates:\n    a: {command: 'true'}\n    b: {command: 'true'}\n    vandal: {command: 'rm \"$SPUR_EVIDENCE_DIR/a.json\"; rm \"$SPUR_EVIDENCE_DIR/b.md\"; mkdir \"$SPUR_EVIDENCE_DIR/b.md\"', needs: [a, b]}\n",
+    );
+    let run = spur(&project, &["verify", "--json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let outcome = json(&run);
+    for (name, missing) in [
+        ("a", ".spur/run/_project-evidence/a.json)"),
+        ("b", ".spur/run/_project-evidence/b.md)"),
+    ] {
+        let result = gate(&outcome, name);
+        assert_eq!(result["status"], "ERROR", "{result}");
+        let reason = result["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("produced no evidence") && reason.contains(missing),
+            "{name}: {reason}"
+        );
+    }
+    assert_eq!(gate(&outcome, "vandal")["status"], "PASS");
+}

@@ -30,12 +30,12 @@ impl EvidencePaths {
         }
     }
 
-    /// The paths as shown to people and stored in the verdict: relative to the project
-    /// root when they are inside it.
-    pub fn display(&self, project_root: &Path) -> EvidenceFiles {
+    /// The paths as text, for people and the verdict. Built on the evidence directory as
+    /// shown (see [`display_path`]), they come out relative to the project root.
+    pub fn shown(&self) -> EvidenceFiles {
         EvidenceFiles {
-            markdown: display_path(&self.markdown, project_root),
-            json: display_path(&self.json, project_root),
+            markdown: self.markdown.display().to_string(),
+            json: self.json.display().to_string(),
         }
     }
 }

@@ -15,7 +15,8 @@
 //! file replaced through a temporary file and a rename, and leaves the other gates' evidence
 //! in place.
 
-use std::ffi::CString;
+use std::collections::HashSet;
+use std::ffi::{CString, OsString};
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
@@ -81,6 +82,19 @@ impl EvidenceDir {
     /// The directory readers see, and where evidence paths point.
     pub fn published(&self) -> &Path {
         &self.published
+    }
+
+    /// The names of the regular files in the published directory, in one listing (none
+    /// when it cannot be read, so a check against it fails closed).
+    pub fn published_files(&self) -> HashSet<OsString> {
+        let Ok(entries) = std::fs::read_dir(&self.published) else {
+            return HashSet::new();
+        };
+        entries
+            .flatten()
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
+            .map(|entry| entry.file_name())
+            .collect()
     }
 
     /// Write the file `name` of this run's evidence. Staged: overwritten in place (the

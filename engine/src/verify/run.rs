@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Instant, SystemTime};
 
@@ -168,10 +168,13 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
             result.lose_evidence(format!("its evidence could not be written: {e}"));
         }
     };
+    // The evidence directory as shown, relative to the project root: worked out once, not
+    // for every gate.
+    let shown_evidence = PathBuf::from(display_path(evidence.published(), &project_root));
     let run_one = |gate: &Gate| {
         let settled = settle(executor.attempt(gate), || executor.attempt(gate));
-        let paths = EvidencePaths::new(evidence.published(), &gate.name);
-        let mut result = GateResult::ran(gate, settled, paths.display(&project_root));
+        let shown = EvidencePaths::new(&shown_evidence, &gate.name).shown();
+        let mut result = GateResult::ran(gate, settled, shown);
         if needed.contains(gate.name.as_str()) {
             record(gate, &mut result);
         }
@@ -211,14 +214,22 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         }
     }
 
-    // Fail closed: a gate that ran must have left its evidence.
+    // Fail closed: a gate that ran must have left its evidence. One listing of the
+    // directory, not two `stat`s per gate.
+    let present = evidence.published_files();
+    let is_present = |path: &Path| path.file_name().is_some_and(|n| present.contains(n));
     for result in &mut ran {
         let paths = EvidencePaths::new(evidence.published(), &result.name);
-        if !(paths.json.is_file() && paths.markdown.is_file()) {
+        let missing: Vec<String> = [&paths.json, &paths.markdown]
+            .into_iter()
+            .filter(|path| !is_present(path))
+            .map(|path| display_path(path, &project_root))
+            .collect();
+        if !missing.is_empty() {
             result.lose_evidence(format!(
                 "gate {} was enabled but produced no evidence (missing {})",
                 result.name,
-                display_path(&paths.json, &project_root)
+                missing.join(" and ")
             ));
         }
     }
