@@ -12,13 +12,11 @@
 //! median ratio to `sh` and a distribution-free 95% confidence interval of that median.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use spur_engine::state_dir::StateDir;
-use spur_engine::verify::{run_gates, VerifyRequest};
-
-const GATES: usize = 200;
+#[path = "common/verify_gates.rs"]
+mod verify_gates;
+use verify_gates::{forget_ledger, project, sh_loop, verify};
 
 fn main() {
     // `cargo bench` passes `--bench`; any other argument is a filter this bench ignores.
@@ -37,52 +35,27 @@ fn main() {
     }
 }
 
-fn project(read_only: bool) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut config = String::from("verify:\n  gates:\n");
-    for i in 0..GATES {
-        config.push_str(&format!(
-            "    g{i:03}: {{command: 'true', readOnly: {read_only}}}\n"
-        ));
-    }
-    std::fs::create_dir_all(dir.path().join(".spur")).expect("state dir");
-    std::fs::write(dir.path().join(".spur/config.yaml"), config).expect("config");
-    dir
-}
-
-fn sh_loop() -> Duration {
+fn time(run: impl FnOnce()) -> Duration {
     let started = Instant::now();
-    let status = Command::new("sh")
-        .args([
-            "-c",
-            "i=0; while [ $i -lt 200 ]; do sh -c true; i=$((i+1)); done",
-        ])
-        .status()
-        .expect("sh");
-    assert!(status.success());
+    run();
     started.elapsed()
 }
 
+/// One run of the gates, from the same ledger size every time.
 fn spur(root: &Path) -> Duration {
-    // Each round starts from the same ledger size, as a real run would.
-    let _ = std::fs::remove_file(root.join(".spur/run/_project-verdicts.jsonl"));
-    let started = Instant::now();
-    let request = VerifyRequest::new(StateDir::at(root.join(".spur")));
-    let outcome = run_gates(&request).expect("verify runs");
-    let elapsed = started.elapsed();
-    assert!(outcome.passed && outcome.summary.pass == GATES);
-    elapsed
+    forget_ledger(root);
+    time(|| verify(root))
 }
 
 fn paired_ratios(root: &Path, rounds: usize) -> Vec<f64> {
     spur(root); // warm up: the first run creates the evidence and run directories
-    sh_loop();
+    time(sh_loop);
     (0..rounds)
         .map(|round| {
             let (spur_time, sh_time) = if round % 2 == 0 {
-                (spur(root), sh_loop())
+                (spur(root), time(sh_loop))
             } else {
-                let sh_time = sh_loop();
+                let sh_time = time(sh_loop);
                 (spur(root), sh_time)
             };
             spur_time.as_secs_f64() / sh_time.as_secs_f64()
