@@ -529,6 +529,30 @@ mod tests {
     }
 
     #[test]
+    fn a_program_exec_refuses_fails_to_start_with_exec_s_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("data.txt"), "not a program\n").unwrap();
+        std::fs::create_dir(dir.path().join("a-dir")).unwrap();
+        let script = dir.path().join("no-shebang");
+        std::fs::write(&script, "echo never\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for (program, reason) in [
+            ("./data.txt", "Permission denied"),
+            ("./a-dir", "Permission denied"),
+            ("./no-shebang", "Exec format error"),
+        ] {
+            let out = ProcessSpec::new(program, [""; 0]).cwd(dir.path()).run();
+            match &out.status {
+                ProcessStatus::FailedToStart(why) => {
+                    assert!(why.starts_with(program) && why.contains(reason), "{why}")
+                }
+                other => panic!("{program} started: {other:?}"),
+            }
+            assert_eq!(out.pid, None, "no child is left behind");
+        }
+    }
+
+    #[test]
     fn the_child_starts_with_default_sigpipe_and_no_blocked_signal() {
         // `SigIgn`/`SigBlk` in /proc are hex masks; SIGPIPE is bit 13.
         let status = stdout(&ProcessSpec::shell(
