@@ -6,6 +6,7 @@
 //! gates call the same primitives. The engine composes them (`all`/`any`/`not`,
 //! `always`/`never`, `action-ok` need run state and live there).
 
+mod child_setup;
 pub mod combinator;
 pub mod executable_search;
 pub mod file_exists;

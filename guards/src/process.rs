@@ -658,6 +658,8 @@ pub fn on_first_signal(handler: impl FnOnce(i32) + Send + 'static) -> io::Result
             return Err(io::Error::last_os_error());
         }
     }
+    // Children reset caught signals before they unblock them: tell them about these two.
+    crate::child_setup::refresh_caught_signals();
     thread::Builder::new()
         .name("spur-interrupt".into())
         .spawn(move || {

@@ -1,7 +1,7 @@
-//! Starting a child with `posix_spawn(3)`: in a process group of its own, stdout and stderr
-//! piped, stdin piped or `/dev/null`, in a working directory, with an environment.
+//! Starting a child: in a process group of its own, stdout and stderr piped, stdin piped or
+//! `/dev/null`, in a working directory, with an environment.
 //!
-//! `std::process::Command` makes the same libc call, but on every spawn that sets a
+//! `std::process::Command` would start it with `posix_spawn`, but on every spawn that sets a
 //! variable it copies the whole inherited environment into an ordered map and then into
 //! fresh C strings, and it opens `/dev/null` in the parent. A verify run spawns hundreds of
 //! short gates, each with its own variables; in profiles of 200 `true` gates that copying
@@ -10,8 +10,8 @@
 //! each spawn only adds pointers to it and the spec's own variables; `/dev/null` is opened
 //! by the child.
 //!
-//! Nothing of ours runs in the child: glibc's `posix_spawn` clones with `CLONE_VM |
-//! CLONE_VFORK`, resets signal dispositions, applies the file actions below and `exec`s.
+//! The child itself is started by [`child_setup`], which also says why not with glibc's
+//! `posix_spawn`.
 
 use std::ffi::{CString, OsStr};
 use std::io;
@@ -21,6 +21,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
+use crate::child_setup::{self, ChildPlan};
 use crate::process::ProcessSpec;
 
 /// A started child and our ends of its pipes.
@@ -63,37 +64,16 @@ pub(crate) fn spawn(spec: &ProcessSpec) -> io::Result<Spawned> {
     let (stdout_read, stdout_write) = pipe()?;
     let (stderr_read, stderr_write) = pipe()?;
 
-    let mut actions = FileActions::new()?;
-    match &stdin {
-        Some((read_end, _)) => actions.dup2(read_end, 0)?,
-        None => actions.open_dev_null(0)?,
-    }
-    actions.dup2(&stdout_write, 1)?;
-    actions.dup2(&stderr_write, 2)?;
-    if let Some(dir) = &cwd {
-        actions.chdir(dir)?;
-    }
-    let attributes = Attributes::new()?;
-
     let argv_ptrs = null_terminated(&argv);
-    let mut pid: libc::pid_t = 0;
-    // SAFETY: every pointer is valid for the call: `program` and `argv` own the strings the
-    // NULL-terminated argument array points into, `environment` owns or borrows for the
-    // life of the process the strings its array points into, and both spawn objects were
-    // initialised by their `new`.
-    let rc = unsafe {
-        libc::posix_spawn(
-            &mut pid,
-            program.as_ptr(),
-            &actions.raw,
-            &attributes.raw,
-            argv_ptrs.as_ptr(),
-            environment.pointers.as_ptr(),
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::from_raw_os_error(rc));
-    }
+    let pid = child_setup::start(&ChildPlan {
+        program: &program,
+        argv: &argv_ptrs,
+        envp: &environment.pointers,
+        stdin: stdin.as_ref().map(|(read_end, _)| read_end.as_raw_fd()),
+        stdout: stdout_write.as_raw_fd(),
+        stderr: stderr_write.as_raw_fd(),
+        cwd: cwd.as_deref(),
+    })?;
     // The child's end of stdin closes here; its output ends go to the caller.
     Ok(Spawned {
         pid,
@@ -316,116 +296,6 @@ fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(copy) })
 }
 
-/// What the child does to its descriptors and working directory before `exec`.
-struct FileActions {
-    raw: libc::posix_spawn_file_actions_t,
-}
-
-impl FileActions {
-    fn new() -> io::Result<Self> {
-        // SAFETY: a zeroed value is what `init` expects to overwrite.
-        let mut raw: libc::posix_spawn_file_actions_t = unsafe { std::mem::zeroed() };
-        // SAFETY: initialising the object we own.
-        check(unsafe { libc::posix_spawn_file_actions_init(&mut raw) })?;
-        Ok(Self { raw })
-    }
-
-    fn dup2(&mut self, fd: &OwnedFd, target: libc::c_int) -> io::Result<()> {
-        // SAFETY: the object was initialised; `fd` stays open until after the spawn.
-        check(unsafe {
-            libc::posix_spawn_file_actions_adddup2(&mut self.raw, fd.as_raw_fd(), target)
-        })
-    }
-
-    fn open_dev_null(&mut self, target: libc::c_int) -> io::Result<()> {
-        // SAFETY: the object was initialised; glibc copies the path.
-        check(unsafe {
-            libc::posix_spawn_file_actions_addopen(
-                &mut self.raw,
-                target,
-                c"/dev/null".as_ptr(),
-                libc::O_RDONLY,
-                0,
-            )
-        })
-    }
-
-    fn chdir(&mut self, dir: &CString) -> io::Result<()> {
-        // SAFETY: the object was initialised; glibc copies the path.
-        check(unsafe { libc::posix_spawn_file_actions_addchdir_np(&mut self.raw, dir.as_ptr()) })
-    }
-}
-
-impl Drop for FileActions {
-    fn drop(&mut self) {
-        // SAFETY: the object was initialised by `new` and is destroyed once.
-        unsafe {
-            libc::posix_spawn_file_actions_destroy(&mut self.raw);
-        }
-    }
-}
-
-/// The child leads a new process group, starts with no signal blocked and with `SIGPIPE`
-/// at its default action (Rust ignores it in the parent, and an ignored signal stays
-/// ignored across `exec`).
-struct Attributes {
-    raw: libc::posix_spawnattr_t,
-}
-
-impl Attributes {
-    fn new() -> io::Result<Self> {
-        // SAFETY: a zeroed value is what `init` expects to overwrite.
-        let mut raw: libc::posix_spawnattr_t = unsafe { std::mem::zeroed() };
-        // SAFETY: initialising the object we own.
-        check(unsafe { libc::posix_spawnattr_init(&mut raw) })?;
-        let mut attributes = Self { raw };
-        // SAFETY: the sets are plain C values filled by sigemptyset/sigaddset; the
-        // attribute object was initialised above.
-        unsafe {
-            let mut empty: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut empty);
-            check(libc::posix_spawnattr_setsigmask(
-                &mut attributes.raw,
-                &empty,
-            ))?;
-            let mut defaults: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut defaults);
-            libc::sigaddset(&mut defaults, libc::SIGPIPE);
-            check(libc::posix_spawnattr_setsigdefault(
-                &mut attributes.raw,
-                &defaults,
-            ))?;
-            check(libc::posix_spawnattr_setpgroup(&mut attributes.raw, 0))?;
-            let flags = libc::POSIX_SPAWN_SETPGROUP
-                | libc::POSIX_SPAWN_SETSIGMASK
-                | libc::POSIX_SPAWN_SETSIGDEF;
-            check(libc::posix_spawnattr_setflags(
-                &mut attributes.raw,
-                libc::c_short::try_from(flags).unwrap_or_default(),
-            ))?;
-        }
-        Ok(attributes)
-    }
-}
-
-impl Drop for Attributes {
-    fn drop(&mut self) {
-        // SAFETY: the object was initialised by `new` and is destroyed once.
-        unsafe {
-            libc::posix_spawnattr_destroy(&mut self.raw);
-        }
-    }
-}
-
-/// posix_spawn's functions return an error number instead of setting `errno`.
-fn check(rc: libc::c_int) -> io::Result<()> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::from_raw_os_error(rc))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,6 +435,60 @@ mod tests {
             } else {
                 assert_eq!(mask & (1 << 12), 0, "SIGPIPE ignored: {line}");
             }
+        }
+    }
+
+    #[test]
+    fn an_ignored_signal_other_than_sigpipe_stays_ignored() {
+        // What `exec` does, and what `nohup` relies on. SIGUSR2 is bit 11 of `SigIgn`.
+        // SAFETY: ignoring a signal nothing in this test binary sends.
+        unsafe {
+            libc::signal(libc::SIGUSR2, libc::SIG_IGN);
+        }
+        let status = stdout(&ProcessSpec::shell("grep '^SigIgn' /proc/self/status"));
+        let mask = u64::from_str_radix(status.split_whitespace().nth(1).unwrap(), 16).unwrap();
+        assert_ne!(mask & (1 << 11), 0, "{status}");
+    }
+
+    #[test]
+    fn a_handler_installed_later_is_known_to_children_after_a_refresh() {
+        extern "C" fn nothing(_: libc::c_int) {}
+        // SAFETY: a zeroed sigaction is valid; the handler does nothing.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = nothing as *const () as libc::sighandler_t;
+            libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut());
+        }
+        child_setup::refresh_caught_signals();
+        assert_ne!(
+            child_setup::caught_signals() & (1 << (libc::SIGUSR1 - 1)),
+            0
+        );
+        // The child starts with it at its default action (`exec` resets caught signals
+        // too; the child has reset it before it unblocked signals).
+        let status = stdout(&ProcessSpec::shell("grep '^SigCgt' /proc/self/status"));
+        let mask = u64::from_str_radix(status.split_whitespace().nth(1).unwrap(), 16).unwrap();
+        assert_eq!(mask & (1 << (libc::SIGUSR1 - 1)), 0, "{status}");
+    }
+
+    #[test]
+    fn threads_may_start_children_at_the_same_time() {
+        let outputs: Vec<String> = std::thread::scope(|threads| {
+            let workers: Vec<_> = (0..8)
+                .map(|t| {
+                    threads.spawn(move || {
+                        (0..25)
+                            .map(|i| stdout(&ProcessSpec::shell(&format!("printf {t}-{i}"))))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        for (t, output) in outputs.iter().enumerate() {
+            let expected: Vec<String> = (0..25).map(|i| format!("{t}-{i}")).collect();
+            assert_eq!(*output, expected.join(" "));
         }
     }
 
