@@ -25,7 +25,8 @@
 use std::ffi::{c_int, c_void, CStr};
 use std::io;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Once;
 
 /// What the child does before `exec`. Every pointer is the parent's and stays valid until
@@ -65,10 +66,18 @@ struct Shared {
 /// wrappers (glibc's own spawn child gets one page for the same work).
 const CHILD_STACK: usize = 32 * 1024;
 
-/// Start a child that carries out `plan` and `exec`s. Returns its pid once it has called
-/// `exec`; if any step fails the child exits and is reaped, and the step's error is
-/// returned.
-pub(crate) fn start(plan: &ChildPlan<'_>) -> io::Result<libc::pid_t> {
+/// A child that has called `exec`.
+#[derive(Debug)]
+pub(crate) struct Started {
+    pub pid: libc::pid_t,
+    /// A pidfd of the child, readable once it has exited, made by the same `clone`
+    /// (`CLONE_PIDFD`); `None` on kernels before 5.2.
+    pub exit: Option<OwnedFd>,
+}
+
+/// Start a child that carries out `plan` and `exec`s. Returns once it has called `exec`;
+/// if any step fails the child exits and is reaped, and the step's error is returned.
+pub(crate) fn start(plan: &ChildPlan<'_>) -> io::Result<Started> {
     if plan.argv.last().is_none_or(|p| !p.is_null())
         || plan.envp.last().is_none_or(|p| !p.is_null())
     {
@@ -94,28 +103,21 @@ pub(crate) fn start(plan: &ChildPlan<'_>) -> io::Result<libc::pid_t> {
     let top = top.wrapping_sub(top.addr() % 16).cast::<c_void>();
 
     let blocked = block_all_signals()?;
-    // SAFETY: `child` only makes system calls and never returns; `shared` and all it
-    // points into outlive the call, because CLONE_VFORK suspends this thread until the
-    // child has called `exec` or exited; `top` is the aligned end of `CHILD_STACK` bytes
-    // that nothing else uses meanwhile.
-    let pid = unsafe {
-        libc::clone(
-            child,
-            top,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            std::ptr::from_ref(&shared).cast_mut().cast(),
-        )
-    };
-    let clone_error = io::Error::last_os_error();
+    let mut started = clone_child(&shared, top);
+    let refused = matches!(&started, Err(e) if e.raw_os_error() == Some(libc::EINVAL));
+    if refused && !PIDFD_REFUSED.swap(true, Ordering::Relaxed) {
+        // A kernel that refuses CLONE_PIDFD: ask without it from now on.
+        started = clone_child(&shared, top);
+    }
     restore_signals(&blocked);
     drop(stack);
-    if pid < 0 {
-        return Err(clone_error);
-    }
+    let started = started?;
     match shared.error.load(Ordering::Acquire) {
-        0 => Ok(pid),
+        0 => Ok(started),
         errno => {
             // The child has exited: reap it, so a failed start leaves nothing behind.
+            let Started { pid, exit } = started;
+            drop(exit);
             let mut status = 0;
             // SAFETY: waiting for our own child; `status` outlives the call.
             while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
@@ -124,6 +126,40 @@ pub(crate) fn start(plan: &ChildPlan<'_>) -> io::Result<libc::pid_t> {
             Err(io::Error::from_raw_os_error(errno))
         }
     }
+}
+
+/// Set once a `clone` with `CLONE_PIDFD` has failed: later clones do without it.
+static PIDFD_REFUSED: AtomicBool = AtomicBool::new(false);
+
+/// The `clone` itself, with signals blocked by the caller.
+fn clone_child(shared: &Shared, stack_top: *mut c_void) -> io::Result<Started> {
+    let with_pidfd = !PIDFD_REFUSED.load(Ordering::Relaxed);
+    let mut flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
+    if with_pidfd {
+        flags |= libc::CLONE_PIDFD;
+    }
+    let mut pidfd: c_int = -1;
+    // SAFETY: `child` only makes system calls and never returns; `shared` and all it
+    // points into outlive the call, because CLONE_VFORK suspends this thread until the
+    // child has called `exec` or exited; `stack_top` is the aligned end of `CHILD_STACK`
+    // bytes that nothing else uses meanwhile; with CLONE_PIDFD the kernel writes the
+    // pidfd (close-on-exec) into `pidfd`, which outlives the call.
+    let pid = unsafe {
+        libc::clone(
+            child,
+            stack_top,
+            flags,
+            std::ptr::from_ref(shared).cast_mut().cast(),
+            &mut pidfd as *mut c_int,
+        )
+    };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor the kernel just made for us (a kernel that ignores the flag
+    // leaves -1).
+    let exit = (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
+    Ok(Started { pid, exit })
 }
 
 /// The child: runs on its own stack in the parent's memory, until `exec`.

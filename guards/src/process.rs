@@ -8,9 +8,10 @@
 //! and a pidfd that becomes readable when the leader exits — it is left a zombie, so its
 //! group id cannot be reused. No helper thread, no polling loop. Whatever way the leader
 //! ends, the rest of its group is killed before the leader is reaped: an action's processes
-//! never outlive it (daemonise deliberately with `setsid` to escape that). On kernels
-//! without `pidfd_open` (before 5.3) a waiter thread blocked in `waitid(WEXITED | WNOWAIT)`
-//! stands in for the pidfd.
+//! never outlive it (daemonise deliberately with `setsid` to escape that). The pidfd comes
+//! with the child (`CLONE_PIDFD`, see `child_setup`); on kernels without it, from
+//! `pidfd_open`, and without that (before 5.3) a waiter thread blocked in
+//! `waitid(WEXITED | WNOWAIT)` stands in for the pidfd.
 //!
 //! `sh` (what [`ProcessSpec::shell`] runs) is looked up on PATH once and the absolute path
 //! reused, instead of `execvp` trying every PATH directory on every spawn.
@@ -197,7 +198,7 @@ pub fn run(spec: &ProcessSpec) -> ProcessOutcome {
 }
 
 /// [`run`] with the way the leader's exit is noticed passed in (tests use the fallbacks).
-fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -> ProcessOutcome {
+fn run_watching(spec: &ProcessSpec, watch: Watch) -> ProcessOutcome {
     let started = Instant::now();
     let log = match &spec.log_file {
         Some(path) => match open_log(path) {
@@ -233,7 +234,7 @@ fn run_watching(spec: &ProcessSpec, watch: fn(libc::pid_t) -> Option<OwnedFd>) -
     // wake-up. With ours open, the exit alone wakes us.
     let held_writers = spawned.writers;
     let mut watcher = Watcher {
-        exit: watch(pgid),
+        exit: watch(pgid, spawned.exit),
         stdout: Stream::new(Some(spawned.stdout), spec.capture_limit),
         stderr: Stream::new(Some(spawned.stderr), spec.capture_limit),
         stdin: match (spawned.stdin, &spec.stdin) {
@@ -525,11 +526,16 @@ impl<'a> Feed<'a> {
     }
 }
 
-/// A descriptor that becomes readable once `pid` has exited, leaving it a zombie: a pidfd,
-/// or (kernels before 5.3, sandboxes that forbid it) a pipe whose write end a waiter thread
-/// closes when `waitid(WNOWAIT)` returns. `None` if neither can be made.
-fn watch_exit(pid: libc::pid_t) -> Option<OwnedFd> {
-    pidfd(pid).or_else(|| waiter_thread(pid))
+/// How the leader's exit is noticed: given the child and the pidfd its `clone` made (if
+/// any), the descriptor to poll.
+type Watch = fn(libc::pid_t, Option<OwnedFd>) -> Option<OwnedFd>;
+
+/// A descriptor that becomes readable once `pid` has exited, leaving it a zombie: the
+/// pidfd made with the child, else one from `pidfd_open`, else (kernels before 5.3,
+/// sandboxes that forbid it) a pipe whose write end a waiter thread closes when
+/// `waitid(WNOWAIT)` returns. `None` if none can be made.
+fn watch_exit(pid: libc::pid_t, made: Option<OwnedFd>) -> Option<OwnedFd> {
+    made.or_else(|| pidfd(pid)).or_else(|| waiter_thread(pid))
 }
 
 fn pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
@@ -837,8 +843,12 @@ mod tests {
         assert!(!live_groups().contains(&(out.pid.unwrap() as i32)));
     }
 
-    fn no_exit_descriptor(_: libc::pid_t) -> Option<OwnedFd> {
+    fn no_exit_descriptor(_: libc::pid_t, _: Option<OwnedFd>) -> Option<OwnedFd> {
         None
+    }
+
+    fn waiter_thread_only(pid: libc::pid_t, _: Option<OwnedFd>) -> Option<OwnedFd> {
+        waiter_thread(pid)
     }
 
     /// The exit watchers other than the pidfd behave the same: output, exit code, and a
@@ -848,7 +858,7 @@ mod tests {
         for watch in [
             watch_exit,
             pidfd_or_nothing,
-            waiter_thread,
+            waiter_thread_only,
             no_exit_descriptor,
         ] {
             let out = run_watching(&ProcessSpec::shell("printf out; exit 3"), watch);
@@ -862,7 +872,7 @@ mod tests {
         }
     }
 
-    fn pidfd_or_nothing(pid: libc::pid_t) -> Option<OwnedFd> {
+    fn pidfd_or_nothing(pid: libc::pid_t, _: Option<OwnedFd>) -> Option<OwnedFd> {
         pidfd(pid)
     }
 

@@ -28,6 +28,8 @@ use crate::process::ProcessSpec;
 #[derive(Debug)]
 pub(crate) struct Spawned {
     pub pid: libc::pid_t,
+    /// Readable once the child has exited (see [`child_setup::Started::exit`]).
+    pub exit: Option<OwnedFd>,
     /// Present when the spec feeds stdin.
     pub stdin: Option<OwnedFd>,
     pub stdout: OwnedFd,
@@ -65,7 +67,7 @@ pub(crate) fn spawn(spec: &ProcessSpec) -> io::Result<Spawned> {
     let (stderr_read, stderr_write) = pipe()?;
 
     let argv_ptrs = null_terminated(&argv);
-    let pid = child_setup::start(&ChildPlan {
+    let started = child_setup::start(&ChildPlan {
         program: &program,
         argv: &argv_ptrs,
         envp: &environment.pointers,
@@ -76,7 +78,8 @@ pub(crate) fn spawn(spec: &ProcessSpec) -> io::Result<Spawned> {
     })?;
     // The child's end of stdin closes here; its output ends go to the caller.
     Ok(Spawned {
-        pid,
+        pid: started.pid,
+        exit: started.exit,
         stdin: stdin.map(|(_, write_end)| write_end),
         stdout: stdout_read,
         stderr: stderr_read,
@@ -490,6 +493,23 @@ mod tests {
             let expected: Vec<String> = (0..25).map(|i| format!("{t}-{i}")).collect();
             assert_eq!(*output, expected.join(" "));
         }
+    }
+
+    #[test]
+    fn the_child_comes_with_a_pidfd_that_turns_readable_when_it_exits() {
+        let spawned = spawn(&ProcessSpec::shell("exit 7")).unwrap();
+        let exit = spawned
+            .exit
+            .expect("CLONE_PIDFD (Linux 5.2+) gives a pidfd");
+        let mut fds = [libc::pollfd {
+            fd: exit.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        // SAFETY: one valid pollfd; no timeout, so this returns once the child exits.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, -1) };
+        assert_eq!(ready, 1);
+        assert_eq!(reap(spawned.pid).unwrap(), Exit::Code(7));
     }
 
     #[test]
