@@ -20,6 +20,7 @@ use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -448,7 +449,9 @@ impl Stream {
     /// One read (poll said it will not block); closes the stream at end of file.
     fn read_into(&mut self, log: Option<&mut File>) {
         let Some(fd) = &self.fd else { return };
-        let mut chunk = [0u8; 16 * 1024];
+        // Not zeroed: filling 16 KiB on every read (twice per child at least) cost more
+        // than the reads of a short child's output, and pushed its data out of the cache.
+        let mut chunk = [MaybeUninit::<u8>::uninit(); 16 * 1024];
         // SAFETY: reading into a stack buffer of the length passed.
         let n = unsafe { libc::read(fd.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
         let n = match usize::try_from(n) {
@@ -464,7 +467,9 @@ impl Stream {
                 return;
             }
         };
-        let bytes = chunk.get(..n).unwrap_or_default();
+        let read = chunk.get(..n).unwrap_or_default();
+        // SAFETY: read(2) initialised the first `n` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(read.as_ptr().cast::<u8>(), read.len()) };
         if let Some(log) = log {
             // A full disk must not kill the child's output capture; the log is best effort.
             let _ = log.write_all(bytes);

@@ -13,13 +13,14 @@
 //! The child itself is started by [`child_setup`], which also says why not with glibc's
 //! `posix_spawn`.
 
-use std::ffi::{CString, OsStr};
+use std::borrow::Cow;
+use std::ffi::{CStr, CString, OsStr};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use crate::child_setup::{self, ChildPlan};
 use crate::process::ProcessSpec;
@@ -109,12 +110,12 @@ pub(crate) fn reap(pid: libc::pid_t) -> io::Result<Exit> {
 
 /// The path to `exec`: the program itself when it names a path, else the first executable
 /// file of that name on the child's PATH (as `execvp` would search it). `sh` on an
-/// unchanged PATH is looked up once and reused: on a long PATH every lookup is a dozen
-/// failed `stat`s.
-fn executable(spec: &ProcessSpec) -> io::Result<CString> {
+/// unchanged PATH is looked up once per process and reused: on a long PATH every lookup is
+/// a dozen failed `stat`s.
+fn executable(spec: &ProcessSpec) -> io::Result<Cow<'static, CStr>> {
     let name = spec.program.as_os_str();
     if name.as_bytes().contains(&b'/') {
-        return c_string(name.as_bytes());
+        return c_string(name.as_bytes()).map(Cow::Owned);
     }
     let not_found = || io::Error::from_raw_os_error(libc::ENOENT);
     if name.is_empty() {
@@ -126,7 +127,7 @@ fn executable(spec: &ProcessSpec) -> io::Result<CString> {
         None if spec.env_remove.iter().any(|n| n == "PATH") => None,
         None if name == "sh" => {
             if let Some(shell) = cached_shell() {
-                return c_string(shell.as_os_str().as_bytes());
+                return Ok(Cow::Borrowed(shell));
             }
             std::env::var_os("PATH")
         }
@@ -135,7 +136,7 @@ fn executable(spec: &ProcessSpec) -> io::Result<CString> {
     // No PATH at all: the default search path of `execvp`.
     let path = path.unwrap_or_else(|| "/bin:/usr/bin".into());
     let found = search(name, &path, spec.cwd.as_deref()).ok_or_else(not_found)?;
-    c_string(found.as_os_str().as_bytes())
+    c_string(found.as_os_str().as_bytes()).map(Cow::Owned)
 }
 
 /// The first executable regular file `name` in the directories of `path`. An empty entry
@@ -160,23 +161,19 @@ fn search(name: &OsStr, path: &OsStr, cwd: Option<&Path>) -> Option<PathBuf> {
         })
 }
 
-/// (PATH value, absolute path of `sh` on it).
-static SHELL: Mutex<Option<(std::ffi::OsString, PathBuf)>> = Mutex::new(None);
-
-/// `sh` on the process's PATH, when that lookup gives an absolute path.
-fn cached_shell() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let mut cache = SHELL.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((cached_for, shell)) = &*cache {
-        if *cached_for == path {
-            return Some(shell.clone());
-        }
-    }
-    // A relative PATH entry would be looked up from the child's working directory: only
-    // an absolute result is safe to reuse.
-    let shell = search(OsStr::new("sh"), &path, None).filter(|p| p.is_absolute())?;
-    *cache = Some((path, shell.clone()));
-    Some(shell)
+/// `sh` on the PATH spur was started with, when that lookup gives an absolute path. Looked
+/// up once: nothing in spur changes its own environment (see [`inherited_environment`]).
+fn cached_shell() -> Option<&'static CStr> {
+    static SHELL: OnceLock<Option<CString>> = OnceLock::new();
+    SHELL
+        .get_or_init(|| {
+            let path = std::env::var_os("PATH")?;
+            // A relative PATH entry would be looked up from the child's working directory:
+            // only an absolute result is safe to reuse.
+            let shell = search(OsStr::new("sh"), &path, None).filter(|p| p.is_absolute())?;
+            c_string(shell.as_os_str().as_bytes()).ok()
+        })
+        .as_deref()
 }
 
 /// A child's environment: pointers into the inherited environment (kept for the life of
@@ -313,7 +310,7 @@ mod tests {
     #[test]
     fn sh_is_resolved_to_an_absolute_path_and_keeps_its_name_as_arg0() {
         let program = executable(&ProcessSpec::shell("true")).unwrap();
-        let program = Path::new(OsStr::from_bytes(program.as_bytes()));
+        let program = Path::new(OsStr::from_bytes(program.to_bytes()));
         assert!(
             program.is_absolute() && program.ends_with("sh"),
             "{program:?}"
