@@ -647,6 +647,39 @@ fn every_gate_of_a_long_run_gets_this_run_s_evidence() {
 }
 
 #[test]
+fn a_name_a_gate_planted_in_a_later_gate_s_evidence_makes_that_gate_an_error() {
+    // `plant` runs first and puts, under the evidence names of the gates after it, a
+    // directory, a symbolic link to a project file, a hard link to another and a FIFO.
+    // None of them is written through or waited on: each of those gates is an ERROR.
+    let project = project_with(concat!(
+        "verify:\n  gates:\n",
+        "    plant: {command: 'd=\"$SPUR_EVIDENCE_DIR\"; mkdir \"$d/dir.json\"; ",
+        "ln -s \"$PWD/keep.txt\" \"$d/symlink.md\"; ln \"$PWD/keep2.txt\" \"$d/hardlink.json\"; ",
+        "mkfifo \"$d/fifo.md\"'}\n",
+        "    dir: {command: 'true'}\n",
+        "    symlink: {command: 'true'}\n",
+        "    hardlink: {command: 'true'}\n",
+        "    fifo: {command: 'true'}\n",
+        "    fine: {command: 'true'}\n",
+    ));
+    project.file("keep.txt", "project file\n");
+    project.file("keep2.txt", "another project file\n");
+    let run = spur(&project, &["verify", "--json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let outcome = json(&run);
+    for name in ["dir", "symlink", "hardlink", "fifo"] {
+        let result = gate(&outcome, name);
+        assert_eq!(result["status"], "ERROR", "{result}");
+        let reason = result["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("could not be written"), "{name}: {reason}");
+    }
+    assert_eq!(gate(&outcome, "plant")["status"], "PASS");
+    assert_eq!(gate(&outcome, "fine")["status"], "PASS");
+    assert_eq!(project.read("keep.txt"), "project file\n");
+    assert_eq!(project.read("keep2.txt"), "another project file\n");
+}
+
+#[test]
 fn a_gate_whose_published_evidence_is_missing_or_not_a_file_is_an_error() {
     // `vandal` needs `a` and `b`, so their evidence is staged before it runs; it deletes
     // one and puts a directory in place of the other.

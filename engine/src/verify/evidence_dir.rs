@@ -214,16 +214,29 @@ pub fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Write `bytes` at the start of `path` (created if missing) and cut it to their length.
-/// Not `O_TRUNC`: truncating a file to zero makes ext4 flush it on close.
+/// Not `O_TRUNC`: truncating a file to zero makes ext4 flush it on close. Only a regular
+/// file with no other link is written: a gate may have put a symbolic link (not followed),
+/// a hard link, a FIFO (not waited on) or a directory under the name, and then the write
+/// fails.
 fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
+    let meta = file.metadata()?;
+    // A second link would be another file's content, overwritten.
+    if !meta.is_file() || meta.nlink() > 1 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file of its own", path.display()),
+        ));
+    }
     file.write_all(bytes)?;
     let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-    if file.metadata()?.len() > len {
+    if meta.len() > len {
         file.set_len(len)?;
     }
     Ok(())

@@ -214,23 +214,28 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         }
     }
 
-    // Fail closed: a gate that ran must have left its evidence. One listing of the
-    // directory, not two `stat`s per gate.
-    let present = evidence.published_files();
-    let is_present = |path: &Path| path.file_name().is_some_and(|n| present.contains(n));
-    for result in &mut ran {
-        let paths = EvidencePaths::new(evidence.published(), &result.name);
-        let missing: Vec<String> = [&paths.json, &paths.markdown]
-            .into_iter()
-            .filter(|path| !is_present(path))
-            .map(|path| display_path(path, &project_root))
-            .collect();
-        if !missing.is_empty() {
-            result.lose_evidence(format!(
-                "gate {} was enabled but produced no evidence (missing {})",
-                result.name,
-                missing.join(" and ")
-            ));
+    // Fail closed: a gate that ran must have left its evidence. Evidence written after the
+    // last gate had ended is there if its write succeeded (a failed write already made the
+    // gate an ERROR). Evidence written while gates still ran, that of a gate another gate
+    // needs, may since have been removed or replaced: it is looked for, in one listing of
+    // the directory.
+    if !needed.is_empty() {
+        let present = evidence.published_files();
+        let is_present = |path: &Path| path.file_name().is_some_and(|n| present.contains(n));
+        for result in ran.iter_mut().filter(|r| needed.contains(r.name.as_str())) {
+            let paths = EvidencePaths::new(evidence.published(), &result.name);
+            let missing: Vec<String> = [&paths.json, &paths.markdown]
+                .into_iter()
+                .filter(|path| !is_present(path))
+                .map(|path| display_path(path, &project_root))
+                .collect();
+            if !missing.is_empty() {
+                result.lose_evidence(format!(
+                    "gate {} was enabled but produced no evidence (missing {})",
+                    result.name,
+                    missing.join(" and ")
+                ));
+            }
         }
     }
 
