@@ -6,13 +6,14 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde::Serialize;
 
 use super::attempt::Attempt;
 use super::evidence_dir::EvidenceDir;
 use super::finding::Finding;
-use super::gate::Gate;
+use super::gate::{Gate, GateSeverity};
 use super::gate_result::{EvidenceFiles, GateResult};
+use super::status::{Confidence, GateStatus};
 use crate::timestamp::rfc3339_utc as rfc3339;
 
 /// Where one gate's evidence goes.
@@ -81,48 +82,93 @@ pub fn write_evidence(
     written
 }
 
-fn evidence_json(
-    gate: &Gate,
-    result: &GateResult,
-    context: EvidenceContext<'_>,
-) -> serde_json::Value {
-    json!({
-        "gate": gate.name,
-        "run": context.run_id,
-        "task": context.wbs,
-        "command": gate.command.display(),
-        "status": result.status,
-        "confidence": result.confidence,
-        "reprobed": result.reprobed,
-        "flaky": result.flaky,
-        "unactionable": result.unactionable,
-        "severity": gate.severity,
-        "readOnly": gate.read_only,
-        "needs": gate.needs,
-        "timeoutMs": u64::try_from(gate.timeout.as_millis()).unwrap_or(u64::MAX),
-        "exitCode": result.exit_code,
-        "durationMs": result.duration_ms,
-        "reason": result.reason,
-        "findings": result.findings,
-        "attempts": result.attempts.iter().map(attempt_json).collect::<Vec<_>>(),
-    })
+/// The JSON evidence of one gate. Serialised straight from these borrowed fields (not
+/// through a `serde_json::Value` map, which cost a few allocations per key); the fields are
+/// in alphabetical order, the order the map gave them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EvidenceJson<'a> {
+    attempts: Vec<AttemptJson<'a>>,
+    command: String,
+    confidence: Option<Confidence>,
+    duration_ms: Option<u64>,
+    exit_code: Option<i32>,
+    findings: &'a [Finding],
+    flaky: bool,
+    gate: &'a str,
+    needs: &'a [String],
+    read_only: bool,
+    reason: Option<&'a str>,
+    reprobed: bool,
+    run: &'a str,
+    severity: GateSeverity,
+    status: GateStatus,
+    task: Option<&'a str>,
+    timeout_ms: u64,
+    unactionable: bool,
 }
 
-fn attempt_json(attempt: &Attempt) -> serde_json::Value {
-    json!({
-        "status": attempt.status(),
-        "exitCode": attempt.exit_code(),
-        "reason": attempt.reason(),
-        "startedAt": rfc3339(attempt.started_at),
-        "finishedAt": rfc3339(attempt.finished_at),
-        "startedMs": attempt.started_ms,
-        "finishedMs": attempt.finished_ms,
-        "durationMs": attempt.finished_ms.saturating_sub(attempt.started_ms),
-        "findings": attempt.findings.len(),
-        "stdoutTail": attempt.stdout_tail,
-        "stderrTail": attempt.stderr_tail,
-        "outputTruncated": attempt.output_truncated,
-    })
+/// One attempt in [`EvidenceJson`], fields in alphabetical order too.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AttemptJson<'a> {
+    duration_ms: u64,
+    exit_code: Option<i32>,
+    /// How many findings this attempt reported.
+    findings: usize,
+    finished_at: String,
+    finished_ms: u64,
+    output_truncated: bool,
+    reason: Option<String>,
+    started_at: String,
+    started_ms: u64,
+    status: GateStatus,
+    stderr_tail: &'a str,
+    stdout_tail: &'a str,
+}
+
+fn evidence_json<'a>(
+    gate: &'a Gate,
+    result: &'a GateResult,
+    context: EvidenceContext<'a>,
+) -> EvidenceJson<'a> {
+    EvidenceJson {
+        attempts: result.attempts.iter().map(attempt_json).collect(),
+        command: gate.command.display(),
+        confidence: result.confidence,
+        duration_ms: result.duration_ms,
+        exit_code: result.exit_code,
+        findings: &result.findings,
+        flaky: result.flaky,
+        gate: &gate.name,
+        needs: &gate.needs,
+        read_only: gate.read_only,
+        reason: result.reason.as_deref(),
+        reprobed: result.reprobed,
+        run: context.run_id,
+        severity: gate.severity,
+        status: result.status,
+        task: context.wbs,
+        timeout_ms: u64::try_from(gate.timeout.as_millis()).unwrap_or(u64::MAX),
+        unactionable: result.unactionable,
+    }
+}
+
+fn attempt_json(attempt: &Attempt) -> AttemptJson<'_> {
+    AttemptJson {
+        duration_ms: attempt.finished_ms.saturating_sub(attempt.started_ms),
+        exit_code: attempt.exit_code(),
+        findings: attempt.findings.len(),
+        finished_at: rfc3339(attempt.finished_at),
+        finished_ms: attempt.finished_ms,
+        output_truncated: attempt.output_truncated,
+        reason: attempt.reason(),
+        started_at: rfc3339(attempt.started_at),
+        started_ms: attempt.started_ms,
+        status: attempt.status(),
+        stderr_tail: &attempt.stderr_tail,
+        stdout_tail: &attempt.stdout_tail,
+    }
 }
 
 fn evidence_markdown(gate: &Gate, result: &GateResult, context: EvidenceContext<'_>) -> String {
