@@ -118,11 +118,8 @@ pub(crate) fn start(plan: &ChildPlan<'_>) -> io::Result<Started> {
             // The child has exited: reap it, so a failed start leaves nothing behind.
             let Started { pid, exit } = started;
             drop(exit);
-            let mut status = 0;
-            // SAFETY: waiting for our own child; `status` outlives the call.
-            while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
-                && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-            {}
+            // Its exit status is 127 and says nothing the errno does not.
+            let _ = crate::spawn::reap(pid);
             Err(io::Error::from_raw_os_error(errno))
         }
     }
