@@ -37,7 +37,8 @@ pub(crate) struct ChildPlan<'a> {
     pub argv: &'a [*mut libc::c_char],
     /// NULL-terminated.
     pub envp: &'a [*mut libc::c_char],
-    /// Moved onto descriptor 0; `None`: `/dev/null` is opened there.
+    /// Moved onto descriptor 0 (the caller's `/dev/null` when it feeds nothing); `None`:
+    /// `/dev/null` is opened there.
     pub stdin: Option<c_int>,
     pub stdout: c_int,
     pub stderr: c_int,

@@ -399,8 +399,8 @@ impl Watcher<'_> {
             }
             match slot {
                 Slot::Exit => exited = true,
-                Slot::Stdout => self.stdout.read_into(self.log.as_mut()),
-                Slot::Stderr => self.stderr.read_into(self.log.as_mut()),
+                Slot::Stdout => self.stdout.on_ready(pollfd.revents, self.log.as_mut()),
+                Slot::Stderr => self.stderr.on_ready(pollfd.revents, self.log.as_mut()),
                 Slot::Stdin => {
                     let done = self.stdin.as_mut().is_none_or(Feed::write_some);
                     if done {
@@ -444,6 +444,17 @@ impl Stream {
 
     fn is_open(&self) -> bool {
         self.fd.is_some()
+    }
+
+    /// Poll reported `revents`: a hang-up with nothing to read is the end of the stream
+    /// (a pipe reports `POLLIN` as well while data is left), closed without a `read` that
+    /// could only return 0; anything else is read.
+    fn on_ready(&mut self, revents: libc::c_short, log: Option<&mut File>) {
+        if revents & libc::POLLHUP != 0 && revents & (libc::POLLIN | libc::POLLERR) == 0 {
+            self.fd = None;
+        } else {
+            self.read_into(log);
+        }
     }
 
     /// One read (poll said it will not block); closes the stream at end of file.

@@ -7,8 +7,9 @@
 //! short gates, each with its own variables; in profiles of 200 `true` gates that copying
 //! cost more parent CPU than the spawn call itself. Here the inherited environment is
 //! turned into C strings once per process (spur never changes its own environment) and
-//! each spawn only adds pointers to it and the spec's own variables; `/dev/null` is opened
-//! by the child.
+//! each spawn only adds pointers to it and the spec's own variables. `/dev/null`, the stdin
+//! of children not fed any, is opened once per process too: each child only moves it onto
+//! descriptor 0, one `open` fewer per child.
 //!
 //! The child itself is started by [`child_setup`], which also says why not with glibc's
 //! `posix_spawn`.
@@ -72,7 +73,10 @@ pub(crate) fn spawn(spec: &ProcessSpec) -> io::Result<Spawned> {
         program: &program,
         argv: &argv_ptrs,
         envp: &environment.pointers,
-        stdin: stdin.as_ref().map(|(read_end, _)| read_end.as_raw_fd()),
+        stdin: stdin
+            .as_ref()
+            .map(|(read_end, _)| read_end.as_raw_fd())
+            .or_else(dev_null),
         stdout: stdout_write.as_raw_fd(),
         stderr: stderr_write.as_raw_fd(),
         cwd: cwd.as_deref(),
@@ -86,6 +90,25 @@ pub(crate) fn spawn(spec: &ProcessSpec) -> io::Result<Spawned> {
         stderr: stderr_read,
         writers: [stdout_write, stderr_write],
     })
+}
+
+/// `/dev/null` for the stdin of children not fed any: opened once per process,
+/// close-on-exec, above descriptors 0–2 (were one of ours closed, `open` would reuse it, and
+/// the child's `dup2` onto 0 would then be no move at all and keep close-on-exec). `None`
+/// when it cannot be opened: each child then opens its own, and reports the error.
+fn dev_null() -> Option<libc::c_int> {
+    static DEV_NULL: OnceLock<Option<OwnedFd>> = OnceLock::new();
+    DEV_NULL
+        .get_or_init(|| {
+            let fd = OwnedFd::from(std::fs::File::open("/dev/null").ok()?);
+            if fd.as_raw_fd() > 2 {
+                return Some(fd);
+            }
+            // `try_clone` duplicates to the lowest free descriptor from 3 up.
+            fd.try_clone().ok().filter(|moved| moved.as_raw_fd() > 2)
+        })
+        .as_ref()
+        .map(AsRawFd::as_raw_fd)
 }
 
 /// Wait for `pid` to end and reap it.
@@ -305,6 +328,24 @@ mod tests {
         let out = spec.run();
         assert_eq!(out.status, ProcessStatus::Exited(0), "{out:?}");
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn a_child_fed_nothing_reads_end_of_file_from_dev_null_every_time() {
+        // The second child gets the same once-opened /dev/null as the first.
+        for _ in 0..2 {
+            let spec = ProcessSpec::shell("readlink /proc/self/fd/0; cat; echo end");
+            assert_eq!(stdout(&spec), "/dev/null\nend\n");
+        }
+        let fd = dev_null().expect("/dev/null opens");
+        assert!(fd > 2, "not one of the standard descriptors: {fd}");
+        // SAFETY: F_GETFD on a descriptor this process holds open.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        assert_eq!(
+            flags & libc::FD_CLOEXEC,
+            libc::FD_CLOEXEC,
+            "not inherited past exec"
+        );
     }
 
     #[test]
