@@ -37,9 +37,9 @@ pub(crate) struct ChildPlan<'a> {
     pub argv: &'a [*mut libc::c_char],
     /// NULL-terminated.
     pub envp: &'a [*mut libc::c_char],
-    /// Moved onto descriptor 0 (the caller's `/dev/null` when it feeds nothing); `None`:
-    /// `/dev/null` is opened there.
-    pub stdin: Option<c_int>,
+    /// Moved onto descriptor 0: a pipe, or the caller's `/dev/null` when it feeds nothing.
+    /// Must not be 0 itself (a `dup2` onto itself would keep close-on-exec).
+    pub stdin: c_int,
     pub stdout: c_int,
     pub stderr: c_int,
     pub cwd: Option<&'a CStr>,
@@ -51,7 +51,6 @@ struct Shared {
     program: *const libc::c_char,
     argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
-    /// -1: `/dev/null`.
     stdin: c_int,
     stdout: c_int,
     stderr: c_int,
@@ -91,7 +90,7 @@ pub(crate) fn start(plan: &ChildPlan<'_>) -> io::Result<Started> {
         program: plan.program.as_ptr(),
         argv: plan.argv.as_ptr().cast(),
         envp: plan.envp.as_ptr().cast(),
-        stdin: plan.stdin.unwrap_or(-1),
+        stdin: plan.stdin,
         stdout: plan.stdout,
         stderr: plan.stderr,
         cwd: plan.cwd.map_or(std::ptr::null(), CStr::as_ptr),
@@ -187,22 +186,10 @@ extern "C" fn child(arg: *mut c_void) -> c_int {
         if libc::setpgid(0, 0) != 0 {
             fail(plan);
         }
-        if plan.stdin >= 0 {
-            if libc::dup2(plan.stdin, 0) < 0 {
-                fail(plan);
-            }
-        } else {
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-            // Descriptor 0 was free (our own stdin is closed): the file is already there,
-            // and must not close on exec.
-            if null < 0
-                || (null == 0 && libc::fcntl(0, libc::F_SETFD, 0) < 0)
-                || (null != 0 && libc::dup2(null, 0) < 0)
-            {
-                fail(plan);
-            }
-        }
-        if libc::dup2(plan.stdout, 1) < 0 || libc::dup2(plan.stderr, 2) < 0 {
+        if libc::dup2(plan.stdin, 0) < 0
+            || libc::dup2(plan.stdout, 1) < 0
+            || libc::dup2(plan.stderr, 2) < 0
+        {
             fail(plan);
         }
         if !plan.cwd.is_null() && libc::chdir(plan.cwd) != 0 {
@@ -301,7 +288,7 @@ mod tests {
             program: c"/bin/sh",
             argv: &argv,
             envp: &envp,
-            stdin: None,
+            stdin: 0,
             stdout: 1,
             stderr: 2,
             cwd: None,

@@ -73,10 +73,10 @@ pub(crate) fn spawn(spec: &ProcessSpec) -> io::Result<Spawned> {
         program: &program,
         argv: &argv_ptrs,
         envp: &environment.pointers,
-        stdin: stdin
-            .as_ref()
-            .map(|(read_end, _)| read_end.as_raw_fd())
-            .or_else(dev_null),
+        stdin: match &stdin {
+            Some((read_end, _)) => read_end.as_raw_fd(),
+            None => dev_null()?,
+        },
         stdout: stdout_write.as_raw_fd(),
         stderr: stderr_write.as_raw_fd(),
         cwd: cwd.as_deref(),
@@ -92,23 +92,23 @@ pub(crate) fn spawn(spec: &ProcessSpec) -> io::Result<Spawned> {
     })
 }
 
-/// `/dev/null` for the stdin of children not fed any: opened once per process,
-/// close-on-exec, above descriptors 0–2 (were one of ours closed, `open` would reuse it, and
-/// the child's `dup2` onto 0 would then be no move at all and keep close-on-exec). `None`
-/// when it cannot be opened: each child then opens its own, and reports the error.
-fn dev_null() -> Option<libc::c_int> {
-    static DEV_NULL: OnceLock<Option<OwnedFd>> = OnceLock::new();
-    DEV_NULL
-        .get_or_init(|| {
-            let fd = OwnedFd::from(std::fs::File::open("/dev/null").ok()?);
-            if fd.as_raw_fd() > 2 {
-                return Some(fd);
-            }
-            // `try_clone` duplicates to the lowest free descriptor from 3 up.
-            fd.try_clone().ok().filter(|moved| moved.as_raw_fd() > 2)
-        })
-        .as_ref()
-        .map(AsRawFd::as_raw_fd)
+/// `/dev/null` for the stdin of children not fed any: opened once per process, close-on-exec
+/// and above descriptors 0–2 like the pipes. A failure is not remembered: the next spawn
+/// tries again.
+fn dev_null() -> io::Result<libc::c_int> {
+    static DEV_NULL: OnceLock<OwnedFd> = OnceLock::new();
+    if let Some(fd) = DEV_NULL.get() {
+        return Ok(fd.as_raw_fd());
+    }
+    let opened = std::fs::File::open("/dev/null").map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot open /dev/null for its stdin: {e}"),
+        )
+    })?;
+    let fd = above_stdio(OwnedFd::from(opened))?;
+    // Two threads may get here at once: one descriptor is kept, the other closed.
+    Ok(DEV_NULL.get_or_init(|| fd).as_raw_fd())
 }
 
 /// Wait for `pid` to end and reap it.
@@ -337,7 +337,7 @@ mod tests {
             let spec = ProcessSpec::shell("readlink /proc/self/fd/0; cat; echo end");
             assert_eq!(stdout(&spec), "/dev/null\nend\n");
         }
-        let fd = dev_null().expect("/dev/null opens");
+        let fd = dev_null().unwrap();
         assert!(fd > 2, "not one of the standard descriptors: {fd}");
         // SAFETY: F_GETFD on a descriptor this process holds open.
         let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
