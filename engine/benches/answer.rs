@@ -14,7 +14,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use spur_engine::answer::anchor::AnchorChecker;
 use spur_engine::answer::task_file::parse_task_file;
 use spur_engine::answer::{derive_artifact, derive_verdict, lint, parse_answer, DeriveRequest};
-use spur_engine::state_dir::StateDir;
+use spur_engine::store::state_dir::StateDir;
 use spur_engine::verdict::Verdict;
 use spur_engine::wbs::Wbs;
 

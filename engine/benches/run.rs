@@ -11,7 +11,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use spur_engine::pipeline::{load, CheckedPipeline};
 use spur_engine::run::{self, Durability, RunSettings, SilentObserver};
 use spur_engine::source::SourceFile;
-use spur_engine::state_dir::StateDir;
+use spur_engine::store::state_dir::StateDir;
 
 const TRANSITIONS: u32 = 5_000;
 

@@ -6,9 +6,9 @@
 //! status store writes `done` only from one. The gate gives a token for a self-consistent
 //! PASS, or for a forced override after its audit record is durably written.
 
-use crate::audit::{self, AuditEntry};
-use crate::state_dir::StateDir;
-use crate::task_status::Status;
+use crate::store::audit::{self, AuditEntry};
+use crate::store::state_dir::StateDir;
+use crate::store::task_status::Status;
 use crate::verdict::{read_artifact_file, ArtifactOutcome, Evaluation, Verdict};
 use crate::wbs::Wbs;
 
@@ -152,7 +152,7 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
 
     if let Some(reason) = request.force {
         let entry = AuditEntry {
-            time: crate::timestamp::now(),
+            time: crate::store::timestamp::now(),
             user: request.user.to_owned(),
             wbs: wbs.to_string(),
             run_id: request.run_id.map(str::to_owned),

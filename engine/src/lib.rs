@@ -1,24 +1,30 @@
-//! spur-engine: the pipeline model and everything that reads it.
+//! spur-engine: pipelines, runs, and the done gate that certifies a task.
 //!
-//! Data flows one way (DESIGN §1): YAML text → [`pipeline::load`] → [`pipeline::check`] →
-//! graph → run → done gate. The engine returns values and `miette` diagnostics; it never
-//! prints. The `spur` binary renders.
+//! Three flows run through this crate, each a chain of plain function calls on values:
+//!
+//! 1. **pipeline → run → gate.** YAML text → [`pipeline::load`] (a typed model with spans) →
+//!    [`pipeline::check`] (diagnostics, a checked pipeline) → [`graph::TransitionGraph`] →
+//!    [`run`] (journal, actions, guards) → [`done_gate::evaluate_done_transition`], the one
+//!    function that can certify a task done.
+//! 2. **answer → verdict.** A verifier's Markdown answer → [`answer`] (parse, lint against the
+//!    task file) → a verdict artifact → [`verdict`] (parse, aggregate), which the gate reads.
+//! 3. **gates → evidence → ledger.** [`verify`] runs the project's verify gates in dependency
+//!    order, writes one evidence file per gate, appends every per-criterion verdict to the
+//!    [`verify::ledger`] and merges the results into the verdict.
+//!
+//! Beneath them, [`store`] holds the storage plumbing (state directory, atomic writes, locks,
+//! bounded reads, the audit chain, task status). The engine returns values and `miette`
+//! diagnostics; it never prints. The `spur` binary renders.
 
 pub mod answer;
-pub mod atomic_file;
-pub mod audit;
 pub mod diagnostic;
 pub mod done_gate;
-pub mod file_lock;
 pub mod graph;
-pub mod ledger;
 pub mod pipeline;
 pub mod run;
 pub mod source;
-pub mod state_dir;
-pub mod task_status;
+pub mod store;
 pub mod template;
-pub mod timestamp;
 pub mod verdict;
 pub mod verify;
 pub mod wbs;

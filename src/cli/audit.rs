@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use spur_engine::audit;
-use spur_engine::state_dir::StateDir;
-use spur_engine::task_status;
+use spur_engine::store::audit;
+use spur_engine::store::state_dir::StateDir;
+use spur_engine::store::task_status;
 
 use super::failure::exit;
 use super::{CliResult, Failure};

@@ -12,7 +12,7 @@ use spur_engine::run::run_error::ErrorClass;
 use spur_engine::run::{
     self, Durability, Outcome, RunError, RunOutcome, RunSettings, TaskDoneGate,
 };
-use spur_engine::state_dir::StateDir;
+use spur_engine::store::state_dir::StateDir;
 use spur_guards::jq_shim::JqMode;
 
 use super::failure::exit;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use spur_engine::run::runs_list::list_runs;
-use spur_engine::state_dir::StateDir;
+use spur_engine::store::state_dir::StateDir;
 
 use super::{CliResult, Failure};
 

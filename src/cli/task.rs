@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use spur_engine::audit::current_user;
 use spur_engine::done_gate::{evaluate_done_transition, DoneDecision, DoneRequest, ForceReason};
-use spur_engine::state_dir::StateDir;
-use spur_engine::task_status::{self, ChangeContext, ChangeVia, Status, StatusChange};
+use spur_engine::store::audit::current_user;
+use spur_engine::store::state_dir::StateDir;
+use spur_engine::store::task_status::{self, ChangeContext, ChangeVia, Status, StatusChange};
 use spur_engine::wbs::Wbs;
 
 use super::failure::exit;
@@ -112,7 +112,7 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
     let context = ChangeContext {
         user: &user,
         run_id: None,
-        time: spur_engine::timestamp::now(),
+        time: spur_engine::store::timestamp::now(),
     };
 
     let outcome = match open {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 use spur_engine::answer::{derive_verdict_with, AnswerDiagnostic, DeriveError, DeriveRequest};
-use spur_engine::state_dir::StateDir;
+use spur_engine::store::state_dir::StateDir;
 use spur_engine::verdict::Verdict;
 use spur_engine::wbs::Wbs;
 

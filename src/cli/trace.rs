@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use spur_engine::run::journal::Event;
 use spur_engine::run::runs_list::trace;
 use spur_engine::run::RunId;
-use spur_engine::state_dir::StateDir;
+use spur_engine::store::state_dir::StateDir;
 
 use super::failure::exit;
 use super::{CliResult, Failure};

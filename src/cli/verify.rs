@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use spur_engine::ledger::Ledger;
-use spur_engine::state_dir::StateDir;
+use spur_engine::store::state_dir::StateDir;
+use spur_engine::verify::ledger::Ledger;
 use spur_engine::verify::{run_gates, VerifyError, VerifyRequest, VerifyScope};
 use spur_engine::wbs::Wbs;
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use spur_engine::state_dir::StateDir;
+use spur_engine::store::state_dir::StateDir;
 use spur_engine::verify::{run_gates, VerifyRequest};
 
 pub const GATES: usize = 200;

@@ -12,8 +12,8 @@ use super::diagnostic::{AnswerDiagnostic, LintCode};
 use super::lint::{lint, LintReport};
 use super::parse::{parse_answer, Answer};
 use super::task_file::{locate_task_file, read_task_file, TaskFileError};
-use crate::atomic_file::write_atomic;
-use crate::state_dir::StateDir;
+use crate::store::atomic_file::write_atomic;
+use crate::store::state_dir::StateDir;
 use crate::verdict::{Artifact, Verdict};
 use crate::wbs::Wbs;
 

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::ac_label::{collapse, strip_links, AcLabel};
-use crate::state_dir::StateDir;
+use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
 
 /// The largest task file spur reads.

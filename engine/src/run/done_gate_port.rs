@@ -2,7 +2,7 @@
 //! terminal it asks the gate, and only an allow lets it in. The gate itself lives in
 //! `crate::done_gate`; this port keeps the runner testable and the call in one place.
 
-use crate::state_dir::StateDir;
+use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
 
 /// What the runner asks.
@@ -43,7 +43,7 @@ pub struct TaskDoneGate;
 impl DoneGate for TaskDoneGate {
     fn evaluate(&mut self, request: &GateRequest<'_>) -> GateAnswer {
         use crate::done_gate::{evaluate_done_transition, DoneDecision, DoneRequest, ForceReason};
-        use crate::task_status::{self, ChangeContext, StatusChange};
+        use crate::store::task_status::{self, ChangeContext, StatusChange};
 
         let deny = |message: String| GateAnswer::Deny {
             verdict: "UNKNOWN".to_owned(),
@@ -57,7 +57,7 @@ impl DoneGate for TaskDoneGate {
             Ok(f) => f,
             Err(e) => return deny(e.to_string()),
         };
-        let user = crate::audit::current_user();
+        let user = crate::store::audit::current_user();
         let decision = evaluate_done_transition(&DoneRequest {
             wbs: request.wbs,
             current: &current,
@@ -83,7 +83,7 @@ impl DoneGate for TaskDoneGate {
                 let context = ChangeContext {
                     user: &user,
                     run_id: Some(request.run_id),
-                    time: crate::timestamp::now(),
+                    time: crate::store::timestamp::now(),
                 };
                 match task_status::record_change(
                     request.state_dir,

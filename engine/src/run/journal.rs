@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::timestamp::Timestamp;
+use crate::store::timestamp::Timestamp;
 
 /// Where an action sits: a state's `onEnter` or `onExit` list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,7 +7,6 @@
 
 pub mod actions;
 pub mod agent_config;
-pub mod digest;
 pub mod done_gate_port;
 pub mod dry_run;
 pub mod guard_eval;

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 
-use crate::timestamp::Timestamp;
+use crate::store::timestamp::Timestamp;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RunId(String);

@@ -26,8 +26,9 @@ use super::run_id::RunId;
 use super::vars::Vars;
 use crate::graph::TransitionGraph;
 use crate::pipeline::{Action, CheckedPipeline, OnError, Pipeline, TerminalReason};
-use crate::state_dir::StateDir;
-use crate::timestamp::Timestamp;
+use crate::store::digest::sha256_hex;
+use crate::store::state_dir::StateDir;
+use crate::store::timestamp::Timestamp;
 use crate::wbs::Wbs;
 
 /// How runs are carried out on this machine.
@@ -120,7 +121,7 @@ pub fn start(
     run.append(Event::RunStarted {
         pipeline: request.pipeline_path.display().to_string(),
         pipeline_name: pipeline.name.value.clone(),
-        pipeline_sha256: sha256_hex(pipeline.source.text()),
+        pipeline_sha256: sha256_hex(pipeline.source.text().as_bytes()),
         vars: run.vars.clone(),
         wbs: run.wbs.as_ref().map(|w| w.to_string()),
         force_done_reason: run.force_reason.clone(),
@@ -180,7 +181,7 @@ pub fn resume(
             state: f.state.clone(),
         });
     }
-    if position.pipeline_sha256 != sha256_hex(pipeline.source.text())
+    if position.pipeline_sha256 != sha256_hex(pipeline.source.text().as_bytes())
         && !request.allow_changed_pipeline
     {
         return Err(RunError::PipelineChanged {
@@ -1081,10 +1082,6 @@ fn sanitize(kind: &str) -> String {
             }
         })
         .collect()
-}
-
-fn sha256_hex(text: &str) -> String {
-    super::digest::sha256_hex(text.as_bytes())
 }
 
 /// The run directory of `run_id` under `state_dir`.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::journal::{self, Event, JournalError, Record};
 use super::replay;
 use super::run_id::RunId;
-use crate::state_dir::StateDir;
+use crate::store::state_dir::StateDir;
 
 /// One line of `spur runs`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

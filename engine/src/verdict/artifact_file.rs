@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::artifact::{Artifact, Check};
 use super::parse::MAX_ARTIFACT_BYTES;
-use crate::atomic_file::write_atomic;
+use crate::store::atomic_file::write_atomic;
 
 /// Why an artifact could not be written or updated.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]

@@ -25,6 +25,6 @@ pub use artifact::{
 pub use artifact_file::{replace_checks, write_artifact, ArtifactWriteError};
 pub use evaluation::{Evaluation, Warning, WbsMismatch, MALFORMED_ARTIFACT};
 pub use parse::{
-    parse_artifact, parse_value, read_artifact, read_artifact_file, sha256_hex, ArtifactOutcome,
-    ArtifactRead, Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section, MAX_ARTIFACT_BYTES,
+    parse_artifact, parse_value, read_artifact, read_artifact_file, ArtifactOutcome, ArtifactRead,
+    Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section, MAX_ARTIFACT_BYTES,
 };

@@ -5,8 +5,8 @@ use std::fmt;
 use std::io::Read;
 use std::path::Path;
 
+use crate::store::digest::sha256_hex;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::artifact::{
     AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceType, Requirement, RowStatus,
@@ -294,19 +294,6 @@ pub fn read_artifact_file(path: &Path, within: Option<&Path>) -> ArtifactRead {
         outcome: parse_artifact(&bytes),
     }
 }
-
-/// Lower-case hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for byte in digest.iter() {
-        out.push(char::from(HEX[usize::from(byte >> 4)]));
-        out.push(char::from(HEX[usize::from(byte & 0xf)]));
-    }
-    out
-}
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
 
 fn too_large(len: u64) -> ArtifactOutcome {
     invalid(format!(

@@ -19,7 +19,7 @@ use super::plan;
 use super::standard_gates::{standard_gate, STANDARD_GATES};
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::source::{SourceFile, Span};
-use crate::state_dir::StateDir;
+use crate::store::state_dir::StateDir;
 
 /// A checked verify configuration: gate names are valid path segments, every `needs`
 /// names a configured gate, and `gates` is in a topological order of `needs` (ties keep

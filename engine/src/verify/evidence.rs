@@ -14,7 +14,7 @@ use super::finding::Finding;
 use super::gate::{Gate, GateSeverity};
 use super::gate_result::{EvidenceFiles, GateResult};
 use super::status::{Confidence, GateStatus};
-use crate::timestamp::rfc3339_utc as rfc3339;
+use crate::store::timestamp::rfc3339_utc as rfc3339;
 
 /// Where one gate's evidence goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

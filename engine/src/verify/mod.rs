@@ -15,6 +15,7 @@ pub mod evidence_dir;
 pub mod finding;
 pub mod gate;
 pub mod gate_result;
+pub mod ledger;
 pub mod outcome;
 pub mod plan;
 pub mod process_executor;

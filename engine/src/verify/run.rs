@@ -23,10 +23,10 @@ use super::scope::VerifyScope;
 use super::status::{Confidence, GateStatus};
 use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
 use crate::diagnostic::did_you_mean;
-use crate::file_lock::FileLock;
-use crate::ledger::{Ledger, NewVerdict};
-use crate::state_dir::StateDir;
-use crate::timestamp::rfc3339_utc as rfc3339;
+use crate::store::file_lock::FileLock;
+use crate::store::state_dir::StateDir;
+use crate::store::timestamp::rfc3339_utc as rfc3339;
+use crate::verify::ledger::{Ledger, NewVerdict};
 use crate::wbs::Wbs;
 
 /// What to verify.

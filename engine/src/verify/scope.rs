@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::state_dir::StateDir;
+use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
 
 /// The files of one task's (or the project's) verify runs under `.spur/run/`.

@@ -11,7 +11,7 @@ use spur_engine::run::{
     StartRequest, TaskDoneGate,
 };
 use spur_engine::source::SourceFile;
-use spur_engine::state_dir::StateDir;
+use spur_engine::store::state_dir::StateDir;
 
 /// One run at a time in this process, as with the `spur` binary. Concurrent runs in one
 /// process would race: a `sh` forked by one run shares, until it execs, the open file

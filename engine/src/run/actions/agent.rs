@@ -82,7 +82,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
             ));
         }
         if let Err(e) =
-            crate::atomic_file::write_atomic(&project_path(ctx, answer), &outcome.stdout)
+            crate::store::atomic_file::write_atomic(&project_path(ctx, answer), &outcome.stdout)
         {
             return ActionResult::failed(format!(
                 "agent.run: cannot write answerFile {answer}: {e}"

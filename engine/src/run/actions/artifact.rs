@@ -13,14 +13,14 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
         .unwrap_or("file");
     let sha256 = std::fs::read(project_path(ctx, path))
         .ok()
-        .map(|bytes| crate::run::digest::sha256_hex(&bytes));
+        .map(|bytes| crate::store::digest::sha256_hex(&bytes));
     let line = serde_json::json!({
         "path": path,
         "kind": kind,
         "runId": ctx.run_id,
         "sha256": sha256,
     });
-    match crate::atomic_file::append_line_durable(
+    match crate::store::atomic_file::append_line_durable(
         &ctx.run_dir.join("artifacts.jsonl"),
         &line.to_string(),
     ) {

@@ -78,7 +78,9 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     };
     let verdict = if result.ok { "PASS" } else { "FAIL" };
     if let Some(path) = result_file {
-        if let Err(e) = crate::atomic_file::write_atomic(&path, format!("{verdict}\n").as_bytes()) {
+        if let Err(e) =
+            crate::store::atomic_file::write_atomic(&path, format!("{verdict}\n").as_bytes())
+        {
             return ActionResult::failed(format!("command.gate: cannot write resultFile: {e}"));
         }
     }

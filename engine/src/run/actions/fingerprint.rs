@@ -29,7 +29,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
             }
         }
     }
-    let digest = format!("sha256:{}", crate::run::digest::hex(&hasher.finalize()));
+    let digest = format!("sha256:{}", crate::store::digest::hex(&hasher.finalize()));
     if let Some(expect) = opt_str(ctx.options, "expect").filter(|e| !e.is_empty()) {
         if expect != digest {
             return ActionResult::failed(format!(

@@ -29,7 +29,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
         Err(e) => return ActionResult::failed(format!("json.update: {e}")),
     };
     bytes.push(b'\n');
-    match crate::atomic_file::write_atomic(&full, &bytes) {
+    match crate::store::atomic_file::write_atomic(&full, &bytes) {
         Ok(()) => ActionResult {
             message: Some(format!("updated {path}")),
             ..ActionResult::ok()

@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::vars::Vars;
-use crate::state_dir::StateDir;
+use crate::store::state_dir::StateDir;
 
 pub use hitl::HitlQuestion;
 

@@ -40,7 +40,7 @@ pub fn fingerprint(root: &Path, state_dir: &Path) -> io::Result<String> {
         }
         hasher.update([0]);
     }
-    Ok(crate::run::digest::hex(&hasher.finalize()))
+    Ok(crate::store::digest::hex(&hasher.finalize()))
 }
 
 fn git_files(root: &Path) -> Option<Vec<PathBuf>> {

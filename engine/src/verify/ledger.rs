@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::atomic_file;
+use crate::store::atomic_file;
 
 /// One line of the ledger.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,12 +115,13 @@ impl Ledger {
     ) -> Result<Vec<LedgerEntry>, LedgerError> {
         // Serialise concurrent verify runs of one task: read the last verdicts and append
         // under one lock, so no flip is judged against a stale ledger.
-        let mut lock = crate::file_lock::FileLock::exclusive(&self.path).map_err(|source| {
-            LedgerError::Write {
-                path: self.path.clone(),
-                source,
-            }
-        })?;
+        let mut lock =
+            crate::store::file_lock::FileLock::exclusive(&self.path).map_err(|source| {
+                LedgerError::Write {
+                    path: self.path.clone(),
+                    source,
+                }
+            })?;
         let wanted: HashSet<&str> = verdicts.iter().map(|v| v.criterion.as_str()).collect();
         let tail = read_back(lock.file(), &wanted).map_err(|source| LedgerError::Read {
             path: self.path.clone(),

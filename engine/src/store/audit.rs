@@ -10,8 +10,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::file_lock::FileLock;
-use crate::verdict::{sha256_hex, Verdict};
+use crate::store::digest::sha256_hex;
+use crate::store::file_lock::FileLock;
+use crate::verdict::Verdict;
 
 /// `prevHash` of the first record.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";

@@ -9,11 +9,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::atomic_file::write_atomic;
-use crate::audit::AuditAnchor;
 use crate::done_gate::{Done, DoneVia};
-use crate::file_lock::FileLock;
-use crate::state_dir::StateDir;
+use crate::store::atomic_file::write_atomic;
+use crate::store::audit::AuditAnchor;
+use crate::store::file_lock::FileLock;
+use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
 
 /// A task status: lower-case, `^[a-z][a-z0-9-]*$`, at most 40 characters.

@@ -1,0 +1,179 @@
+//! The one way spur reads a file it did not create: opened non-blocking, checked on the open
+//! descriptor to be a regular file, and read up to a cap.
+//!
+//! A pipeline step can put anything under a name spur will read: a FIFO (an open or a read
+//! that never returns), a symbolic link to `/dev/zero` (endless bytes; `st_size` is 0 for a
+//! device, so a size check before the read proves nothing) or a file swapped in between a
+//! check and an open. Checking the descriptor that is then read closes all three.
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+use std::path::Path;
+
+/// Why a bounded read gave no content.
+#[derive(Debug)]
+pub enum ReadError {
+    /// Nothing exists at the path (or a component of it is missing).
+    Missing,
+    /// Something exists but is not a regular file: a directory, FIFO, socket or device.
+    NotRegular { kind: &'static str },
+    /// The file holds more than the cap allows.
+    TooLarge { cap: u64 },
+    /// The content is not UTF-8 ([`read_string`] only); `offset` is the first bad byte.
+    NotUtf8 { offset: usize },
+    /// Any other failure to open or read, with the operating system's reason.
+    Io(io::Error),
+}
+
+impl ReadError {
+    /// Whether the file simply does not exist (callers often treat that as "absent").
+    pub fn is_missing(&self) -> bool {
+        matches!(self, ReadError::Missing)
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Missing => f.write_str("it does not exist"),
+            ReadError::NotRegular { kind } => write!(f, "it is {kind}, not a regular file"),
+            ReadError::TooLarge { cap } => write!(f, "it is larger than {cap} bytes"),
+            ReadError::NotUtf8 { offset } => write!(f, "it is not UTF-8 (at byte {offset})"),
+            ReadError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::NotFound {
+            ReadError::Missing
+        } else {
+            ReadError::Io(e)
+        }
+    }
+}
+
+/// Read all of `path`, at most `cap` bytes, refusing anything but a regular file.
+pub fn read_bounded(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > cap {
+        return Err(ReadError::TooLarge { cap });
+    }
+    Ok(bytes)
+}
+
+/// [`read_bounded`], then require UTF-8.
+pub fn read_string(path: &Path, cap: u64) -> Result<String, ReadError> {
+    String::from_utf8(read_bounded(path, cap)?).map_err(|e| ReadError::NotUtf8 {
+        offset: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// Open `path` for reading without blocking on a FIFO, and check the open descriptor.
+pub fn open_regular(path: &Path) -> Result<File, ReadError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    let kind = if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "not a file"
+    };
+    Err(ReadError::NotRegular { kind })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_regular_file_up_to_its_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"abc").unwrap();
+        assert_eq!(read_bounded(&path, 3).unwrap(), b"abc");
+        assert!(matches!(
+            read_bounded(&path, 2),
+            Err(ReadError::TooLarge { cap: 2 })
+        ));
+    }
+
+    #[test]
+    fn a_missing_file_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_bounded(&dir.path().join("nope"), 10)
+            .unwrap_err()
+            .is_missing());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let err = read_bounded(&path, 10).unwrap_err();
+        assert!(
+            matches!(err, ReadError::NotRegular { kind: "a FIFO" }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_symlink_to_dev_zero_is_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let err = read_bounded(&path, 1 << 30).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "it is a character device, not a regular file"
+        );
+    }
+
+    #[test]
+    fn a_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_bounded(dir.path(), 10).unwrap_err();
+        assert!(matches!(
+            err,
+            ReadError::NotRegular {
+                kind: "a directory"
+            }
+        ));
+    }
+
+    #[test]
+    fn read_string_names_the_first_bad_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"ok\xff").unwrap();
+        assert!(matches!(
+            read_string(&path, 10),
+            Err(ReadError::NotUtf8 { offset: 2 })
+        ));
+    }
+}
