@@ -7,7 +7,6 @@
 //! `always`/`never`, `action-ok` need run state and live there).
 
 mod child_setup;
-pub mod combinator;
 pub mod executable_search;
 pub mod file_exists;
 pub mod guard_result;

@@ -19,11 +19,10 @@ use std::ffi::{CStr, CString, OsStr};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::child_setup::{self, ChildPlan};
+use crate::executable_search::search_path;
 use crate::process::ProcessSpec;
 
 /// A started child and our ends of its pipes.
@@ -158,30 +157,8 @@ fn executable(spec: &ProcessSpec) -> io::Result<Cow<'static, CStr>> {
     };
     // No PATH at all: the default search path of `execvp`.
     let path = path.unwrap_or_else(|| "/bin:/usr/bin".into());
-    let found = search(name, &path, spec.cwd.as_deref()).ok_or_else(not_found)?;
+    let found = search_path(name, &path, spec.cwd.as_deref()).ok_or_else(not_found)?;
     c_string(found.as_os_str().as_bytes()).map(Cow::Owned)
-}
-
-/// The first executable regular file `name` in the directories of `path`. An empty entry
-/// means the working directory, and a relative entry is taken from the child's working
-/// directory, where `exec` resolves it.
-fn search(name: &OsStr, path: &OsStr, cwd: Option<&Path>) -> Option<PathBuf> {
-    std::env::split_paths(path)
-        .map(|dir| {
-            if dir.as_os_str().is_empty() {
-                PathBuf::from(".").join(name)
-            } else {
-                dir.join(name)
-            }
-        })
-        .find(|candidate| {
-            let probe = match cwd {
-                Some(dir) if candidate.is_relative() => dir.join(candidate),
-                _ => candidate.clone(),
-            };
-            std::fs::metadata(probe)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }
 
 /// `sh` on the PATH spur was started with, when that lookup gives an absolute path. Looked
@@ -193,7 +170,7 @@ fn cached_shell() -> Option<&'static CStr> {
             let path = std::env::var_os("PATH")?;
             // A relative PATH entry would be looked up from the child's working directory:
             // only an absolute result is safe to reuse.
-            let shell = search(OsStr::new("sh"), &path, None).filter(|p| p.is_absolute())?;
+            let shell = search_path(OsStr::new("sh"), &path, None).filter(|p| p.is_absolute())?;
             c_string(shell.as_os_str().as_bytes()).ok()
         })
         .as_deref()
@@ -323,6 +300,8 @@ fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
 mod tests {
     use super::*;
     use crate::process::{ProcessSpec, ProcessStatus};
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
 
     fn stdout(spec: &ProcessSpec) -> String {
         let out = spec.run();

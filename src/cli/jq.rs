@@ -4,12 +4,13 @@
 //! compile; 4 with `-e` when there was no output; 5 a runtime error; `halt_error` exits
 //! with its own code.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
 use miette::{LabeledSpan, MietteDiagnostic, NamedSource, Report};
+use spur_engine::store::bounded_read::read_capped;
 use spur_guards::jq::stream::{run_jq, JqArg, JqInput, JqOptions, JqRunError};
 
 use super::{CliResult, Failure};
@@ -129,6 +130,11 @@ pub fn run(args: Args) -> CliResult {
     })
 }
 
+/// The most of one input that is read. Like jq, `spur jq` reads whatever it is given (a
+/// pipe, `<(…)`, `/dev/stdin`), so a FIFO is waited on as jq would; the cap is what keeps
+/// `/dev/zero` or a runaway producer from filling memory.
+const MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
+
 fn read_inputs(args: &Args) -> Result<Vec<JqInput>, Failure> {
     if args.files.is_empty() {
         let stdin = std::io::stdin();
@@ -136,8 +142,7 @@ fn read_inputs(args: &Args) -> Result<Vec<JqInput>, Failure> {
         if args.null_input && stdin.is_terminal() {
             return Ok(Vec::new());
         }
-        let mut bytes = Vec::new();
-        stdin.lock().read_to_end(&mut bytes).map_err(|e| {
+        let bytes = read_capped(stdin.lock(), MAX_INPUT_BYTES).map_err(|e| {
             Failure::usage(
                 MietteDiagnostic::new(format!("cannot read standard input: {e}"))
                     .with_code("spur::jq::input"),
@@ -151,17 +156,19 @@ fn read_inputs(args: &Args) -> Result<Vec<JqInput>, Failure> {
     args.files
         .iter()
         .map(|path| {
-            std::fs::read(path)
-                .map(|bytes| JqInput {
-                    name: path.display().to_string(),
-                    bytes,
-                })
-                .map_err(|e| {
-                    Failure::usage(
-                        MietteDiagnostic::new(format!("cannot read {}: {e}", path.display()))
-                            .with_code("spur::jq::input"),
-                    )
-                })
+            let unreadable = |reason: String| {
+                Failure::usage(
+                    MietteDiagnostic::new(format!("cannot read {}: {reason}", path.display()))
+                        .with_code("spur::jq::input"),
+                )
+            };
+            let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
+            let bytes =
+                read_capped(file, MAX_INPUT_BYTES).map_err(|e| unreadable(e.to_string()))?;
+            Ok(JqInput {
+                name: path.display().to_string(),
+                bytes,
+            })
         })
         .collect()
 }

@@ -10,6 +10,8 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use crate::store::bounded_read::{open_regular, ReadError};
+
 /// A `file:line` or `file:start-end` citation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Citation {
@@ -239,11 +241,11 @@ impl AnchorChecker {
         }
         match fs::metadata(&canonical) {
             Ok(meta) if meta.is_dir() => Target::Directory,
-            Ok(meta) if meta.is_file() => match count_lines(&canonical) {
+            // Opened and checked again on the descriptor: a FIFO swapped in is refused.
+            Ok(_) => match open_regular(&canonical).and_then(count_lines) {
                 Ok(lines) => Target::File { lines },
                 Err(e) => Target::Unreadable(e.to_string()),
             },
-            Ok(_) => Target::Unreadable("not a regular file".to_owned()),
             Err(e) => Target::Unreadable(e.to_string()),
         }
     }
@@ -260,16 +262,27 @@ fn problem(path: &str, target: Target) -> AnchorProblem {
     }
 }
 
+/// The most of a cited file that is read to count its lines.
+const MAX_CITED_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Lines in a file: newline count, plus one for a last line without a newline.
-fn count_lines(path: &Path) -> io::Result<usize> {
-    let mut file = fs::File::open(path)?;
+fn count_lines(file: fs::File) -> Result<usize, ReadError> {
+    let mut file = file.take(MAX_CITED_FILE_BYTES + 1);
     let mut buf = vec![0u8; 64 * 1024];
     let mut lines = 0;
     let mut last = b'\n';
+    let mut read: u64 = 0;
     loop {
         let n = file.read(&mut buf)?;
         if n == 0 {
             break;
+        }
+        read += n as u64;
+        if read > MAX_CITED_FILE_BYTES {
+            return Err(ReadError::TooLarge {
+                cap: MAX_CITED_FILE_BYTES,
+                size: None,
+            });
         }
         let chunk = buf.get(..n).unwrap_or(&[]);
         lines += chunk.iter().filter(|&&b| b == b'\n').count();
@@ -443,6 +456,21 @@ mod tests {
         assert!(matches!(
             checker.check_citation(&cite("link.txt", 1, 1)),
             Err(AnchorProblem::OutsideProject { .. })
+        ));
+    }
+
+    #[test]
+    fn a_cited_fifo_is_missing_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe.rs"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let mut checker = AnchorChecker::new(dir.path()).unwrap();
+        assert!(matches!(
+            checker.check_citation(&cite("pipe.rs", 1, 1)),
+            Err(AnchorProblem::FileMissing { .. })
         ));
     }
 }

@@ -3,7 +3,7 @@
 //! artifact to `.spur/run/<wbs>-verdict.json` atomically.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use super::anchor::AnchorChecker;
@@ -13,6 +13,7 @@ use super::lint::{lint, LintReport};
 use super::parse::{parse_answer, Answer};
 use super::task_file::{locate_task_file, read_task_file, TaskFileError};
 use crate::store::atomic_file::write_atomic;
+use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::state_dir::StateDir;
 use crate::verdict::{Artifact, Verdict};
 use crate::wbs::Wbs;
@@ -156,24 +157,19 @@ fn read_answer(path: &Path) -> Result<Result<String, AnswerDiagnostic>, DeriveEr
         path: path.to_path_buf(),
         reason,
     };
-    let meta = fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(unreadable("not a regular file".to_owned()));
-    }
-    let file = fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_ANSWER_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| unreadable(e.to_string()))?;
-    if bytes.len() as u64 > MAX_ANSWER_BYTES {
-        return Ok(Err(AnswerDiagnostic::new(
-            LintCode::AnswerTooLarge,
-            format!("the answer file is larger than {MAX_ANSWER_BYTES} bytes; it was not read"),
-        )
-        .with_help(
-            "an answer is a verdict line and two tables; cite evidence, do not paste it",
-        )));
-    }
+    let bytes = match read_bounded(path, MAX_ANSWER_BYTES) {
+        Ok(bytes) => bytes,
+        Err(ReadError::TooLarge { .. }) => {
+            return Ok(Err(AnswerDiagnostic::new(
+                LintCode::AnswerTooLarge,
+                format!("the answer file is larger than {MAX_ANSWER_BYTES} bytes; it was not read"),
+            )
+            .with_help(
+                "an answer is a verdict line and two tables; cite evidence, do not paste it",
+            )))
+        }
+        Err(e) => return Err(unreadable(e.to_string())),
+    };
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Ok(text)),
         Err(e) => {
@@ -364,6 +360,27 @@ mod tests {
         assert!(matches!(
             derive_verdict(&no_task),
             Err(DeriveError::TaskFile(TaskFileError::NotFound { .. }))
+        ));
+    }
+
+    #[test]
+    fn a_fifo_or_dev_zero_as_the_answer_is_unreadable_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("answer.md");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let Err(DeriveError::AnswerUnreadable { reason, .. }) = read_answer(&fifo) else {
+            panic!("a FIFO is unreadable")
+        };
+        assert_eq!(reason, "it is a FIFO, not a regular file");
+        let zero = dir.path().join("zero.md");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        assert!(matches!(
+            read_answer(&zero),
+            Err(DeriveError::AnswerUnreadable { .. })
         ));
     }
 }

@@ -7,6 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::ac_label::{collapse, strip_links, AcLabel};
+use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
 
@@ -152,17 +153,14 @@ pub fn read_task_file(path: &Path) -> Result<TaskFile, TaskFileError> {
         path: path.to_path_buf(),
         reason,
     };
-    let meta = fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(unreadable("not a regular file".to_owned()));
-    }
-    if meta.len() > TASK_FILE_LIMIT {
-        return Err(unreadable(format!(
-            "{} bytes is more than the {TASK_FILE_LIMIT}-byte limit",
-            meta.len()
-        )));
-    }
-    let bytes = fs::read(path).map_err(|e| unreadable(e.to_string()))?;
+    let bytes = read_bounded(path, TASK_FILE_LIMIT).map_err(|e| match e {
+        ReadError::TooLarge {
+            size: Some(size), ..
+        } => unreadable(format!(
+            "{size} bytes is more than the {TASK_FILE_LIMIT}-byte limit"
+        )),
+        other => unreadable(other.to_string()),
+    })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         unreadable(format!(
             "not UTF-8 (invalid byte at offset {})",
@@ -460,5 +458,18 @@ Intro mentions R7 in prose, which is not a declaration.
             read_task_file(&tmp.path().join("bin.md")),
             Err(TaskFileError::Unreadable { .. })
         ));
+    }
+
+    #[test]
+    fn a_fifo_as_the_task_file_is_unreadable_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("0001_task.md");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = read_task_file(&fifo).unwrap_err();
+        assert!(err.to_string().contains("it is a FIFO"), "{err}");
     }
 }

@@ -230,11 +230,16 @@ pub struct JournalContent {
     pub torn_tail: bool,
 }
 
+/// The most of a journal that is read: far more than any run writes.
+const MAX_JOURNAL_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Read every complete record; a final line without `\n` is a torn write and is ignored.
 pub fn read(path: &Path) -> Result<JournalContent, JournalError> {
-    let bytes = fs::read(path).map_err(|source| JournalError::Unreadable {
-        path: path.to_path_buf(),
-        source,
+    let bytes = crate::store::bounded_read::read_bounded(path, MAX_JOURNAL_BYTES).map_err(|e| {
+        JournalError::Unreadable {
+            path: path.to_path_buf(),
+            source: e.into(),
+        }
     })?;
     parse(path, &bytes)
 }

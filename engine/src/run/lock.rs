@@ -1,15 +1,20 @@
-//! One run per task at a time: an exclusive `flock` on `.spur/locks/<wbs>.lock`. The OS
-//! releases it when the process ends, however it ends, so a crash never leaves a stale lock.
+//! One run per task at a time: the store's exclusive lock on `.spur/locks/<wbs>.lock`,
+//! holding the run id of its holder for the message a second run gets. The OS releases it
+//! when the process ends, however it ends, so a crash never leaves a stale lock.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, Write};
-use std::os::fd::AsRawFd;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use crate::store::bounded_read::read_string;
+use crate::store::file_lock::FileLock;
+
+/// A run id is 23 bytes; anything longer in the lock file was not written by a run.
+const HOLDER_CAP: u64 = 4096;
 
 /// A held task lock; released on drop (or by the OS when the process dies).
 #[derive(Debug)]
 pub struct TaskLock {
-    _file: File,
+    _lock: FileLock,
     path: PathBuf,
 }
 
@@ -43,37 +48,24 @@ impl TaskLock {
             path: path.display().to_string(),
             source,
         };
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(io_err)?;
-        }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io_err)?;
-        // SAFETY: flock on a valid, open file descriptor.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let holder = holder.trim().to_owned();
-                return Err(LockError::Held {
-                    wbs: wbs.to_owned(),
-                    holder: (!holder.is_empty()).then_some(holder),
-                    path: path.display().to_string(),
-                });
-            }
-            return Err(io_err(err));
-        }
+        let Some(mut lock) = FileLock::try_exclusive(path).map_err(io_err)? else {
+            // Best effort: the holder may be between truncating the file and writing to it.
+            let holder = read_string(path, HOLDER_CAP)
+                .map(|text| text.trim().to_owned())
+                .ok()
+                .filter(|text| !text.is_empty());
+            return Err(LockError::Held {
+                wbs: wbs.to_owned(),
+                holder,
+                path: path.display().to_string(),
+            });
+        };
+        // Opened for appending: after the truncation the run id lands at the start.
+        let file = lock.file();
         file.set_len(0).map_err(io_err)?;
-        file.rewind().map_err(io_err)?;
         file.write_all(run_id.as_bytes()).map_err(io_err)?;
         Ok(Self {
-            _file: file,
+            _lock: lock,
             path: path.to_path_buf(),
         })
     }

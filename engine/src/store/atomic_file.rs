@@ -1,8 +1,10 @@
-//! Atomic file writes: temp file in the same directory, fsync, rename, fsync the directory.
-//! A reader sees the old content or the new content, never a partial file.
+//! Atomic file writes: a temporary file in the same directory (`tempfile`), fsync, rename
+//! over the target, fsync the directory. A reader sees the old content or the new content,
+//! never a partial file, and a failed write leaves no temporary file behind.
 
 use std::fs;
 use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
 /// Write `bytes` to `path` atomically, creating parent directories as needed.
@@ -12,17 +14,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         _ => Path::new("."),
     };
     fs::create_dir_all(dir)?;
-    let mut tmp = tempfile_in(dir, path)?;
-    let result = (|| {
-        tmp.1.write_all(bytes)?;
-        tmp.1.sync_all()?;
-        fs::rename(&tmp.0, path)?;
-        sync_dir(dir)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp.0);
-    }
-    result
+    let stem = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy());
+    // A dot name: directory listings that skip hidden files never see a half-written one.
+    // 0o666 less the umask, as a file created in place would be (tempfile's default is
+    // owner-only). Dropping `tmp` on any error below removes it.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{stem}.tmp-"))
+        .permissions(fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    sync_dir(dir)
 }
 
 /// Append one line (a `\n` is added) to `path` and fsync it before returning.
@@ -46,30 +51,6 @@ pub fn append_line_durable(path: &Path, line: &str) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-fn tempfile_in(dir: &Path, target: &Path) -> io::Result<(std::path::PathBuf, fs::File)> {
-    let stem = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".to_owned());
-    for attempt in 0..100u32 {
-        let name = format!(".{stem}.tmp-{}-{attempt}", std::process::id());
-        let candidate = dir.join(name);
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => return Ok((candidate, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "could not create a temporary file",
-    ))
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
@@ -96,6 +77,27 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("b.json")]);
+        // Readable by others as a file created in place would be, not owner-only.
+        let plain = dir.path().join("plain");
+        fs::write(&plain, "").unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), mode(&plain));
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_target_and_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A non-empty directory where the file should go: the rename fails.
+        let path = dir.path().join("taken");
+        fs::create_dir(&path).unwrap();
+        fs::write(path.join("inside"), "kept").unwrap();
+        assert!(write_atomic(&path, b"new").is_err());
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("taken")]);
+        assert_eq!(fs::read_to_string(path.join("inside")).unwrap(), "kept");
     }
 
     #[test]

@@ -5,11 +5,12 @@
 //! (64 zeros for the first line) and whose last field, `hash`, is the sha256 of the line's
 //! bytes before `,"hash":` — so even the last line cannot be edited unnoticed.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::store::bounded_read::{read_bounded, read_capped, ReadError};
 use crate::store::digest::sha256_hex;
 use crate::store::file_lock::FileLock;
 use crate::verdict::Verdict;
@@ -18,6 +19,10 @@ use crate::verdict::Verdict;
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 const HASH_FIELD: &str = ",\"hash\":\"";
+
+/// The most of the log that is read: a record is about 600 bytes, so some hundred
+/// thousand forced overrides.
+pub const MAX_AUDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What the caller knows about an override; the chain fields are added on append.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -88,10 +93,10 @@ pub fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, AuditError
     };
     let existed = path.exists();
     let mut lock = FileLock::exclusive(path).map_err(write_err)?;
-    let mut existing = Vec::new();
     let file = lock.file();
     file.seek(SeekFrom::Start(0)).map_err(write_err)?;
-    file.read_to_end(&mut existing).map_err(write_err)?;
+    // The lock refused a FIFO or a device; the cap bounds a regular file.
+    let existing = read_capped(&mut *file, MAX_AUDIT_BYTES).map_err(|e| write_err(e.into()))?;
     let prev_hash = match last_line(&existing) {
         Some(line) => sha256_hex(line),
         None => GENESIS_HASH.to_owned(),
@@ -168,17 +173,19 @@ impl ChainCheck {
 
 /// Check every line of the log at `path`. An absent log is an intact, empty chain.
 pub fn verify(path: &Path) -> Result<ChainCheck, AuditError> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(source) => {
-            return Err(AuditError::Read {
-                path: path.display().to_string(),
-                source,
-            })
-        }
-    };
-    Ok(verify_bytes(&bytes))
+    Ok(verify_bytes(&read_log(path)?))
+}
+
+/// The log's bytes; an absent log is empty.
+fn read_log(path: &Path) -> Result<Vec<u8>, AuditError> {
+    match read_bounded(path, MAX_AUDIT_BYTES) {
+        Ok(bytes) => Ok(bytes),
+        Err(ReadError::Missing) => Ok(Vec::new()),
+        Err(e) => Err(AuditError::Read {
+            path: path.display().to_string(),
+            source: e.into(),
+        }),
+    }
 }
 
 /// An audit record that a task's history says authorised one of its changes.
@@ -277,17 +284,7 @@ fn check_line(line: &[u8], prev: &str) -> Result<(), String> {
 /// Every record of the log, in order. Lines that are not records are skipped by
 /// `list` (`verify` is the place that reports them).
 pub fn list(path: &Path) -> Result<Vec<AuditRecord>, AuditError> {
-    let text = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => {
-            return Err(AuditError::Read {
-                path: path.display().to_string(),
-                source,
-            })
-        }
-    };
-    Ok(text
+    Ok(read_log(path)?
         .split(|b| *b == b'\n')
         .filter_map(|line| serde_json::from_slice(line).ok())
         .collect())
@@ -452,5 +449,30 @@ mod tests {
         assert_eq!(verify(&path).unwrap().broken.map(|b| b.line), Some(2));
         append(&path, &entry("after")).unwrap();
         assert_eq!(lines(&path).len(), 3);
+    }
+
+    #[test]
+    fn a_fifo_or_dev_zero_as_the_log_is_an_error_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = verify(&fifo).unwrap_err();
+        assert!(matches!(err, AuditError::Read { .. }));
+        assert!(err.to_string().contains("it is a FIFO"), "{err}");
+        assert!(matches!(list(&fifo), Err(AuditError::Read { .. })));
+        assert!(matches!(
+            append(&fifo, &entry("x")),
+            Err(AuditError::Write { .. })
+        ));
+        let zero = dir.path().join("zero.jsonl");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let err = verify(&zero).unwrap_err();
+        assert!(err.to_string().contains("character device"), "{err}");
+        let err = append(&zero, &entry("x")).unwrap_err();
+        assert!(err.to_string().contains("character device"), "{err}");
     }
 }

@@ -19,8 +19,9 @@ pub enum ReadError {
     Missing,
     /// Something exists but is not a regular file: a directory, FIFO, socket or device.
     NotRegular { kind: &'static str },
-    /// The file holds more than the cap allows.
-    TooLarge { cap: u64 },
+    /// The file holds more than the cap allows; `size` is its size when that was known
+    /// before reading (a regular file's), in which case nothing was read.
+    TooLarge { cap: u64, size: Option<u64> },
     /// The content is not UTF-8 ([`read_string`] only); `offset` is the first bad byte.
     NotUtf8 { offset: usize },
     /// Any other failure to open or read, with the operating system's reason.
@@ -39,7 +40,13 @@ impl fmt::Display for ReadError {
         match self {
             ReadError::Missing => f.write_str("it does not exist"),
             ReadError::NotRegular { kind } => write!(f, "it is {kind}, not a regular file"),
-            ReadError::TooLarge { cap } => write!(f, "it is larger than {cap} bytes"),
+            ReadError::TooLarge {
+                cap,
+                size: Some(size),
+            } => write!(f, "it is {size} bytes, larger than the {cap}-byte limit"),
+            ReadError::TooLarge { cap, size: None } => {
+                write!(f, "it is larger than the {cap}-byte limit")
+            }
             ReadError::NotUtf8 { offset } => write!(f, "it is not UTF-8 (at byte {offset})"),
             ReadError::Io(e) => write!(f, "{e}"),
         }
@@ -58,33 +65,85 @@ impl From<io::Error> for ReadError {
     }
 }
 
-/// Read all of `path`, at most `cap` bytes, refusing anything but a regular file.
-pub fn read_bounded(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
-    let file = open_regular(path)?;
-    let mut bytes = Vec::new();
-    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
-    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > cap {
-        return Err(ReadError::TooLarge { cap });
+/// For callers whose errors carry an `io::Error`: the operating system's error as it was,
+/// the refusals of this module as errors of a fitting kind worded as above.
+impl From<ReadError> for io::Error {
+    fn from(e: ReadError) -> Self {
+        let kind = match e {
+            ReadError::Io(inner) => return inner,
+            ReadError::Missing => io::ErrorKind::NotFound,
+            ReadError::NotRegular { .. } => io::ErrorKind::InvalidInput,
+            ReadError::TooLarge { .. } => io::ErrorKind::FileTooLarge,
+            ReadError::NotUtf8 { .. } => io::ErrorKind::InvalidData,
+        };
+        io::Error::new(kind, e.to_string())
     }
+}
+
+/// Read all of `path`, at most `cap` bytes, refusing anything but a regular file. A file
+/// whose size is already above the cap is refused without being read.
+pub fn read_bounded(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, size) = open_sized(path)?;
+    if size > cap {
+        return Err(ReadError::TooLarge {
+            cap,
+            size: Some(size),
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    check_cap(&bytes, cap)?;
     Ok(bytes)
 }
 
 /// [`read_bounded`], then require UTF-8.
 pub fn read_string(path: &Path, cap: u64) -> Result<String, ReadError> {
-    String::from_utf8(read_bounded(path, cap)?).map_err(|e| ReadError::NotUtf8 {
+    utf8(read_bounded(path, cap)?)
+}
+
+/// Read at most `cap` bytes from `reader`: a descriptor [`ensure_regular`] checked, or a
+/// stream spur reads whatever it is (standard input). Bytes past the cap are an error.
+pub fn read_capped(reader: impl Read, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let mut bytes = Vec::new();
+    reader.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    check_cap(&bytes, cap)?;
+    Ok(bytes)
+}
+
+fn check_cap(bytes: &[u8], cap: u64) -> Result<(), ReadError> {
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > cap {
+        return Err(ReadError::TooLarge { cap, size: None });
+    }
+    Ok(())
+}
+
+fn utf8(bytes: Vec<u8>) -> Result<String, ReadError> {
+    String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8 {
         offset: e.utf8_error().valid_up_to(),
     })
 }
 
 /// Open `path` for reading without blocking on a FIFO, and check the open descriptor.
 pub fn open_regular(path: &Path) -> Result<File, ReadError> {
+    open_sized(path).map(|(file, _)| file)
+}
+
+fn open_sized(path: &Path) -> Result<(File, u64), ReadError> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
-    let kind = file.metadata()?.file_type();
+    let size = ensure_regular(&file)?;
+    Ok((file, size))
+}
+
+/// Check that an open descriptor is a regular file (not what its path named when it was
+/// looked at earlier); returns its size.
+pub fn ensure_regular(file: &File) -> Result<u64, ReadError> {
+    let metadata = file.metadata()?;
+    let kind = metadata.file_type();
     if kind.is_file() {
-        return Ok(file);
+        return Ok(metadata.len());
     }
     let kind = if kind.is_dir() {
         "a directory"
@@ -114,8 +173,30 @@ mod tests {
         assert_eq!(read_bounded(&path, 3).unwrap(), b"abc");
         assert!(matches!(
             read_bounded(&path, 2),
-            Err(ReadError::TooLarge { cap: 2 })
+            Err(ReadError::TooLarge {
+                cap: 2,
+                size: Some(3)
+            })
         ));
+    }
+
+    #[test]
+    fn a_stream_is_read_up_to_its_cap() {
+        assert_eq!(read_capped(&b"abc"[..], 3).unwrap(), b"abc");
+        let err = read_capped(std::io::repeat(0), 1 << 20).unwrap_err();
+        assert_eq!(err.to_string(), "it is larger than the 1048576-byte limit");
+    }
+
+    #[test]
+    fn refusals_become_io_errors_of_a_fitting_kind() {
+        let err: std::io::Error = ReadError::NotRegular { kind: "a FIFO" }.into();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert_eq!(err.to_string(), "it is a FIFO, not a regular file");
+        let err: std::io::Error = ReadError::Missing.into();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+        let os = std::io::Error::from_raw_os_error(libc::EACCES);
+        let err: std::io::Error = ReadError::Io(os).into();
+        assert_eq!(err.raw_os_error(), Some(libc::EACCES));
     }
 
     #[test]

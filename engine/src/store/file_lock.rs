@@ -1,10 +1,14 @@
-//! An exclusive advisory lock (`flock`) held for the life of a value: serialises writers
-//! of the same record file across processes. Released on drop or process exit.
+//! The one advisory lock: an exclusive `flock` (std's `File::lock`) held for the life of a
+//! value, serialising writers of one record across processes. It is per open file
+//! description, so two holders in one process conflict as two processes do. Released on
+//! drop, or by the OS when the process ends however it ends: a crash leaves no stale lock.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
-use std::os::unix::io::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
+
+use crate::store::bounded_read::ensure_regular;
 
 /// A held exclusive lock on an open file.
 #[derive(Debug)]
@@ -17,14 +21,10 @@ impl FileLock {
     pub fn exclusive(path: &Path) -> io::Result<Self> {
         let file = open(path)?;
         loop {
-            // SAFETY: flock on a file descriptor we own; no memory is shared.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if rc == 0 {
-                return Ok(Self { file });
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
+            match file.lock() {
+                Ok(()) => return Ok(Self { file }),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
             }
         }
     }
@@ -32,16 +32,10 @@ impl FileLock {
     /// [`FileLock::exclusive`] without waiting: `None` when another holder has it.
     pub fn try_exclusive(path: &Path) -> io::Result<Option<Self>> {
         let file = open(path)?;
-        // SAFETY: flock on a file descriptor we own; no memory is shared.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc == 0 {
-            return Ok(Some(Self { file }));
-        }
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            Ok(None)
-        } else {
-            Err(err)
+        match file.try_lock() {
+            Ok(()) => Ok(Some(Self { file })),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => Err(e),
         }
     }
 
@@ -51,24 +45,27 @@ impl FileLock {
     }
 }
 
-/// Open (creating it and its directory) the lock file for reading and appending.
+/// Open (creating it and its directory) the lock file for reading and appending. Some
+/// locked files are also read (the audit log, a ledger): a FIFO or a device put at the path
+/// is refused here, before a read could hang or never end.
 fn open(path: &Path) -> io::Result<File> {
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    OpenOptions::new()
+    let file = OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
-        .open(path)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    ensure_regular(&file)?;
+    Ok(file)
 }
 
 impl Drop for FileLock {
     fn drop(&mut self) {
-        // SAFETY: as above; closing the descriptor would release it anyway.
-        unsafe {
-            libc::flock(self.file.as_raw_fd(), libc::LOCK_UN);
-        }
+        // Closing the descriptor releases it too, unless a child inherited a copy.
+        let _ = self.file.unlock();
     }
 }
 
@@ -86,5 +83,21 @@ mod tests {
         assert!(FileLock::try_exclusive(&path).unwrap().is_none());
         drop(first);
         assert!(FileLock::try_exclusive(&path).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_fifo_or_device_at_the_path_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let err = FileLock::exclusive(&fifo).unwrap_err();
+        assert_eq!(err.to_string(), "it is a FIFO, not a regular file");
+        let zero = dir.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        assert!(FileLock::try_exclusive(&zero).is_err());
     }
 }

@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 
 use crate::wbs::Wbs;
 
+/// The most of `.spur/config.yaml` its readers read: it is a few keys of hand-written YAML.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// The root of spur's state (`.spur/`) and the paths inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateDir {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::done_gate::{Done, DoneVia};
 use crate::store::atomic_file::write_atomic;
 use crate::store::audit::AuditAnchor;
+use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::file_lock::FileLock;
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
@@ -20,6 +21,9 @@ use crate::wbs::Wbs;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Status(String);
+
+/// The most of a task record that is read: a few hundred bytes per status change.
+pub const MAX_TASK_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The status of a task with no record yet.
 pub const INITIAL_STATUS: &str = "todo";
@@ -210,13 +214,13 @@ pub fn current_status(state_dir: &StateDir, wbs: &Wbs) -> Result<Status, TaskErr
 }
 
 fn read_record(path: &Path) -> Result<Option<TaskRecord>, TaskError> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match read_bounded(path, MAX_TASK_RECORD_BYTES) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
+        Err(ReadError::Missing) => return Ok(None),
+        Err(e) => {
             return Err(TaskError::Read {
                 path: path.display().to_string(),
-                source,
+                source: e.into(),
             })
         }
     };
@@ -363,5 +367,20 @@ mod tests {
             current_status(&state, &wbs),
             Err(TaskError::Corrupt { .. })
         ));
+    }
+
+    #[test]
+    fn a_fifo_as_the_record_is_an_error_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::at(dir.path().join(".spur"));
+        let wbs = Wbs::parse("T1").unwrap();
+        std::fs::create_dir_all(dir.path().join(".spur/tasks")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(state.task_path(&wbs))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = current_status(&state, &wbs).unwrap_err();
+        assert!(err.to_string().contains("it is a FIFO"), "{err}");
     }
 }

@@ -1,5 +1,6 @@
-//! UTC timestamps without a date-time dependency: records only ever need "now" written
-//! down (RFC 3339, or the compact form that prefixes run ids), never parsed or zoned.
+//! UTC timestamps: records only ever need "now" written down (RFC 3339 with milliseconds,
+//! or the compact form that prefixes run ids), never parsed or zoned. `jiff` does the
+//! calendar; this type fixes the precision and the two renderings spur's files use.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -13,65 +14,36 @@ pub fn now() -> String {
     Timestamp::now().rfc3339()
 }
 
-/// A point in time as seconds + milliseconds since the Unix epoch, rendered in UTC.
+/// A point in time at millisecond precision, not before the Unix epoch, rendered in UTC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Timestamp {
-    millis: u128,
-}
+pub struct Timestamp(jiff::Timestamp);
 
 impl Timestamp {
     pub fn now() -> Self {
         Self::at(SystemTime::now())
     }
 
-    /// Times before 1970 clamp to the epoch.
+    /// Times before 1970 clamp to the epoch; times past jiff's range (year 9999) to its end.
     pub fn at(time: SystemTime) -> Self {
         let millis = time
             .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0);
-        Self { millis }
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        Self(jiff::Timestamp::from_millisecond(millis).unwrap_or(jiff::Timestamp::MAX))
     }
 
-    /// `2026-11-29T18:34:14.123Z`.
+    /// `2026-11-29T18:34:14.123Z`: always three fractional digits and a `Z`.
     pub fn rfc3339(self) -> String {
-        let (y, mo, d, h, mi, s) = self.civil();
-        let ms = self.millis % 1000;
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
+        format!("{:.3}", self.0)
     }
 
     /// `20261129T183414Z`: the time-ordered prefix of a run id.
     pub fn compact(self) -> String {
-        let (y, mo, d, h, mi, s) = self.civil();
-        format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z")
+        self.0.strftime("%Y%m%dT%H%M%SZ").to_string()
     }
 
+    /// Milliseconds since the Unix epoch.
     pub fn millis(self) -> u128 {
-        self.millis
-    }
-
-    fn civil(self) -> (i64, u32, u32, u32, u32, u32) {
-        let secs = (self.millis / 1000) as i64;
-        let days = secs.div_euclid(86_400);
-        let rem = secs.rem_euclid(86_400);
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z.rem_euclid(146_097);
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-        let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-        let y = yoe + era * 400 + i64::from(m <= 2);
-        (
-            y,
-            m,
-            d,
-            (rem / 3600) as u32,
-            ((rem % 3600) / 60) as u32,
-            (rem % 60) as u32,
-        )
+        u128::try_from(self.0.as_millisecond()).unwrap_or(0)
     }
 }
 
@@ -93,13 +65,20 @@ mod tests {
 
     #[test]
     fn renders_known_instants_compactly() {
-        let t = Timestamp { millis: 0 };
+        let t = Timestamp::at(UNIX_EPOCH);
         assert_eq!(t.rfc3339(), "1970-01-01T00:00:00.000Z");
         // 2024-02-29T12:34:56.789Z
-        let t = Timestamp {
-            millis: 1_709_210_096_789,
-        };
+        let t = Timestamp::at(UNIX_EPOCH + Duration::from_millis(1_709_210_096_789));
         assert_eq!(t.rfc3339(), "2024-02-29T12:34:56.789Z");
         assert_eq!(t.compact(), "20240229T123456Z");
+        assert_eq!(t.millis(), 1_709_210_096_789);
+    }
+
+    #[test]
+    fn sub_millisecond_time_is_truncated_and_the_past_clamps_to_the_epoch() {
+        let t = UNIX_EPOCH + Duration::from_nanos(1_999_999_999);
+        assert_eq!(rfc3339_utc(t), "1970-01-01T00:00:01.999Z");
+        let before = UNIX_EPOCH - Duration::from_secs(86_400);
+        assert_eq!(rfc3339_utc(before), "1970-01-01T00:00:00.000Z");
     }
 }

@@ -7,7 +7,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::artifact::{is_hollow, Artifact, CheckStatus, RowStatus, Severity, Verdict};
-use super::parse::Section;
+use super::outcome::Section;
 
 /// The rules, in the order they are applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -284,7 +284,7 @@ fn partial_or_hollow(status: RowStatus, evidence: Option<&str>) -> Option<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::parse::{parse_artifact, ArtifactOutcome};
+    use crate::verdict::{parse_artifact, ArtifactOutcome};
     use serde_json::json;
 
     /// Aggregate a JSON artifact (requirements/AC/checks given; wbs and verdict filled in).

@@ -6,8 +6,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::artifact::{Artifact, Check};
-use super::parse::MAX_ARTIFACT_BYTES;
+use super::read::MAX_ARTIFACT_BYTES;
 use crate::store::atomic_file::write_atomic;
+use crate::store::bounded_read::{read_bounded, ReadError};
 
 /// Why an artifact could not be written or updated.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -48,15 +49,15 @@ pub fn replace_checks(
         path: path.display().to_string(),
         problem,
     };
-    let len = std::fs::metadata(path)
-        .map_err(|e| not_appendable(format!("cannot read it: {e}")))?
-        .len();
-    if len > MAX_ARTIFACT_BYTES {
-        return Err(not_appendable(format!(
-            "it is {len} bytes, above the limit"
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| not_appendable(format!("cannot read it: {e}")))?;
+    let bytes = read_bounded(path, MAX_ARTIFACT_BYTES).map_err(|e| match e {
+        ReadError::TooLarge {
+            size: Some(size), ..
+        } => not_appendable(format!("it is {size} bytes, above the limit")),
+        ReadError::TooLarge { size: None, .. } => {
+            not_appendable("it grew above the limit while being read".to_owned())
+        }
+        other => not_appendable(format!("cannot read it: {other}")),
+    })?;
     let mut doc: Value = serde_json::from_slice(&bytes)
         .map_err(|e| not_appendable(format!("it is not JSON: {e}")))?;
     let root = doc
@@ -139,5 +140,25 @@ mod tests {
         assert!(err.to_string().contains("root is not an object"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "[]");
         assert!(replace_checks(&dir.path().join("absent.json"), &[], &[]).is_err());
+    }
+
+    #[test]
+    fn refuses_to_read_a_fifo_or_a_device() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = replace_checks(&fifo, &[], &[]).unwrap_err();
+        assert!(
+            err.to_string().contains("it is a FIFO, not a regular file"),
+            "{err}"
+        );
+        let zero = dir.path().join("zero.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let err = replace_checks(&zero, &[], &[]).unwrap_err();
+        assert!(err.to_string().contains("character device"), "{err}");
     }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::aggregate::{aggregate, Aggregation};
 use super::artifact::Verdict;
-use super::parse::{ArtifactOutcome, OutcomeKind};
+use super::outcome::{ArtifactOutcome, OutcomeKind};
 
 /// Code of the bounded warning emitted once per non-valid artifact.
 pub const MALFORMED_ARTIFACT: &str = "L4.malformed-verdict-artifact";

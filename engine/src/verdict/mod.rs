@@ -1,5 +1,6 @@
 //! The verdict contract (DESIGN §7): the artifact a verifier writes, the one parser that
-//! reads it, and the one aggregation policy every consumer applies.
+//! reads it (`read`, row by row in `rows`, to an `outcome`), and the one aggregation
+//! policy every consumer applies.
 //!
 //! ```
 //! use spur_engine::verdict::{parse_artifact, aggregate, ArtifactOutcome, Verdict};
@@ -14,8 +15,10 @@ pub mod aggregate;
 pub mod artifact;
 pub mod artifact_file;
 pub mod evaluation;
-pub mod parse;
+pub mod outcome;
 mod raw;
+pub mod read;
+mod rows;
 
 pub use aggregate::{aggregate, Aggregation, FiredRule, Rule, Subject};
 pub use artifact::{
@@ -24,7 +27,10 @@ pub use artifact::{
 };
 pub use artifact_file::{replace_checks, write_artifact, ArtifactWriteError};
 pub use evaluation::{Evaluation, Warning, WbsMismatch, MALFORMED_ARTIFACT};
-pub use parse::{
-    parse_artifact, parse_value, read_artifact, read_artifact_file, ArtifactOutcome, ArtifactRead,
-    Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section, MAX_ARTIFACT_BYTES,
+pub use outcome::{
+    ArtifactOutcome, FieldProblem, Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section,
+};
+pub use read::{
+    parse_artifact, parse_value, read_artifact, read_artifact_file, ArtifactRead,
+    MAX_ARTIFACT_BYTES,
 };

@@ -10,7 +10,7 @@ use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Vis
 use serde_json::{Map, Value};
 
 use super::artifact::{AcceptanceCriterion, Check, Requirement};
-use super::parse::{FieldProblem, FromRawRow};
+use super::outcome::FieldProblem;
 
 /// A field value: a string, or what else it was (for messages).
 #[derive(Debug, Clone, PartialEq)]
@@ -190,6 +190,11 @@ impl<'a> RawRow<'a> {
             check: field("check"),
         }
     }
+}
+
+/// A row kind that can be built from a raw row object (implemented in `rows`).
+pub(crate) trait FromRawRow: Sized {
+    fn from_raw(row: &RawRow<'_>) -> Result<Self, Vec<FieldProblem>>;
 }
 
 /// A section validated row by row as it is read, so no raw rows are kept.

@@ -19,7 +19,8 @@ use super::plan;
 use super::standard_gates::{standard_gate, STANDARD_GATES};
 use crate::diagnostic::{did_you_mean, Diagnostic};
 use crate::source::{SourceFile, Span};
-use crate::store::state_dir::StateDir;
+use crate::store::bounded_read::read_string;
+use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
 
 /// A checked verify configuration: gate names are valid path segments, every `needs`
 /// names a configured gate, and `gates` is in a topological order of `needs` (ties keep
@@ -38,10 +39,13 @@ impl VerifyConfig {
     /// Read `<state dir>/config.yaml`; a missing file is an empty configuration.
     pub fn load(state_dir: &StateDir) -> Result<Self, VerifyConfigErrors> {
         let path = state_dir.config_path();
-        match std::fs::read_to_string(&path) {
+        match read_string(&path, MAX_CONFIG_BYTES) {
             Ok(text) => Self::parse(&path, &text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::empty(path)),
-            Err(source) => Err(VerifyConfigErrors::Unreadable { path, source }),
+            Err(e) if e.is_missing() => Ok(Self::empty(path)),
+            Err(e) => Err(VerifyConfigErrors::Unreadable {
+                path,
+                source: e.into(),
+            }),
         }
     }
 
@@ -520,5 +524,21 @@ mod tests {
             ["spur::verify::yaml"]
         );
         assert_eq!(codes("verify:\n  parallelism: 0\n"), ["spur::verify::zero"]);
+    }
+
+    #[test]
+    fn a_fifo_at_the_config_path_is_unreadable_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::at(dir.path());
+        let made = std::process::Command::new("mkfifo")
+            .arg(state.config_path())
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = VerifyConfig::load(&state).unwrap_err();
+        assert!(matches!(err, VerifyConfigErrors::Unreadable { .. }));
+        assert!(err.to_string().contains("it is a FIFO"), "{err}");
+        std::fs::remove_file(state.config_path()).unwrap();
+        assert!(VerifyConfig::load(&state).unwrap().gates.is_empty());
     }
 }

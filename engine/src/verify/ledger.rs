@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::store::atomic_file;
+use crate::store::bounded_read::read_string;
+
+/// The most of a ledger `history` reads (about a hundred thousand runs of a task's gates);
+/// recording reads only its end.
+pub const MAX_LEDGER_BYTES: u64 = 64 * 1024 * 1024;
 
 /// One line of the ledger.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,12 +99,12 @@ impl Ledger {
     }
 
     fn read_text(&self) -> Result<String, LedgerError> {
-        match std::fs::read_to_string(&self.path) {
+        match read_string(&self.path, MAX_LEDGER_BYTES) {
             Ok(text) => Ok(text),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(String::new()),
-            Err(source) => Err(LedgerError::Read {
+            Err(e) if e.is_missing() => Ok(String::new()),
+            Err(e) => Err(LedgerError::Read {
                 path: self.path.clone(),
-                source,
+                source: e.into(),
             }),
         }
     }

@@ -9,13 +9,16 @@ use std::time::{Instant, SystemTime};
 use spur_guards::process::{ProcessSpec, ProcessStatus};
 
 use super::attempt::{Attempt, Ended, GateExecutor};
-use super::finding::findings_in;
+use super::finding::{findings_in, Finding, FindingSeverity};
 use super::gate::{Gate, GateCommand};
+use crate::store::bounded_read::read_string;
 
 /// Lines of each stream kept in the evidence.
 pub const TAIL_LINES: usize = 40;
 /// Longest line kept in the tail, in characters.
 const TAIL_LINE_CHARS: usize = 400;
+/// The most of a findings file that is read: sixteen times a stream's capture cap.
+pub const MAX_FINDINGS_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The real executor: one per verify run.
 #[derive(Debug)]
@@ -93,8 +96,20 @@ impl GateExecutor for ProcessExecutor {
         let stdout = String::from_utf8_lossy(&outcome.stdout);
         let stderr = String::from_utf8_lossy(&outcome.stderr);
         let mut findings = findings_in(&stdout);
-        if let Ok(text) = std::fs::read_to_string(&findings_path) {
-            findings.extend(findings_in(&text));
+        match read_string(&findings_path, MAX_FINDINGS_BYTES) {
+            Ok(text) => findings.extend(findings_in(&text)),
+            Err(e) if e.is_missing() => {}
+            // Said, not dropped: a gate's findings are never lost without a word.
+            Err(e) => findings.push(Finding {
+                severity: FindingSeverity::Warn,
+                file: None,
+                line: None,
+                message: format!(
+                    "the findings file {} could not be read: {e}",
+                    findings_path.display()
+                ),
+                fix: None,
+            }),
         }
         let missing_evidence = gate
             .expect_file
@@ -178,5 +193,46 @@ mod tests {
         let t = tail(&text);
         assert!(t.starts_with("line 11\n"), "{t}");
         assert!(t.ends_with("line 50"), "{t}");
+    }
+
+    #[test]
+    fn a_findings_file_that_cannot_be_read_is_a_warning_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let executor = ProcessExecutor {
+            project_root: dir.path().to_path_buf(),
+            evidence_dir: dir.path().join("evidence"),
+            state_dir: dir.path().join(".spur"),
+            run_id: "r".into(),
+            wbs: None,
+            env: Vec::new(),
+            origin: Instant::now(),
+        };
+        std::fs::create_dir_all(&executor.evidence_dir).unwrap();
+        let gate = Gate {
+            name: "plant".into(),
+            command: GateCommand::Shell("mkfifo \"$SPUR_FINDINGS_FILE\"".into()),
+            needs: Vec::new(),
+            timeout: std::time::Duration::from_secs(30),
+            read_only: true,
+            severity: super::super::gate::GateSeverity::Blocker,
+            enabled: true,
+            expect_file: None,
+            findings_file: None,
+            span: crate::source::Span::default(),
+            needs_span: crate::source::Span::default(),
+        };
+        let attempt = executor.attempt(&gate);
+        assert!(
+            matches!(attempt.ended, Ended::Exited(0)),
+            "{:?}",
+            attempt.ended
+        );
+        assert_eq!(attempt.findings.len(), 1, "{:?}", attempt.findings);
+        assert_eq!(attempt.findings[0].severity, FindingSeverity::Warn);
+        assert!(
+            attempt.findings[0].message.contains("it is a FIFO"),
+            "{}",
+            attempt.findings[0].message
+        );
     }
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use super::gate::GateSeverity;
 use super::gate_result::GateResult;
 use super::status::GateStatus;
+use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::verdict::{
     aggregate, replace_checks, write_artifact, Artifact, ArtifactWriteError, Check, CheckStatus,
     Severity,
@@ -70,14 +71,11 @@ pub fn merge_gate_checks(
     };
     // Missing, empty or whitespace-only: no artifact yet. Only a small file is read to
     // tell; a large one goes to `replace_checks`, which enforces the size cap.
-    let no_artifact = match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+    let no_artifact = match read_bounded(path, 4096) {
+        Ok(bytes) => bytes.iter().all(u8::is_ascii_whitespace),
+        Err(ReadError::Missing) => true,
+        Err(ReadError::TooLarge { .. }) => false,
         Err(e) => return Err(not_appendable(format!("cannot read it: {e}"))),
-        Ok(meta) if meta.len() <= 4096 => std::fs::read(path)
-            .map_err(|e| not_appendable(format!("cannot read it: {e}")))?
-            .iter()
-            .all(u8::is_ascii_whitespace),
-        Ok(_) => false,
     };
     if no_artifact {
         let mut artifact = Artifact {
@@ -175,5 +173,20 @@ mod tests {
         let wbs = Wbs::parse("T").unwrap();
         assert!(merge_gate_checks(&path, &wbs, &[row("gate-a", CheckStatus::Pass)], &[]).is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{not json");
+    }
+
+    #[test]
+    fn a_fifo_at_the_artifact_path_is_reported_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("T-verdict.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let wbs = Wbs::parse("T").unwrap();
+        let err =
+            merge_gate_checks(&path, &wbs, &[row("gate-a", CheckStatus::Pass)], &[]).unwrap_err();
+        assert!(err.to_string().contains("a FIFO"), "{err}");
     }
 }
