@@ -1,9 +1,7 @@
 //! `spur check` (and its alias `spur workflow validate`): every finding with its file, line,
 //! column and underlined span, a stable code and help; JSON output; exit codes.
 
-mod common;
-
-use common::{repo_path, Project};
+use crate::common::{repo_path, Project};
 
 /// Copy `examples/<rel>` into a fresh project under its file name.
 fn project_with(rel: &str) -> (Project, String) {

@@ -1,9 +1,7 @@
 //! Hostile pipeline files: each ends in one clear error and exit 2 — no panic, no hang, no
 //! exhausted memory. The files are generated into the test's temp dir.
 
-mod common;
-
-use common::Project;
+use crate::common::Project;
 
 /// Run `spur check FILE` on a generated file: (exit code, stderr, JSON findings).
 fn check(name: &str, contents: &[u8]) -> (i32, String, serde_json::Value) {

@@ -1,6 +1,4 @@
-mod common;
-
-use common::Project;
+use crate::common::Project;
 
 #[test]
 fn prints_bash_completions_naming_the_binary() {

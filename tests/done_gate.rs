@@ -2,9 +2,7 @@
 //! but a self-consistent PASS, a forced override is audited first, and `spur audit verify`
 //! catches any edit of the audit log.
 
-mod common;
-
-use common::{redact, repo_path, Project};
+use crate::common::{redact, repo_path, Project};
 
 const ARTIFACT: &str = ".spur/run/0592-verdict.json";
 

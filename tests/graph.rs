@@ -1,11 +1,9 @@
 //! `spur graph`: the transition graph as DOT, mermaid and JSON, and its simple paths.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-use common::{redact, repo_path, Project};
+use crate::common::{redact, repo_path, Project};
 
 const REVIEW_LOOP: &str = "examples/graph/review-loop.yaml";
 

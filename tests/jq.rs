@@ -1,8 +1,6 @@
 //! `spur jq`: the embedded jq through the binary, and the `jq` PATH shim.
 
-mod common;
-
-use common::Project;
+use crate::common::Project;
 
 fn run(project: &Project, args: &[&str], stdin: &str) -> (i32, String, String) {
     let output = project

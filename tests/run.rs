@@ -1,9 +1,7 @@
 //! `spur run` / `spur continue` / `spur runs` / `spur trace` through the binary: the
 //! semantics of DESIGN §2, every guard and action kind, the done gate, exit codes, --json.
 
-mod common;
-
-use common::{repo_path, Project};
+use crate::common::{repo_path, Project};
 use serde_json::Value;
 
 /// Run spur with `--json`; (exit code, parsed stdout, stderr).
@@ -1066,7 +1064,7 @@ fn a_timeout_kills_the_whole_process_group_including_grandchildren() {
     let pid = p.read("grandchild.pid").trim().to_owned();
     // Gone, a zombie waiting for init to reap it, or with its SIGKILL pending: not running.
     assert!(
-        !common::process_is_running(&pid),
+        !crate::common::process_is_running(&pid),
         "grandchild {pid} still running"
     );
 }

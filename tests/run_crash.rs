@@ -4,9 +4,7 @@
 //! The kill point is exact: debug builds honour SPUR_TEST_KILL_AFTER_JOURNAL_SEQ=N, which
 //! makes spur SIGKILL itself right after writing journal record N.
 
-mod common;
-
-use common::{repo_path, Project};
+use crate::common::{repo_path, Project};
 use serde_json::Value;
 
 fn project() -> Project {
@@ -251,7 +249,7 @@ transitions: [{from: a, to: b}]
     assert_eq!(runs[0]["outcome"], "interrupted");
     let pid = p.read("grandchild.pid").trim().to_owned();
     assert!(
-        !common::process_is_running(&pid),
+        !crate::common::process_is_running(&pid),
         "grandchild {pid} survived Ctrl-C"
     );
 

@@ -2,9 +2,7 @@
 //! "…" or inside '…', in a shell action or a shell guard — is always exactly one literal
 //! string. Nothing in it runs; the value arrives byte for byte.
 
-mod common;
-
-use common::Project;
+use crate::common::Project;
 use serde_json::Value;
 
 const HOSTILE: &[&str] = &[

@@ -1,12 +1,10 @@
 //! `spur task verdict WBS --from-answer FILE`: golden runs over `examples/answers/*.md`,
 //! interrupted writes, hostile answers and usage errors.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 
-use common::{redact, repo_path, Project};
+use crate::common::{redact, repo_path, Project};
 
 /// A project holding the example sources the answers cite, with both example task files
 /// under `docs/tasks/`.

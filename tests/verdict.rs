@@ -1,9 +1,7 @@
 //! `spur verdict check`: every parse outcome, the aggregation rules through the binary,
 //! and hostile artifacts — each a clear outcome and exit code, never a panic.
 
-mod common;
-
-use common::{repo_path, Project};
+use crate::common::{repo_path, Project};
 
 /// Run `spur verdict check FILE [extra…] --json` in `project`; (exit code, JSON).
 fn check_json(project: &Project, file: &str, extra: &[&str]) -> (i32, serde_json::Value) {

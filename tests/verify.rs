@@ -2,11 +2,9 @@
 //! Gates are small `sh -c` commands; nothing here waits on time except bounded handshakes
 //! between gates that only complete if the gates really run concurrently.
 
-mod common;
-
 use std::path::Path;
 
-use common::{redact, Project};
+use crate::common::{redact, Project};
 use serde_json::Value;
 
 struct Run {
