@@ -2,79 +2,49 @@
 //! interrupted writes, hostile answers and usage errors.
 
 use std::fs;
-use std::path::Path;
 
-use crate::common::{redact, repo_path, Project};
+use crate::common::Spur;
 
 /// A project holding the example sources the answers cite, with both example task files
 /// under `docs/tasks/`.
-fn example_project() -> Project {
-    let project = Project::new();
-    copy_tree(&repo_path("examples/answers/project"), project.path());
-    for task in ["0804_answer-files.md", "0805_ambiguous.md"] {
-        project.file(
-            &format!("docs/tasks/{task}"),
-            fs::read(repo_path(&format!("examples/answers/task/{task}"))).unwrap(),
-        );
-    }
-    project
+fn example_project() -> Spur {
+    Spur::new()
+        .fixture("examples/answers/project", ".")
+        .fixture("examples/answers/task", "docs/tasks")
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-fn with_answer(project: &Project, example: &str) -> String {
+/// Copy `examples/answers/<example>` into the project; its path there.
+fn with_answer(project: &Spur, example: &str) -> String {
     let rel = format!("answers/{example}");
-    project.file(
-        &rel,
-        fs::read(repo_path(&format!("examples/answers/{example}"))).unwrap(),
-    );
+    project.fixture(&format!("examples/answers/{example}"), &rel);
     rel
+}
+
+/// `spur task verdict WBS --from-answer ANSWER`, more arguments to follow.
+fn task_verdict(project: &Spur, wbs: &str, answer: &str) -> Spur {
+    project.args(["task", "verdict", wbs, "--from-answer", answer])
 }
 
 /// Run the human and the `--json` form on one example; render everything they produce.
 fn golden(wbs: &str, example: &str) -> (i32, String) {
     let project = example_project();
     let answer = with_answer(&project, example);
-    let human = project
-        .spur()
-        .args(["task", "verdict", wbs, "--from-answer", &answer])
-        .output()
-        .unwrap();
+    let human = task_verdict(&project, wbs, &answer).run();
     let artifact_path = format!(".spur/run/{wbs}-verdict.json");
     let artifact =
         fs::read_to_string(project.join(&artifact_path)).unwrap_or_else(|_| "(none)".to_owned());
-    let json = project
-        .spur()
-        .args(["task", "verdict", wbs, "--from-answer", &answer, "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        human.status.code(),
-        json.status.code(),
-        "both forms end alike"
-    );
-    assert!(json.stderr.is_empty(), "--json keeps stderr quiet");
-    let parsed: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON doc");
-    assert_eq!(parsed["wbs"], wbs);
-    let code = human.status.code().expect("exited");
+    let json = task_verdict(&project, wbs, &answer).json().run();
+    assert_eq!(human.exit_code(), json.exit_code(), "both forms end alike");
+    assert_eq!(json.stderr(), "", "--json keeps stderr quiet");
+    assert_eq!(json.stdout_json()["wbs"], wbs);
+    let code = human.exit_code().expect("exited");
     let text = format!(
         "exit: {code}\n--- stdout\n{}--- stderr\n{}--- {artifact_path}\n{artifact}--- --json\n{}",
-        String::from_utf8_lossy(&human.stdout),
-        String::from_utf8_lossy(&human.stderr),
-        String::from_utf8_lossy(&json.stdout),
+        human.stdout(),
+        human.stderr(),
+        json.stdout(),
     );
-    (code, redact(&project, &text))
+    (code, project.redact(&text))
 }
 
 macro_rules! golden {
@@ -114,7 +84,7 @@ golden!(missing_verdict_line_fails_the_lint, "0804", "missing-verdict-line.md", 
 golden!(cut_off_row_fails_the_lint, "0804", "incomplete-row.md", exit 1);
 golden!(row_with_an_extra_cell_fails_the_lint, "0804", "wrong-column-count.md", exit 1);
 
-fn verdict_of(project: &Project, wbs: &str) -> String {
+fn verdict_of(project: &Spur, wbs: &str) -> String {
     let text = project.read(&format!(".spur/run/{wbs}-verdict.json"));
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     doc["verdict"].as_str().unwrap().to_owned()
@@ -125,24 +95,14 @@ fn a_crash_before_the_rename_leaves_the_previous_artifact_intact() {
     let project = example_project();
     let pass = with_answer(&project, "pass.md");
     let bad = with_answer(&project, "anchor-past-end.md");
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &pass])
-        .assert()
-        .code(0);
+    task_verdict(&project, "0804", &pass).run().code(0);
     let before = project.read(".spur/run/0804-verdict.json");
 
-    let crashed = project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &bad])
+    // Killed by a signal mid-derivation.
+    task_verdict(&project, "0804", &bad)
         .env("SPUR_TEST_CRASH_BEFORE_RENAME", "1")
-        .output()
-        .unwrap();
-    assert_eq!(
-        crashed.status.code(),
-        None,
-        "killed by a signal mid-derivation"
-    );
+        .run()
+        .killed();
     assert_eq!(
         project.read(".spur/run/0804-verdict.json"),
         before,
@@ -150,11 +110,7 @@ fn a_crash_before_the_rename_leaves_the_previous_artifact_intact() {
     );
     assert_eq!(verdict_of(&project, "0804"), "PASS");
 
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &bad])
-        .assert()
-        .code(1);
+    task_verdict(&project, "0804", &bad).run().code(1);
     assert_eq!(verdict_of(&project, "0804"), "FAIL");
     let leftovers: Vec<String> = fs::read_dir(project.join(".spur/run"))
         .unwrap()
@@ -172,35 +128,17 @@ fn lint_only_prints_diagnostics_and_writes_nothing() {
     let project = example_project();
     let good = with_answer(&project, "pass.md");
     let bad = with_answer(&project, "glob-anchor.md");
-    let out = project
-        .spur()
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            &good,
-            "--lint-only",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("would derive PASS"));
-    let out = project
-        .spur()
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            &bad,
-            "--lint-only",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    task_verdict(&project, "0804", &good)
+        .arg("--lint-only")
+        .run()
+        .success()
+        .stdout_contains("would derive PASS");
+    let doc = task_verdict(&project, "0804", &bad)
+        .arg("--lint-only")
+        .json()
+        .run()
+        .code(1)
+        .stdout_json();
     assert_eq!(doc["artifact"], serde_json::Value::Null);
     assert_eq!(doc["diagnostics"][0]["code"], "spur::answer::glob_anchor");
     assert_eq!(doc["diagnostics"][0]["line"], 11);
@@ -216,24 +154,11 @@ fn an_explicit_task_file_is_used() {
         project.join("elsewhere.md"),
     )
     .unwrap();
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &answer])
-        .assert()
-        .code(2);
-    project
-        .spur()
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            &answer,
-            "--task",
-            "elsewhere.md",
-        ])
-        .assert()
-        .code(0);
+    task_verdict(&project, "0804", &answer).run().code(2);
+    task_verdict(&project, "0804", &answer)
+        .args(["--task", "elsewhere.md"])
+        .run()
+        .success();
 }
 
 #[test]
@@ -253,47 +178,25 @@ fn usage_errors_exit_2_and_write_nothing() {
         vec!["task", "verdict", "0999", "--from-answer", answer.as_str()],
         vec!["task", "verdict", "0804"],
     ] {
-        let out = project.spur().args(&args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(!out.stderr.is_empty(), "{args:?} explains itself");
+        let out = project.args(&args).run().code(2);
+        assert!(!out.stderr().is_empty(), "{args:?} explains itself");
     }
     assert!(!project.join(".spur/run").exists());
-    let out = project
-        .spur()
-        .args(["task", "verdict", "0999", "--from-answer", &answer])
-        .output()
-        .unwrap();
-    insta::assert_snapshot!(
-        "no_task_file",
-        redact(&project, &String::from_utf8_lossy(&out.stderr))
-    );
+    let out = task_verdict(&project, "0999", &answer).run();
+    insta::assert_snapshot!("no_task_file", out.stderr_redacted());
 }
 
 /// Hostile answers: each gives exit 1, a FAIL artifact, a named diagnostic, no panic.
 fn hostile(bytes: &[u8]) -> serde_json::Value {
     let project = example_project();
     project.file("answers/hostile.md", bytes);
-    let out = project
-        .spur()
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            "answers/hostile.md",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    let out = task_verdict(&project, "0804", "answers/hostile.md")
+        .json()
+        .run()
+        .code(1);
+    assert!(!out.stderr().contains("panicked"));
     assert_eq!(verdict_of(&project, "0804"), "FAIL");
-    serde_json::from_slice(&out.stdout).unwrap()
+    out.stdout_json()
 }
 
 fn codes(doc: &serde_json::Value) -> Vec<String> {
@@ -377,43 +280,21 @@ fn the_done_gate_reads_the_derived_artifact_and_a_lint_failure_denies() {
     let project = example_project();
     let pass = with_answer(&project, "pass.md");
     let bad = with_answer(&project, "paraphrased-ac.md");
-    let done = |project: &Project| {
+    let done = |project: &Spur| {
         project
-            .spur()
             .args(["task", "update", "0804", "done", "--json"])
-            .output()
-            .unwrap()
+            .run()
     };
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &pass])
-        .assert()
-        .code(0);
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &bad])
-        .assert()
-        .code(1);
-    let denied = done(&project);
-    assert_eq!(denied.status.code(), Some(1));
-    let doc: serde_json::Value = serde_json::from_slice(&denied.stdout).unwrap();
+    task_verdict(&project, "0804", &pass).run().code(0);
+    task_verdict(&project, "0804", &bad).run().code(1);
+    let doc = done(&project).code(1).stdout_json();
     assert!(
         doc.to_string().contains("FAIL"),
         "the denial names the FAIL verdict: {doc}"
     );
 
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &pass])
-        .assert()
-        .code(0);
-    let allowed = done(&project);
-    assert_eq!(
-        allowed.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&allowed.stdout)
-    );
+    task_verdict(&project, "0804", &pass).run().code(0);
+    done(&project).success();
 }
 
 #[test]
