@@ -25,40 +25,300 @@ fn task_verdict(project: &Spur, wbs: &str, answer: &str) -> Spur {
     project.args(["task", "verdict", wbs, "--from-answer", answer])
 }
 
-/// Run the human and the `--json` form on one example; render everything they produce.
-fn golden(wbs: &str, example: &str) -> (i32, String) {
+/// The rows of each example task, in order: requirements, then acceptance criteria.
+fn task_rows(wbs: &str) -> &'static [&'static str] {
+    match wbs {
+        "0804" => &[
+            "R1",
+            "R2",
+            "R3",
+            "AC-1: The parser reads both tables",
+            "AC-2: Lint errors name their row",
+            "`atomic-write`: An interrupted write keeps the previous artifact",
+            "Scenario: Quiet mode",
+            "[advisory] The book documents the answer format",
+        ],
+        "0805" => &[
+            "R1",
+            "AC-1: Errors are reported",
+            "[docs-only] Errors are reported",
+        ],
+        other => panic!("no example task {other}"),
+    }
+}
+
+/// How `--json` names the task file.
+fn task_file(wbs: &str) -> &'static str {
+    match wbs {
+        "0804" => "docs/tasks/0804_answer-files.md",
+        "0805" => "docs/tasks/0805_ambiguous.md",
+        other => panic!("no example task {other}"),
+    }
+}
+
+fn text(value: &serde_json::Value) -> &str {
+    value
+        .as_str()
+        .unwrap_or_else(|| panic!("not a string: {value}"))
+}
+
+/// An object's field names, sorted.
+fn keys(value: &serde_json::Value) -> Vec<String> {
+    let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+/// The human form of the `--json` diagnostics: what stderr must say, line for line.
+fn rendered(answer: &str, diagnostics: &serde_json::Value) -> String {
+    let mut out = String::new();
+    for d in diagnostics.as_array().unwrap() {
+        let at = match d["line"].as_u64() {
+            Some(line) => format!("{answer}:{line}"),
+            None => answer.to_owned(),
+        };
+        out += &format!(
+            "{}[{}]: {at}: {}\n",
+            text(&d["severity"]),
+            text(&d["code"]),
+            text(&d["message"])
+        );
+        if let Some(row) = d["row"].as_str() {
+            out += &format!("    row: {row}\n");
+        }
+        if let Some(help) = d["help"].as_str() {
+            out += &format!("    help: {help}\n");
+        }
+    }
+    out
+}
+
+/// The artifact written for an answer that fails the lint: every row UNMET and not
+/// certified, and one blocker check listing the lint errors.
+fn assert_lint_failure_artifact(
+    answer: &str,
+    artifact: &serde_json::Value,
+    json: &serde_json::Value,
+) {
+    let not_certified =
+        format!("not certified: {answer} failed the answer lint (see check answer-lint)");
+    assert_eq!(artifact["verdict"], "FAIL");
+    for row in artifact["requirements"].as_array().unwrap() {
+        assert_eq!(
+            (text(&row["status"]), text(&row["evidence"])),
+            ("UNMET", not_certified.as_str()),
+            "{row}"
+        );
+    }
+    for row in artifact["acceptanceCriteria"].as_array().unwrap() {
+        assert_eq!(
+            (
+                text(&row["status"]),
+                text(&row["evidenceType"]),
+                text(&row["evidence"])
+            ),
+            ("UNMET", "n/a", not_certified.as_str()),
+            "{row}"
+        );
+    }
+    let errors: Vec<String> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| {
+            format!(
+                "line {}: {} {}",
+                d["line"],
+                text(&d["code"]),
+                text(&d["message"])
+            )
+        })
+        .collect();
+    let plural = if errors.len() == 1 { "" } else { "s" };
+    assert_eq!(
+        artifact["checks"],
+        serde_json::json!([{
+            "name": "answer-lint",
+            "status": "fail",
+            "evidence": format!("{answer}: {} lint error{plural}: {}", errors.len(), errors.join("; ")),
+            "severity": "blocker",
+        }])
+    );
+}
+
+/// The artifact's rows and checks, one line each (for answers that pass the lint).
+fn artifact_lines(artifact: &serde_json::Value) -> String {
+    let mut out = format!("verdict {}\n", text(&artifact["verdict"]));
+    for row in artifact["requirements"].as_array().unwrap() {
+        out += &format!(
+            "{}: {} — {}\n",
+            text(&row["id"]),
+            text(&row["status"]),
+            text(&row["evidence"])
+        );
+    }
+    for row in artifact["acceptanceCriteria"].as_array().unwrap() {
+        out += &format!(
+            "{}: {} ({}) — {}\n",
+            text(&row["id"]),
+            text(&row["status"]),
+            text(&row["evidenceType"]),
+            text(&row["evidence"])
+        );
+    }
+    for check in artifact["checks"].as_array().unwrap() {
+        out += &format!(
+            "check {}: {} ({}) — {}\n",
+            text(&check["name"]),
+            text(&check["status"]),
+            text(&check["severity"]),
+            text(&check["evidence"])
+        );
+    }
+    out
+}
+
+/// What a golden test snapshots: everything, or the lines that are its point.
+enum Shown {
+    Everything,
+    ThePoint,
+}
+
+/// Run the human and the `--json` form on one example, check that they agree with each
+/// other and with the artifact, and render what the test snapshots.
+fn golden(wbs: &str, example: &str, shown: Shown) -> (i32, String) {
     let project = example_project();
     let answer = with_answer(&project, example);
     let human = task_verdict(&project, wbs, &answer).run();
     let artifact_path = format!(".spur/run/{wbs}-verdict.json");
-    let artifact =
-        fs::read_to_string(project.join(&artifact_path)).unwrap_or_else(|_| "(none)".to_owned());
+    let artifact_text = project.read(&artifact_path);
+    let artifact: serde_json::Value = serde_json::from_str(&artifact_text).unwrap();
     let json = task_verdict(&project, wbs, &answer).json().run();
     assert_eq!(human.exit_code(), json.exit_code(), "both forms end alike");
     assert_eq!(json.stderr(), "", "--json keeps stderr quiet");
-    assert_eq!(json.stdout_json()["wbs"], wbs);
-    let code = human.exit_code().expect("exited");
-    let text = format!(
-        "exit: {code}\n--- stdout\n{}--- stderr\n{}--- {artifact_path}\n{artifact}--- --json\n{}",
-        human.stdout(),
-        human.stderr(),
-        json.stdout(),
+    let doc = json.stdout_json();
+    assert_eq!(doc["wbs"], wbs);
+    assert_eq!(artifact["wbs"], wbs);
+    assert_eq!(artifact["source"], "spur task verdict");
+    assert_eq!(
+        doc["verdict"], artifact["verdict"],
+        "--json names the verdict written"
     );
+    assert_eq!(doc["artifact"], artifact_path.as_str());
+    assert_eq!(doc["task"], task_file(wbs));
+    assert_eq!(
+        human.stderr(),
+        rendered(&answer, &doc["diagnostics"]),
+        "stderr is the --json diagnostics"
+    );
+    // Nothing the snapshot leaves out goes unchecked: these are all the fields there are.
+    assert_eq!(
+        keys(&doc),
+        [
+            "artifact",
+            "diagnostics",
+            "lintFailed",
+            "task",
+            "verdict",
+            "wbs"
+        ]
+    );
+    for d in doc["diagnostics"].as_array().unwrap() {
+        let known = ["code", "help", "line", "message", "row", "severity"];
+        assert!(keys(d).iter().all(|k| known.contains(&k.as_str())), "{d}");
+    }
+    assert_eq!(
+        keys(&artifact),
+        [
+            "acceptanceCriteria",
+            "checks",
+            "requirements",
+            "source",
+            "verdict",
+            "wbs"
+        ]
+    );
+    for (table, fields) in [
+        ("requirements", &["evidence", "id", "status"][..]),
+        (
+            "acceptanceCriteria",
+            &["evidence", "evidenceType", "id", "status"],
+        ),
+        ("checks", &["evidence", "name", "severity", "status"]),
+    ] {
+        for row in artifact[table].as_array().unwrap() {
+            assert_eq!(keys(row), fields, "{row}");
+        }
+    }
+    let ids: Vec<&str> = ["requirements", "acceptanceCriteria"]
+        .iter()
+        .flat_map(|table| artifact[table].as_array().unwrap())
+        .map(|row| text(&row["id"]))
+        .collect();
+    assert_eq!(
+        ids,
+        task_rows(wbs),
+        "one artifact row per task row, in order"
+    );
+    let lint_failed = doc["lintFailed"].as_bool().unwrap();
+    let lint_check = &artifact["checks"][0];
+    assert_eq!(lint_check["name"], "answer-lint");
+    assert_eq!(
+        lint_check["status"],
+        if lint_failed { "fail" } else { "pass" }
+    );
+    if lint_failed {
+        assert_lint_failure_artifact(&answer, &artifact, &doc);
+    }
+
+    let code = human.exit_code().expect("exited");
+    let text = match shown {
+        Shown::Everything => format!(
+            "exit: {code}\n--- stdout\n{}--- stderr\n{}--- {artifact_path}\n{artifact_text}--- --json\n{}",
+            human.stdout(),
+            human.stderr(),
+            json.stdout(),
+        ),
+        Shown::ThePoint => format!(
+            "exit: {code}\n--- stdout\n{}--- stderr\n{}--- {artifact_path}\n{}--- --json\nverdict {}, lintFailed {lint_failed}, {} as on stderr\n",
+            human.stdout(),
+            human.stderr(),
+            if lint_failed {
+                "verdict FAIL, every row UNMET (not certified), check answer-lint fails listing the errors above\n".to_owned()
+            } else {
+                artifact_lines(&artifact)
+            },
+            doc["verdict"].as_str().unwrap(),
+            match doc["diagnostics"].as_array().unwrap().len() {
+                1 => "1 diagnostic".to_owned(),
+                n => format!("{n} diagnostics"),
+            },
+        ),
+    };
     (code, project.redact(&text))
 }
 
+/// `golden!(test, WBS, "answer.md", exit N)` snapshots the lines that are the point of the
+/// test; `…, exit N, everything)` the whole output of both forms and the artifact.
 macro_rules! golden {
     ($test:ident, $wbs:literal, $example:literal, exit $code:literal) => {
+        golden!($test, $wbs, $example, exit $code, Shown::ThePoint);
+    };
+    ($test:ident, $wbs:literal, $example:literal, exit $code:literal, everything) => {
+        golden!($test, $wbs, $example, exit $code, Shown::Everything);
+    };
+    ($test:ident, $wbs:literal, $example:literal, exit $code:literal, $shown:expr) => {
         #[test]
         fn $test() {
-            let (code, text) = golden($wbs, $example);
+            let (code, text) = golden($wbs, $example, $shown);
             assert_eq!(code, $code, "{text}");
             insta::assert_snapshot!(stringify!($test), text);
         }
     };
 }
 
-golden!(clean_answer_derives_pass, "0804", "pass.md", exit 0);
+golden!(clean_answer_derives_pass, "0804", "pass.md", exit 0, everything);
 golden!(padding_escaped_pipes_inline_code_and_trailing_spaces_are_tolerated, "0804", "tolerant-formatting.md", exit 0);
 golden!(missing_requirement_fails_the_lint, "0804", "missing-requirement.md", exit 1);
 golden!(duplicate_requirement_fails_the_lint, "0804", "duplicate-requirement.md", exit 1);
@@ -76,7 +336,7 @@ golden!(glob_is_not_an_anchor, "0804", "glob-anchor.md", exit 1);
 golden!(directory_is_not_an_anchor, "0804", "directory-anchor.md", exit 1);
 golden!(anchor_into_a_missing_file_fails_the_lint, "0804", "anchor-file-missing.md", exit 1);
 golden!(anchor_past_the_end_of_its_file_fails_the_lint, "0804", "anchor-past-end.md", exit 1);
-golden!(met_behaviour_ac_with_only_static_ref_is_downgraded_to_partial, "0804", "static-ref-downgrade.md", exit 1);
+golden!(met_behaviour_ac_with_only_static_ref_is_downgraded_to_partial, "0804", "static-ref-downgrade.md", exit 1, everything);
 golden!(advisory_ac_is_exempt_from_the_evidence_rule, "0804", "advisory-exempt.md", exit 0);
 golden!(rows_win_over_a_softer_verdict_line, "0804", "verdict-line-disagrees.md", exit 1);
 golden!(a_harsher_verdict_line_is_kept, "0804", "verdict-line-harsher.md", exit 1);
