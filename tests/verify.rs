@@ -146,30 +146,42 @@ fn read_only_gates_overlap_in_time() {
 
 #[test]
 fn a_gate_that_times_out_is_error_and_its_grandchildren_are_gone() {
-    let project = project_with(
-        "verify:\n  gates:\n    hang:\n      command: 'sleep 60 & echo $! >> grandchildren.pid; wait'\n      timeoutMs: 300\n",
-    );
-    let run = project.args(["verify", "--json"]).run().code(1);
-    let outcome = run.stdout_json();
-    let hang = gate(&outcome, "hang");
-    assert_eq!(hang["status"], "ERROR");
-    assert!(
-        hang["reason"]
-            .as_str()
+    // Each attempt's shell starts a grandchild and writes its pid to a file of its own
+    // (renamed into place, so a file that exists is whole). The timeout must fire after
+    // that; how long it takes is up to the machine, so a verify whose timeouts came first
+    // (fewer than two pid files) is repeated with a longer timeout, up to 10 s.
+    for timeout_ms in [300, 1_000, 3_000, 10_000] {
+        let project = project_with(&format!(
+            "verify:\n  gates:\n    hang:\n      command: 'sleep 60 & echo $! > gc-$$.tmp; mv gc-$$.tmp gc-$$.pid; wait'\n      timeoutMs: {timeout_ms}\n",
+        ));
+        let run = project.args(["verify", "--json"]).run().code(1);
+        let outcome = run.stdout_json();
+        let hang = gate(&outcome, "hang");
+        assert_eq!(hang["status"], "ERROR");
+        assert!(
+            hang["reason"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("timed out after {timeout_ms} ms")),
+            "{hang}"
+        );
+        assert_eq!(hang["reprobed"], true);
+        let pids: Vec<String> = std::fs::read_dir(project.path())
             .unwrap()
-            .contains("timed out after 300 ms"),
-        "{hang}"
-    );
-    assert_eq!(hang["reprobed"], true);
-    let pids = project.read("grandchildren.pid");
-    assert_eq!(
-        pids.lines().count(),
-        2,
-        "one grandchild per attempt: {pids}"
-    );
-    for pid in pids.lines() {
-        assert!(process_is_gone(pid.trim()), "grandchild {pid} still runs");
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("gc-") && name.ends_with(".pid"))
+            .map(|name| project.read(&name).trim().to_owned())
+            .collect();
+        assert!(pids.len() <= 2, "one grandchild per attempt: {pids:?}");
+        if pids.len() < 2 {
+            continue;
+        }
+        for pid in &pids {
+            assert!(process_is_gone(pid), "grandchild {pid} still runs");
+        }
+        return;
     }
+    panic!("the gate never wrote both grandchild pids before its timeouts, even given 10 s");
 }
 
 /// Gone or a zombie awaiting its reaper, waiting (bounded) for a SIGKILL to land.

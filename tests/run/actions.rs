@@ -67,19 +67,32 @@ fn shell_action_timeout_fails_with_failed_timeout() {
 
 #[test]
 fn a_timeout_kills_the_whole_process_group_including_grandchildren() {
-    let p = Spur::new();
-    let (code, _, _) = with_actions(
-        &p,
-        r#"      - {kind: shell, options: {command: 'sh -c "sleep 100 & echo \$! > grandchild.pid; sleep 100"', timeoutMs: 300}}"#,
-        &[],
-    );
-    assert_eq!(code, 1);
-    let pid = p.read("grandchild.pid").trim().to_owned();
-    // Gone, a zombie waiting for init to reap it, or with its SIGKILL pending: not running.
-    assert!(
-        !crate::common::process_is_running(&pid),
-        "grandchild {pid} still running"
-    );
+    // The test needs the timeout to fire after the shell started its grandchild and wrote
+    // its pid (renamed into place, so the file is whole once it exists). How long that
+    // takes is up to the machine: a run whose timeout came first, leaving no pid file, is
+    // repeated with a longer timeout, up to 10 s.
+    for timeout_ms in [300, 1_000, 3_000, 10_000] {
+        let p = Spur::new();
+        let (code, _, _) = with_actions(
+            &p,
+            &format!(
+                r#"      - {{kind: shell, options: {{command: 'sh -c "sleep 100 & echo \$! > grandchild.tmp; mv grandchild.tmp grandchild.pid; sleep 100"', timeoutMs: {timeout_ms}}}}}"#
+            ),
+            &[],
+        );
+        assert_eq!(code, 1);
+        if !p.exists("grandchild.pid") {
+            continue;
+        }
+        let pid = p.read("grandchild.pid").trim().to_owned();
+        // Gone, a zombie waiting for init to reap it, or with its SIGKILL pending: not running.
+        assert!(
+            !crate::common::process_is_running(&pid),
+            "grandchild {pid} still running"
+        );
+        return;
+    }
+    panic!("the shell never wrote grandchild.pid before its timeout, even given 10 s");
 }
 
 #[test]
