@@ -355,7 +355,7 @@ fn a_crash_before_the_rename_leaves_the_previous_artifact_intact() {
     let project = example_project();
     let pass = with_answer(&project, "pass.md");
     let bad = with_answer(&project, "anchor-past-end.md");
-    task_verdict(&project, "0804", &pass).run().code(0);
+    task_verdict(&project, "0804", &pass).run().success();
     let before = project.read(".spur/run/0804-verdict.json");
 
     // Killed by a signal mid-derivation.
@@ -545,7 +545,7 @@ fn the_done_gate_reads_the_derived_artifact_and_a_lint_failure_denies() {
             .args(["task", "update", "0804", "done", "--json"])
             .run()
     };
-    task_verdict(&project, "0804", &pass).run().code(0);
+    task_verdict(&project, "0804", &pass).run().success();
     task_verdict(&project, "0804", &bad).run().code(1);
     let doc = done(&project).code(1).stdout_json();
     assert!(
@@ -553,7 +553,7 @@ fn the_done_gate_reads_the_derived_artifact_and_a_lint_failure_denies() {
         "the denial names the FAIL verdict: {doc}"
     );
 
-    task_verdict(&project, "0804", &pass).run().code(0);
+    task_verdict(&project, "0804", &pass).run().success();
     done(&project).success();
 }
 

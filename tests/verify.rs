@@ -126,7 +126,7 @@ fn read_only_gates_overlap_in_time() {
         wait_for("right", "left")
     );
     let project = project_with(&config);
-    project.args(["verify", "--json"]).run().code(0);
+    project.args(["verify", "--json"]).run().success();
     let left = evidence(&project, "_project", "left");
     let right = evidence(&project, "_project", "right");
     let interval = |e: &Value| {
@@ -253,7 +253,7 @@ fn a_verdict_that_changes_between_runs_is_a_flip() {
     let project = project_with(
         "verify:\n  gates:\n    build: {command: 'true'}\n    tests: {command: 'test ! -e broken'}\n",
     );
-    project.args(["verify", "--wbs", "T2"]).run().code(0);
+    project.args(["verify", "--wbs", "T2"]).run().success();
     project.file("broken", "");
     let second = project
         .args(["verify", "--wbs", "T2", "--json"])
@@ -270,7 +270,7 @@ fn a_verdict_that_changes_between_runs_is_a_flip() {
     let history = project
         .args(["verify", "history", "T2", "--json"])
         .run()
-        .code(0);
+        .success();
     let doc = history.stdout_json();
     assert_eq!(doc["flips"], 1);
     let flips: Vec<(String, bool)> = doc["entries"]
@@ -319,7 +319,7 @@ fn without_an_artifact_one_is_created_that_gates_alone_cannot_pass() {
     let run = project
         .args(["verify", "--wbs", "T4", "--json"])
         .run()
-        .code(0);
+        .success();
     assert_eq!(run.stdout_json()["verdictMerge"], "created");
     let verdict: Value = serde_json::from_str(&project.read(".spur/run/T4-verdict.json")).unwrap();
     assert_eq!(verdict["verdict"], "UNKNOWN");
@@ -356,22 +356,17 @@ fn gate_runs_one_gate_only() {
     let run = project
         .args(["verify", "--gate", "wiring", "--json"])
         .run()
-        .code(0);
+        .success();
     let outcome = run.stdout_json();
     assert_eq!(outcome["gates"].as_array().unwrap().len(), 1);
     assert_eq!(project.read("order.log"), "start wiring\nend wiring\n");
 
-    let unknown = project.args(["verify", "--gate", "wirng"]).run().code(2);
-    assert!(
-        unknown.stderr().contains("spur::verify::unknown-gate"),
-        "{}",
-        unknown.stderr()
-    );
-    assert!(
-        unknown.stderr().contains("did you mean `wiring`?"),
-        "{}",
-        unknown.stderr()
-    );
+    project
+        .args(["verify", "--gate", "wirng"])
+        .run()
+        .code(2)
+        .stderr_contains("spur::verify::unknown-gate")
+        .stderr_contains("did you mean `wiring`?");
 }
 
 #[test]
@@ -413,25 +408,22 @@ fn a_needs_cycle_is_a_configuration_error_with_spans() {
 #[test]
 fn with_no_gates_configured_everything_is_skipped_prominently() {
     let project = project_with("agents:\n  claude: claude -p\n");
-    let run = project.args(["verify"]).run().code(0);
-    assert!(
-        run.stderr()
-            .contains("warning: no gate ran; nothing was verified"),
-        "{}",
-        run.stderr()
-    );
+    let run = project
+        .args(["verify"])
+        .run()
+        .success()
+        .stderr_contains("warning: no gate ran; nothing was verified");
     assert_redacted_snapshot!("nothing_configured", &run.stdout_redacted());
 }
 
 #[test]
 fn an_invalid_wbs_is_a_usage_error() {
     let project = project_with("verify:\n  gates:\n    build: {command: 'true'}\n");
-    let run = project.args(["verify", "--wbs", "../x"]).run().code(2);
-    assert!(
-        run.stderr().contains("spur::usage::invalid_wbs"),
-        "{}",
-        run.stderr()
-    );
+    project
+        .args(["verify", "--wbs", "../x"])
+        .run()
+        .code(2)
+        .stderr_contains("spur::usage::invalid_wbs");
     assert!(!Path::new(&project.join(".spur/run")).exists());
 }
 
@@ -459,11 +451,11 @@ fn the_done_gate_denies_a_task_whose_blocker_gate_fails() {
 
     // The same artifact with the gate fixed: the rows are replaced and done is allowed.
     std::fs::remove_file(project.join("broken")).unwrap();
-    project.args(["verify", "--wbs", "T6"]).run().code(0);
+    project.args(["verify", "--wbs", "T6"]).run().success();
     let allowed = project
         .args(["task", "update", "T6", "done", "--json"])
         .run()
-        .code(0);
+        .success();
     assert_eq!(allowed.stdout_json()["decision"], "allow");
 }
 
@@ -472,7 +464,7 @@ fn a_full_run_leaves_no_evidence_of_a_removed_gate() {
     let project = project_with(
         "verify:\n  gates:\n    build: {command: 'true'}\n    lint: {command: 'true'}\n",
     );
-    project.args(["verify"]).run().code(0);
+    project.args(["verify"]).run().success();
     assert!(project
         .join(".spur/run/_project-evidence/lint.json")
         .is_file());
@@ -480,7 +472,7 @@ fn a_full_run_leaves_no_evidence_of_a_removed_gate() {
         ".spur/config.yaml",
         "verify:\n  gates:\n    build: {command: 'true'}\n",
     );
-    project.args(["verify"]).run().code(0);
+    project.args(["verify"]).run().success();
     let mut left: Vec<String> = std::fs::read_dir(project.join(".spur/run/_project-evidence"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -495,13 +487,13 @@ fn gates_see_the_previous_complete_evidence_until_the_run_publishes_its_own() {
     let project = project_with(
         "verify:\n  gates:\n    probe: {command: 'cat .spur/run/_project-evidence/probe.json > seen.json 2>/dev/null || echo none > seen.json'}\n",
     );
-    let first = project.args(["verify", "--json"]).run().code(0);
+    let first = project.args(["verify", "--json"]).run().success();
     assert_eq!(
         project.read("seen.json"),
         "none\n",
         "nothing was published before"
     );
-    let second = project.args(["verify", "--json"]).run().code(0);
+    let second = project.args(["verify", "--json"]).run().success();
     let seen: Value = serde_json::from_str(&project.read("seen.json")).unwrap();
     assert_eq!(
         seen["run"],
@@ -520,9 +512,9 @@ fn files_a_gate_writes_into_the_evidence_dir_last_only_as_long_as_the_run() {
     let project = project_with(
         "verify:\n  gates:\n    a: {command: 'if [ ! -f once ]; then echo x > \"$SPUR_EVIDENCE_DIR/extra.txt\"; touch once; fi'}\n",
     );
-    project.args(["verify"]).run().code(0);
+    project.args(["verify"]).run().success();
     assert_eq!(project.read(".spur/run/_project-evidence/extra.txt"), "x\n");
-    project.args(["verify"]).run().code(0);
+    project.args(["verify"]).run().success();
     assert!(
         !project
             .join(".spur/run/_project-evidence/extra.txt")
@@ -556,7 +548,7 @@ fn a_second_verify_of_the_same_scope_is_refused_while_one_runs() {
     );
     assert_eq!(project.read("other.code"), "0\n");
     // Released when the run ends.
-    project.args(["verify", "--gate", "ok"]).run().code(0);
+    project.args(["verify", "--gate", "ok"]).run().success();
 }
 
 #[test]
