@@ -10,6 +10,8 @@ mod done_gate;
 mod graph;
 mod jq;
 mod run;
+mod run_crash;
+mod run_injection;
 mod task_verdict;
 mod verdict;
 mod verify;

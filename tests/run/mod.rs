@@ -1,13 +1,11 @@
 //! `spur run` / `spur continue` / `spur runs` / `spur trace` through the binary: the
-//! semantics of DESIGN §2, every guard and action kind, the done gate, exit codes, --json,
-//! crash safety and shell safety.
+//! semantics of DESIGN §2, every guard and action kind, the done gate, exit codes, --json.
+//! Crash safety and shell safety have modules of their own: `run_crash`, `run_injection`.
 
 mod actions;
-mod crash;
 mod done_gate;
 mod dry_run_and_trace;
 mod guards;
-mod injection;
 mod locks;
 mod pause;
 mod semantics;
