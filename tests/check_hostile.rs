@@ -1,28 +1,17 @@
 //! Hostile pipeline files: each ends in one clear error and exit 2 — no panic, no hang, no
 //! exhausted memory. The files are generated into the test's temp dir.
 
-mod common;
-
-use common::Project;
+use crate::common::Spur;
 
 /// Run `spur check FILE` on a generated file: (exit code, stderr, JSON findings).
 fn check(name: &str, contents: &[u8]) -> (i32, String, serde_json::Value) {
-    let project = Project::new();
-    project.file(name, contents);
-    let human = project.spur().args(["check", name]).output().unwrap();
-    let json = project
-        .spur()
-        .args(["check", "--format", "json", name])
-        .output()
-        .unwrap();
-    assert_eq!(human.status.code(), json.status.code());
-    let stderr = String::from_utf8(human.stderr).unwrap();
+    let project = Spur::new().file(name, contents);
+    let human = project.args(["check", name]).run();
+    let json = project.args(["check", "--format", "json", name]).run();
+    assert_eq!(human.exit_code(), json.exit_code());
+    let stderr = human.stderr().to_owned();
     assert!(!stderr.contains("panicked"), "{stderr}");
-    (
-        human.status.code().unwrap(),
-        stderr,
-        serde_json::from_slice(&json.stdout).unwrap(),
-    )
+    (human.exit_code().unwrap(), stderr, json.stdout_json())
 }
 
 fn single_code(json: &serde_json::Value) -> &str {

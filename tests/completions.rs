@@ -1,26 +1,17 @@
-mod common;
+//! `spur completions SHELL`.
 
-use common::Project;
+use crate::common::Spur;
 
 #[test]
 fn prints_bash_completions_naming_the_binary() {
-    let project = Project::new();
-    let output = project
-        .spur()
+    Spur::new()
         .args(["completions", "bash"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let text = String::from_utf8(output.stdout).unwrap();
-    assert!(text.contains("_spur()"), "{text}");
+        .run()
+        .success()
+        .stdout_contains("_spur()");
 }
 
 #[test]
 fn rejects_an_unknown_shell_with_usage_exit() {
-    let project = Project::new();
-    project
-        .spur()
-        .args(["completions", "tcsh-nope"])
-        .assert()
-        .code(2);
+    Spur::new().args(["completions", "tcsh-nope"]).run().code(2);
 }

@@ -2,43 +2,38 @@
 //! but a self-consistent PASS, a forced override is audited first, and `spur audit verify`
 //! catches any edit of the audit log.
 
-mod common;
-
-use common::{redact, repo_path, Project};
+use crate::common::Spur;
 
 const ARTIFACT: &str = ".spur/run/0592-verdict.json";
 
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(repo_path(&format!("examples/verdicts/{name}"))).unwrap()
+/// Put `examples/verdicts/<name>` where the done gate reads task 0592's verdict.
+fn artifact(project: &Spur, name: &str) {
+    project.fixture(&format!("examples/verdicts/{name}"), ARTIFACT);
 }
 
 /// A project with a `.spur/` directory (so the state dir is found from subdirectories).
-fn project() -> Project {
-    let project = Project::new();
+fn project() -> Spur {
+    let project = Spur::new();
     std::fs::create_dir_all(project.join(".spur")).unwrap();
     project
 }
 
-/// `spur task update WBS STATUS … --json`: (exit code, JSON document).
-fn update(project: &Project, args: &[&str]) -> (i32, serde_json::Value) {
-    let output = project
-        .spur()
+/// `spur task update WBS STATUS … --json` as user ada: (exit code, JSON document).
+fn update(project: &Spur, args: &[&str]) -> (i32, serde_json::Value) {
+    let out = project
         .args(["task", "update"])
         .args(args)
-        .arg("--json")
+        .json()
         .env("USER", "ada")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    (output.status.code().unwrap(), json)
+        .run();
+    (out.exit_code().expect("exited"), out.stdout_json())
 }
 
-fn audit_verify(project: &Project) -> (i32, String) {
-    let output = project.spur().args(["audit", "verify"]).output().unwrap();
-    let text =
-        String::from_utf8(output.stdout).unwrap() + &String::from_utf8(output.stderr).unwrap();
-    (output.status.code().unwrap(), redact(project, &text))
+/// `spur audit verify`: (exit code, stdout and stderr, redacted).
+fn audit_verify(project: &Spur) -> (i32, String) {
+    let out = project.args(["audit", "verify"]).run();
+    let text = out.stdout_redacted() + &out.stderr_redacted();
+    (out.exit_code().expect("exited"), text)
 }
 
 #[test]
@@ -53,11 +48,11 @@ fn the_done_gate_end_to_end() {
     assert_eq!(json["status"], "todo");
     insta::assert_snapshot!(
         "deny_missing",
-        redact(&project, json["message"].as_str().unwrap())
+        project.redact(json["message"].as_str().unwrap())
     );
 
     // PARTIAL → deny.
-    project.file(ARTIFACT, fixture("partial.json"));
+    artifact(&project, "partial.json");
     let (code, json) = update(&project, &["0592", "done"]);
     assert_eq!(
         (code, &json["decision"], &json["verdict"]),
@@ -65,21 +60,21 @@ fn the_done_gate_end_to_end() {
     );
 
     // A stored PASS that recomputes to FAIL → deny, named self-inconsistent.
-    project.file(ARTIFACT, fixture("self-inconsistent-pass.json"));
+    artifact(&project, "self-inconsistent-pass.json");
     let (code, json) = update(&project, &["0592", "done"]);
     assert_eq!(code, 1);
     assert_eq!(json["verdict"], "FAIL");
     insta::assert_snapshot!(
         "deny_self_inconsistent",
-        redact(&project, json["message"].as_str().unwrap())
+        project.redact(json["message"].as_str().unwrap())
     );
 
     // PASS → allow, status done.
-    project.file(ARTIFACT, fixture("pass.json"));
+    artifact(&project, "pass.json");
     let (code, json) = update(&project, &["0592", "done"]);
     assert_eq!(code, 0);
     let mut shown = json.clone();
-    shown["message"] = redact(&project, json["message"].as_str().unwrap()).into();
+    shown["message"] = project.redact(json["message"].as_str().unwrap()).into();
     insta::assert_json_snapshot!("allow_pass", shown);
     assert!(json["message"]
         .as_str()
@@ -91,12 +86,10 @@ fn the_done_gate_end_to_end() {
     assert_eq!((code, &json["decision"]), (0, &"noop".into()));
 
     // The task's history says how it got there.
-    let output = project
-        .spur()
+    let show = project
         .args(["task", "show", "0592", "--json"])
-        .output()
-        .unwrap();
-    let show: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        .run()
+        .stdout_json();
     assert_eq!(show["status"], "done");
     assert_eq!(show["history"][0]["via"]["how"], "done-gate-pass");
     assert_eq!(show["history"][0]["user"], "ada");
@@ -195,19 +188,17 @@ fn audit_list_shows_overrides() {
         &project,
         &["0592", "done", "--force-done", "--reason", "hotfix"],
     );
-    let output = project
-        .spur()
+    let mut records = project
         .args(["audit", "list", "--json"])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let mut records: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        .run()
+        .success()
+        .stdout_json();
     let record = &mut records[0];
     assert_eq!(record["hash"].as_str().unwrap().len(), 64);
     record["time"] = "[time]".into();
     record["hash"] = "[hash]".into();
     for field in ["artifactPath", "denyMessage"] {
-        record[field] = redact(&project, record[field].as_str().unwrap()).into();
+        record[field] = project.redact(record[field].as_str().unwrap()).into();
     }
     insta::assert_json_snapshot!(records);
 }
@@ -216,12 +207,7 @@ fn audit_list_shows_overrides() {
 fn force_done_needs_a_real_reason_and_the_status_done() {
     let project = project();
     let usage = |args: &[&str]| {
-        project
-            .spur()
-            .args(["task", "update"])
-            .args(args)
-            .assert()
-            .code(2);
+        project.args(["task", "update"]).args(args).run().code(2);
     };
     usage(&["0592", "done", "--force-done"]);
     usage(&["0592", "done", "--force-done", "--reason", ""]);
@@ -238,7 +224,7 @@ fn force_done_needs_a_real_reason_and_the_status_done() {
 #[test]
 fn other_statuses_move_freely_and_leave_done() {
     let project = project();
-    project.file(ARTIFACT, fixture("pass.json"));
+    artifact(&project, "pass.json");
     let (code, json) = update(&project, &["0592", "In-Progress"]);
     assert_eq!((code, &json["status"]), (0, &"in-progress".into()));
     let (_, json) = update(&project, &["0592", "in-progress"]);
@@ -246,14 +232,12 @@ fn other_statuses_move_freely_and_leave_done() {
     update(&project, &["0592", "done"]);
     let (code, json) = update(&project, &["0592", "review"]);
     assert_eq!((code, &json["status"]), (0, &"review".into()));
-    let output = project
-        .spur()
+    let out = project
         .args(["task", "show", "0592"])
         .env("USER", "ada")
-        .output()
-        .unwrap();
-    let text = String::from_utf8(output.stdout).unwrap();
-    let shape: Vec<String> = text
+        .run();
+    let shape: Vec<String> = out
+        .stdout()
         .lines()
         .map(|l| match l.split_once("Z  ") {
             Some((_, rest)) => format!("  [time]  {rest}"),
@@ -267,15 +251,12 @@ fn other_statuses_move_freely_and_leave_done() {
 fn the_state_dir_is_found_walking_up_and_can_be_overridden() {
     let project = project();
     std::fs::create_dir_all(project.join("sub/dir")).unwrap();
-    project.file(ARTIFACT, fixture("pass.json"));
-    let status = project
-        .spur()
-        .current_dir(project.join("sub/dir"))
+    artifact(&project, "pass.json");
+    project
+        .current_dir("sub/dir")
         .args(["task", "update", "0592", "done"])
-        .output()
-        .unwrap()
-        .status;
-    assert!(status.success());
+        .run()
+        .success();
     assert!(project.join(".spur/tasks/0592.json").exists());
 
     let (code, json) = update(
@@ -290,7 +271,11 @@ fn the_state_dir_is_found_walking_up_and_can_be_overridden() {
 fn an_artifact_symlinked_outside_the_project_is_denied() {
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("0592-verdict.json");
-    std::fs::write(&target, fixture("pass.json")).unwrap();
+    std::fs::copy(
+        crate::common::repo_path("examples/verdicts/pass.json"),
+        &target,
+    )
+    .unwrap();
     let project = project();
     std::fs::create_dir_all(project.join(".spur/run")).unwrap();
     std::os::unix::fs::symlink(&target, project.join(ARTIFACT)).unwrap();
@@ -311,25 +296,22 @@ fn a_corrupt_task_record_is_a_usage_error_and_left_alone() {
     let project = project();
     project.file(".spur/tasks/0592.json", "{ not json");
     project
-        .spur()
         .args(["task", "update", "0592", "blocked"])
-        .assert()
+        .run()
         .code(2)
-        .stderr(predicates::str::contains("spur::task::corrupt_record"));
+        .stderr_contains("spur::task::corrupt_record");
     assert_eq!(project.read(".spur/tasks/0592.json"), "{ not json");
 }
 
 #[test]
 fn a_denied_invalid_artifact_warns_once_on_stderr() {
     let project = project();
-    project.file(ARTIFACT, fixture("rejected-rows.json"));
-    let output = project
-        .spur()
+    artifact(&project, "rejected-rows.json");
+    let out = project
         .args(["task", "update", "0592", "done", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8(output.stderr).unwrap();
+        .run()
+        .code(1);
+    let stderr = out.stderr();
     assert_eq!(
         stderr
             .matches("warning[L4.malformed-verdict-artifact]: task 0592")
@@ -338,8 +320,7 @@ fn a_denied_invalid_artifact_warns_once_on_stderr() {
         "{stderr}"
     );
     assert!(stderr.contains("rejected rows: 4; invalid fields: id, scenario, status, row, name"));
-    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(json["verdict"], "UNKNOWN");
+    assert_eq!(out.stdout_json()["verdict"], "UNKNOWN");
 }
 
 #[test]

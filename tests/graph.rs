@@ -1,21 +1,19 @@
 //! `spur graph`: the transition graph as DOT, mermaid and JSON, and its simple paths.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
-use common::{redact, repo_path, Project};
+use crate::common::{repo_path, Spur};
 
 const REVIEW_LOOP: &str = "examples/graph/review-loop.yaml";
 
-/// Run `spur graph ARGS…` and return (exit code, stdout, stderr).
-fn graph(project: &Project, args: &[&str]) -> (i32, String, String) {
-    let output = project.spur().arg("graph").args(args).output().unwrap();
+/// Run `spur graph ARGS…` and return (exit code, stdout, stderr redacted).
+fn graph(project: &Spur, args: &[&str]) -> (i32, String, String) {
+    let out = project.arg("graph").args(args).run();
     (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8(output.stdout).unwrap(),
-        redact(project, &String::from_utf8(output.stderr).unwrap()),
+        out.exit_code().unwrap_or(-1),
+        out.stdout().to_owned(),
+        out.stderr_redacted(),
     )
 }
 
@@ -44,7 +42,7 @@ fn review_loop() -> String {
 
 #[test]
 fn draws_dot_by_default_with_distinct_terminals_and_ranked_guard_labels() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, stdout, stderr) = graph(&project, &[&review_loop()]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stderr, "");
@@ -53,7 +51,7 @@ fn draws_dot_by_default_with_distinct_terminals_and_ranked_guard_labels() {
 
 #[test]
 fn draws_a_mermaid_state_diagram_with_escaped_labels() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, stdout, stderr) = graph(&project, &["--format", "mermaid", &review_loop()]);
     assert_eq!(code, 0, "{stderr}");
     // Characters that end or break a mermaid label never appear raw after ` : `.
@@ -68,7 +66,7 @@ fn draws_a_mermaid_state_diagram_with_escaped_labels() {
 
 #[test]
 fn describes_the_graph_and_its_analysis_as_json() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, stdout, stderr) = graph(&project, &["--format", "json", &review_loop()]);
     assert_eq!(code, 0, "{stderr}");
     let document: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -78,8 +76,7 @@ fn describes_the_graph_and_its_analysis_as_json() {
 
 #[test]
 fn json_reports_cycles_dead_ends_and_unreachable_states() {
-    let project = Project::new();
-    project.file(
+    let project = Spur::new().file(
         "trap.yaml",
         "name: trap\ninitialState: test\nterminalStates: [done]\nstates:\n  - id: test\n  - id: fix\n  - id: retest\n  - id: island\n  - id: done\ntransitions:\n  - from: test\n    to: done\n    guard: { kind: shell, options: { command: make test } }\n  - from: test\n    to: fix\n  - from: fix\n    to: retest\n  - from: retest\n    to: fix\n  - from: island\n    to: done\n",
     );
@@ -100,7 +97,7 @@ fn json_reports_cycles_dead_ends_and_unreachable_states() {
 
 #[test]
 fn lists_simple_paths_to_each_terminal() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, stdout, stderr) = graph(&project, &["--paths", &review_loop()]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stderr, "");
@@ -109,7 +106,7 @@ fn lists_simple_paths_to_each_terminal() {
 
 #[test]
 fn says_when_the_path_list_stopped_early() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, stdout, stderr) = graph(&project, &["--paths", "--max-paths", "2", &review_loop()]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
@@ -121,7 +118,7 @@ fn says_when_the_path_list_stopped_early() {
 
 #[test]
 fn puts_paths_in_the_json_document_with_the_truncation_flag() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, stdout, _) = graph(
         &project,
         &[
@@ -159,7 +156,7 @@ fn puts_paths_in_the_json_document_with_the_truncation_flag() {
 
 #[test]
 fn refuses_to_draw_paths_as_dot_or_mermaid() {
-    let project = Project::new();
+    let project = Spur::new();
     for format in ["dot", "mermaid"] {
         let (code, stdout, stderr) =
             graph(&project, &["--paths", "--format", format, &review_loop()]);
@@ -171,7 +168,7 @@ fn refuses_to_draw_paths_as_dot_or_mermaid() {
 
 #[test]
 fn a_pipeline_with_load_errors_is_not_drawn() {
-    let project = Project::new();
+    let project = Spur::new();
     project.file(
         "p.yaml",
         "name: p\ninitialState: a\nstates:\n  - id: a\n    pause: maybe\ntransitions: []\n",
@@ -191,7 +188,7 @@ fn a_pipeline_with_load_errors_is_not_drawn() {
 
 #[test]
 fn an_unreadable_pipeline_is_a_usage_error() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, stdout, stderr) = graph(&project, &["missing.yaml"]);
     assert_eq!(code, 2);
     assert_eq!(stdout, "");
@@ -200,7 +197,7 @@ fn an_unreadable_pipeline_is_a_usage_error() {
 
 #[test]
 fn transitions_to_unknown_states_are_left_out_with_a_note() {
-    let project = Project::new();
+    let project = Spur::new();
     project.file(
         "p.yaml",
         "name: p\ninitialState: a\nstates:\n  - id: a\n  - id: b\ntransitions:\n  - from: a\n    to: b\n  - from: a\n    to: ghost\n",
@@ -217,7 +214,7 @@ fn transitions_to_unknown_states_are_left_out_with_a_note() {
 
 #[test]
 fn an_unknown_initial_state_draws_no_start_and_lists_no_paths() {
-    let project = Project::new();
+    let project = Spur::new();
     project.file(
         "p.yaml",
         "name: p\ninitialState: nowhere\nstates:\n  - id: a\n  - id: b\ntransitions:\n  - from: a\n    to: b\n",
@@ -252,7 +249,7 @@ fn renders_every_pipeline_in_examples() {
     if !dot {
         println!("note: graphviz `dot` not installed; DOT output is not fed to `dot -Tsvg`");
     }
-    let project = Project::new();
+    let project = Spur::new();
     for pipeline in &pipelines {
         let path = pipeline.display().to_string();
         for format in ["dot", "mermaid", "json"] {

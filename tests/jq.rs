@@ -1,27 +1,20 @@
 //! `spur jq`: the embedded jq through the binary, and the `jq` PATH shim.
 
-mod common;
+use crate::common::Spur;
 
-use common::Project;
-
-fn run(project: &Project, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let output = project
-        .spur()
-        .arg("jq")
-        .args(args)
-        .write_stdin(stdin)
-        .output()
-        .unwrap();
+/// `spur jq ARGS…` fed `stdin`: (exit code, stdout, stderr).
+fn run(project: &Spur, args: &[&str], stdin: &str) -> (i32, String, String) {
+    let out = project.arg("jq").args(args).stdin(stdin).run();
     (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
+        out.exit_code().expect("exited"),
+        out.stdout().to_owned(),
+        out.stderr().to_owned(),
     )
 }
 
 #[test]
 fn pretty_prints_by_default() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, stdout, _) = run(
         &project,
         &["."],
@@ -43,7 +36,7 @@ fn pretty_prints_by_default() {
 
 #[test]
 fn compact_raw_sort_and_slurp_flags() {
-    let project = Project::new();
+    let project = Spur::new();
     let (_, compact, _) = run(&project, &["-c", ".rows"], r#"{"rows":[1, {"a": 2}]}"#);
     assert_eq!(compact, "[1,{\"a\":2}]\n");
     let (_, raw, _) = run(&project, &["-r", ".[]"], r#"["line one", "two"]"#);
@@ -58,7 +51,7 @@ fn compact_raw_sort_and_slurp_flags() {
 
 #[test]
 fn binds_arg_and_argjson_and_reads_files() {
-    let project = Project::new();
+    let project = Spur::new();
     project
         .file("a.json", r#"{"n": 1}"#)
         .file("b.json", r#"{"n": 2}"#);
@@ -87,7 +80,7 @@ fn binds_arg_and_argjson_and_reads_files() {
 
 #[test]
 fn null_input_reads_the_stream_only_through_inputs() {
-    let project = Project::new();
+    let project = Spur::new();
     let (_, stdout, _) = run(&project, &["-nc", "[inputs | . * 10]"], "1 2 3");
     assert_eq!(stdout, "[10,20,30]\n");
     let (_, stdout, _) = run(&project, &["-n", "1 + 1"], "");
@@ -96,7 +89,7 @@ fn null_input_reads_the_stream_only_through_inputs() {
 
 #[test]
 fn exit_status_flag_follows_jq() {
-    let project = Project::new();
+    let project = Spur::new();
     assert_eq!(run(&project, &["-e", ".ok"], r#"{"ok": true}"#).0, 0);
     assert_eq!(run(&project, &["-e", ".ok"], r#"{"ok": false}"#).0, 1);
     assert_eq!(run(&project, &["-e", ".ok"], r#"{}"#).0, 1);
@@ -107,7 +100,7 @@ fn exit_status_flag_follows_jq() {
 
 #[test]
 fn a_filter_that_does_not_compile_exits_3_pointing_into_the_filter() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, stdout, stderr) = run(&project, &[".verdict | frobnicate"], "{}");
     assert_eq!(code, 3);
     assert_eq!(stdout, "");
@@ -126,7 +119,7 @@ fn a_filter_that_does_not_compile_exits_3_pointing_into_the_filter() {
 
 #[test]
 fn a_syntax_error_points_at_the_unexpected_token() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, _, stderr) = run(&project, &[".a == "], "{}");
     assert_eq!(code, 3);
     insta::assert_snapshot!(stderr, @r"
@@ -144,7 +137,7 @@ fn a_syntax_error_points_at_the_unexpected_token() {
 
 #[test]
 fn a_runtime_error_exits_5_after_earlier_outputs() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, stdout, stderr) = run(&project, &[".[] | .a"], r#"[{"a": 1}, 2]"#);
     assert_eq!(code, 5);
     assert_eq!(stdout, "1\n");
@@ -157,7 +150,7 @@ fn a_runtime_error_exits_5_after_earlier_outputs() {
 
 #[test]
 fn bad_input_and_bad_arguments_are_usage_errors() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, _, stderr) = run(&project, &["."], "{\"a\": ");
     assert_eq!(code, 2);
     assert!(stderr.contains("spur::jq::input"), "{stderr}");
@@ -176,7 +169,7 @@ fn bad_input_and_bad_arguments_are_usage_errors() {
 
 #[test]
 fn halt_error_exits_with_its_own_code() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, _, stderr) = run(&project, &["-n", r#""stop\n" | halt_error(7)"#], "");
     assert_eq!(code, 7);
     assert_eq!(stderr, "stop\n");
@@ -185,10 +178,10 @@ fn halt_error_exits_with_its_own_code() {
 #[cfg(unix)]
 #[test]
 fn the_binary_is_jq_when_called_jq_so_shell_steps_can_use_it() {
-    let project = Project::new();
+    let project = Spur::new();
     let shim = project.join("shim");
     std::fs::create_dir_all(&shim).unwrap();
-    let spur = assert_cmd::cargo::cargo_bin("spur");
+    let spur = crate::common::bin();
     std::os::unix::fs::symlink(&spur, shim.join("jq")).unwrap();
     project.file("verdict.json", r#"{"verdict": "PASS"}"#);
     // The shell guard form the checker suggests rewriting, run against the shim.

@@ -4,41 +4,18 @@
 //! The kill point is exact: debug builds honour SPUR_TEST_KILL_AFTER_JOURNAL_SEQ=N, which
 //! makes spur SIGKILL itself right after writing journal record N.
 
-mod common;
-
-use common::{repo_path, Project};
+use crate::common::{assert_gap_free, Spur};
 use serde_json::Value;
 
-fn project() -> Project {
-    let p = Project::new();
-    p.file(
-        "crash.yaml",
-        std::fs::read(repo_path("examples/run/crash.yaml")).unwrap(),
-    );
-    p
+fn project() -> Spur {
+    Spur::new().fixture("examples/run/crash.yaml", "crash.yaml")
 }
 
-fn json(p: &Project, args: &[&str]) -> (Option<i32>, Value, String) {
-    let output = p.spur().args(args).arg("--json").output().unwrap();
-    let value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
-    (
-        output.status.code(),
-        value,
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-fn only_run_id(p: &Project) -> String {
-    let (_, runs, _) = json(p, &["runs"]);
-    let runs = runs.as_array().unwrap();
-    assert_eq!(runs.len(), 1);
-    runs[0]["runId"].as_str().unwrap().to_owned()
-}
-
-fn records(p: &Project, run_id: &str) -> Vec<Value> {
-    let (code, records, stderr) = json(p, &["trace", run_id]);
-    assert_eq!(code, Some(0), "{stderr}");
-    records.as_array().unwrap().clone()
+/// `spur ARGS… --json`: (exit code, parsed stdout or null, stderr).
+fn json(p: &Spur, args: &[&str]) -> (Option<i32>, Value, String) {
+    let out = p.args(args).json().run();
+    let value = serde_json::from_str(out.stdout()).unwrap_or(Value::Null);
+    (out.exit_code(), value, out.stderr().to_owned())
 }
 
 fn transitions(records: &[Value]) -> Vec<(String, String)> {
@@ -54,12 +31,6 @@ fn transitions(records: &[Value]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn assert_gap_free(records: &[Value]) {
-    for (i, r) in records.iter().enumerate() {
-        assert_eq!(r["seq"].as_u64(), Some(i as u64 + 1), "seq gap at {i}: {r}");
-    }
-}
-
 #[test]
 fn killed_after_any_journal_record_a_run_resumes_to_the_same_history() {
     // The reference: one uninterrupted run.
@@ -67,8 +38,8 @@ fn killed_after_any_journal_record_a_run_resumes_to_the_same_history() {
     let (code, out, stderr) = json(&reference, &["run", "crash.yaml"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(out["state"], "done");
-    let reference_id = only_run_id(&reference);
-    let reference_records = records(&reference, &reference_id);
+    let reference_id = reference.only_run_id();
+    let reference_records = reference.trace(&reference_id);
     let reference_trail = reference.read("trail.txt");
     let reference_transitions = transitions(&reference_records);
     assert_eq!(reference_transitions.len(), 9, "{reference_transitions:?}");
@@ -76,19 +47,17 @@ fn killed_after_any_journal_record_a_run_resumes_to_the_same_history() {
 
     for kill_after in 1..=total {
         let p = project();
-        let output = p
-            .spur()
+        let killed = p
             .env("SPUR_TEST_KILL_AFTER_JOURNAL_SEQ", kill_after.to_string())
             .args(["run", "crash.yaml", "--json"])
-            .output()
-            .unwrap();
+            .run();
         assert_eq!(
-            output.status.code(),
+            killed.exit_code(),
             None,
             "seq {kill_after}: spur was not killed"
         );
-        let run_id = only_run_id(&p);
-        assert_eq!(records(&p, &run_id).len() as u64, kill_after);
+        let run_id = p.only_run_id();
+        assert_eq!(p.trace(&run_id).len() as u64, kill_after);
 
         let (code, out, stderr) = json(&p, &["continue", &run_id]);
         match code {
@@ -105,7 +74,7 @@ fn killed_after_any_journal_record_a_run_resumes_to_the_same_history() {
             other => panic!("seq {kill_after}: unexpected exit {other:?}: {stderr}"),
         }
 
-        let after = records(&p, &run_id);
+        let after = p.trace(&run_id);
         assert_gap_free(&after);
         assert_eq!(
             transitions(&after),
@@ -118,14 +87,13 @@ fn killed_after_any_journal_record_a_run_resumes_to_the_same_history() {
             "seq {kill_after}: an action ran twice or never"
         );
         assert_eq!(after.last().unwrap()["event"], "run-finished");
-        let (_, runs, _) = json(&p, &["runs"]);
-        assert_eq!(runs[0]["outcome"], "completed", "seq {kill_after}");
+        assert_eq!(p.runs()[0]["outcome"], "completed", "seq {kill_after}");
     }
 }
 
 #[test]
 fn an_action_that_ran_but_has_no_finish_record_is_ambiguous_and_reruns_only_on_request() {
-    let p = Project::new();
+    let p = Spur::new();
     // The action appends its line, then kills spur (its parent) before spur can record
     // the finish: the journal says "started, never finished".
     p.file(
@@ -144,11 +112,9 @@ states:
 transitions: [{from: a, to: b}]
 "#,
     );
-    let output = p.spur().args(["run", "p.yaml"]).output().unwrap();
-    assert_eq!(output.status.code(), None);
-    let run_id = only_run_id(&p);
-    let (_, runs, _) = json(&p, &["runs"]);
-    assert_eq!(runs[0]["outcome"], "running");
+    p.args(["run", "p.yaml"]).run().killed();
+    let run_id = p.only_run_id();
+    assert_eq!(p.runs()[0]["outcome"], "running");
 
     let (code, _, stderr) = json(&p, &["continue", &run_id]);
     assert_eq!(code, Some(4), "{stderr}");
@@ -160,27 +126,23 @@ transitions: [{from: a, to: b}]
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(out["state"], "b");
     assert_eq!(p.read("trail.txt"), "ran\nran\n");
-    assert_gap_free(&records(&p, &run_id));
+    assert_gap_free(&p.trace(&run_id));
 }
 
 #[test]
 fn a_torn_last_journal_line_is_ignored_on_resume() {
-    let p = Project::new();
-    p.file(
-        "approve.yaml",
-        std::fs::read(repo_path("examples/run/approve.yaml")).unwrap(),
-    );
+    let p = Spur::new().fixture("examples/run/approve.yaml", "approve.yaml");
     let (code, out, _) = json(&p, &["run", "approve.yaml"]);
     assert_eq!(code, Some(3));
     let run_id = out["runId"].as_str().unwrap().to_owned();
     let journal = p.join(&format!(".spur/runs/{run_id}/journal.jsonl"));
-    let before = records(&p, &run_id).len();
+    let before = p.trace(&run_id).len();
     // A write cut short by a crash: no newline, not valid JSON.
     let mut text = std::fs::read_to_string(&journal).unwrap();
     text.push_str(r#"{"seq":99,"at":"2026-01-01T00:00:00.000Z","event":"transi"#);
     std::fs::write(&journal, text).unwrap();
     assert_eq!(
-        records(&p, &run_id).len(),
+        p.trace(&run_id).len(),
         before,
         "trace ignores the torn line"
     );
@@ -188,7 +150,7 @@ fn a_torn_last_journal_line_is_ignored_on_resume() {
     let (code, out, stderr) = json(&p, &["continue", &run_id, "--answer", "yes"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(out["state"], "done");
-    let after = records(&p, &run_id);
+    let after = p.trace(&run_id);
     assert_gap_free(&after);
     assert!(!std::fs::read_to_string(&journal)
         .unwrap()
@@ -197,11 +159,7 @@ fn a_torn_last_journal_line_is_ignored_on_resume() {
 
 #[test]
 fn a_damaged_middle_line_is_reported_not_misread() {
-    let p = Project::new();
-    p.file(
-        "approve.yaml",
-        std::fs::read(repo_path("examples/run/approve.yaml")).unwrap(),
-    );
+    let p = Spur::new().fixture("examples/run/approve.yaml", "approve.yaml");
     let (_, out, _) = json(&p, &["run", "approve.yaml"]);
     let run_id = out["runId"].as_str().unwrap().to_owned();
     let journal = p.join(&format!(".spur/runs/{run_id}/journal.jsonl"));
@@ -216,7 +174,7 @@ fn a_damaged_middle_line_is_reported_not_misread() {
 
 #[test]
 fn ctrl_c_kills_the_action_group_journals_interrupted_and_the_run_resumes() {
-    let p = Project::new();
+    let p = Spur::new();
     // The action interrupts spur itself (as Ctrl-C would) and then blocks; spur must kill
     // it (and its background grandchild), journal `interrupted` and exit 130.
     p.file(
@@ -235,23 +193,16 @@ states:
 transitions: [{from: a, to: b}]
 "#,
     );
-    let output = p.spur().args(["run", "p.yaml"]).output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let run_id = only_run_id(&p);
-    let after = records(&p, &run_id);
+    p.args(["run", "p.yaml"]).run().code(130);
+    let run_id = p.only_run_id();
+    let after = p.trace(&run_id);
     assert_eq!(after.last().unwrap()["event"], "interrupted");
     assert_eq!(after.last().unwrap()["state"], "a");
     assert_gap_free(&after);
-    let (_, runs, _) = json(&p, &["runs"]);
-    assert_eq!(runs[0]["outcome"], "interrupted");
+    assert_eq!(p.runs()[0]["outcome"], "interrupted");
     let pid = p.read("grandchild.pid").trim().to_owned();
     assert!(
-        !common::process_is_running(&pid),
+        !crate::common::process_is_running(&pid),
         "grandchild {pid} survived Ctrl-C"
     );
 

@@ -2,10 +2,7 @@
 //! "…" or inside '…', in a shell action or a shell guard — is always exactly one literal
 //! string. Nothing in it runs; the value arrives byte for byte.
 
-mod common;
-
-use common::Project;
-use serde_json::Value;
+use crate::common::Spur;
 
 const HOSTILE: &[&str] = &[
     "$(touch pwned)",
@@ -52,29 +49,22 @@ transitions:
   - {from: a, to: mangled}
 "#;
 
-fn run_with(value: &str, how: &str) -> Project {
-    let p = Project::new();
-    p.file("p.yaml", PIPELINE);
-    let mut cmd = p.spur();
-    cmd.args(["run", "p.yaml", "--json"]);
-    match how {
-        "var" => {
-            cmd.arg("--var").arg(format!("x={value}"));
-        }
-        _ => {
-            cmd.arg("--vars")
-                .arg(serde_json::json!({ "x": value }).to_string());
-        }
-    }
-    let output = cmd.output().unwrap();
-    let out: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+/// Run `PIPELINE` with `x` set to `value` by `--var` (`how` = "var") or `--vars` JSON.
+fn run_with(value: &str, how: &str) -> Spur {
+    let run = Spur::new().pipeline(PIPELINE).json();
+    let run = match how {
+        "var" => run.var("x", value),
+        _ => run.args(["--vars", &serde_json::json!({ "x": value }).to_string()]),
+    };
+    let out = run.run();
+    let state = out.stdout_json()["state"].clone();
     assert_eq!(
-        out["state"],
+        state,
         "literal",
         "value {value:?}: guards did not see the literal value; stderr: {}",
-        String::from_utf8_lossy(&output.stderr)
+        out.stderr()
     );
-    p
+    run
 }
 
 #[test]
@@ -103,10 +93,8 @@ fn hostile_values_arrive_literally_in_every_quoting_context_and_run_nothing() {
 
 #[test]
 fn values_from_files_read_into_vars_are_just_as_inert() {
-    let p = Project::new();
-    p.file("evil.txt", "$(touch pwned)'\"; touch pwned2 #");
-    p.file(
-        "p.yaml",
+    let p = Spur::new().file("evil.txt", "$(touch pwned)'\"; touch pwned2 #");
+    p.pipeline(
         r#"
 name: from-file
 initialState: a
@@ -124,14 +112,9 @@ transitions:
   - {from: a, to: b}
   - {from: b, to: c}
 "#,
-    );
-    let output = p.spur().args(["run", "p.yaml"]).output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    )
+    .run()
+    .success();
     let v = "$(touch pwned)'\"; touch pwned2 #";
     assert_eq!(p.read("out.txt"), format!("{v}{v}{v}"));
     assert!(!p.join("pwned").exists() && !p.join("pwned2").exists());

@@ -1,96 +1,324 @@
 //! `spur task verdict WBS --from-answer FILE`: golden runs over `examples/answers/*.md`,
 //! interrupted writes, hostile answers and usage errors.
 
-mod common;
-
 use std::fs;
-use std::path::Path;
 
-use common::{redact, repo_path, Project};
+use crate::common::Spur;
 
 /// A project holding the example sources the answers cite, with both example task files
 /// under `docs/tasks/`.
-fn example_project() -> Project {
-    let project = Project::new();
-    copy_tree(&repo_path("examples/answers/project"), project.path());
-    for task in ["0804_answer-files.md", "0805_ambiguous.md"] {
-        project.file(
-            &format!("docs/tasks/{task}"),
-            fs::read(repo_path(&format!("examples/answers/task/{task}"))).unwrap(),
-        );
-    }
-    project
+fn example_project() -> Spur {
+    Spur::new()
+        .fixture("examples/answers/project", ".")
+        .fixture("examples/answers/task", "docs/tasks")
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-fn with_answer(project: &Project, example: &str) -> String {
+/// Copy `examples/answers/<example>` into the project; its path there.
+fn with_answer(project: &Spur, example: &str) -> String {
     let rel = format!("answers/{example}");
-    project.file(
-        &rel,
-        fs::read(repo_path(&format!("examples/answers/{example}"))).unwrap(),
-    );
+    project.fixture(&format!("examples/answers/{example}"), &rel);
     rel
 }
 
-/// Run the human and the `--json` form on one example; render everything they produce.
-fn golden(wbs: &str, example: &str) -> (i32, String) {
-    let project = example_project();
-    let answer = with_answer(&project, example);
-    let human = project
-        .spur()
-        .args(["task", "verdict", wbs, "--from-answer", &answer])
-        .output()
-        .unwrap();
-    let artifact_path = format!(".spur/run/{wbs}-verdict.json");
-    let artifact =
-        fs::read_to_string(project.join(&artifact_path)).unwrap_or_else(|_| "(none)".to_owned());
-    let json = project
-        .spur()
-        .args(["task", "verdict", wbs, "--from-answer", &answer, "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        human.status.code(),
-        json.status.code(),
-        "both forms end alike"
-    );
-    assert!(json.stderr.is_empty(), "--json keeps stderr quiet");
-    let parsed: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON doc");
-    assert_eq!(parsed["wbs"], wbs);
-    let code = human.status.code().expect("exited");
-    let text = format!(
-        "exit: {code}\n--- stdout\n{}--- stderr\n{}--- {artifact_path}\n{artifact}--- --json\n{}",
-        String::from_utf8_lossy(&human.stdout),
-        String::from_utf8_lossy(&human.stderr),
-        String::from_utf8_lossy(&json.stdout),
-    );
-    (code, redact(&project, &text))
+/// `spur task verdict WBS --from-answer ANSWER`, more arguments to follow.
+fn task_verdict(project: &Spur, wbs: &str, answer: &str) -> Spur {
+    project.args(["task", "verdict", wbs, "--from-answer", answer])
 }
 
+/// The rows of each example task, in order: requirements, then acceptance criteria.
+fn task_rows(wbs: &str) -> &'static [&'static str] {
+    match wbs {
+        "0804" => &[
+            "R1",
+            "R2",
+            "R3",
+            "AC-1: The parser reads both tables",
+            "AC-2: Lint errors name their row",
+            "`atomic-write`: An interrupted write keeps the previous artifact",
+            "Scenario: Quiet mode",
+            "[advisory] The book documents the answer format",
+        ],
+        "0805" => &[
+            "R1",
+            "AC-1: Errors are reported",
+            "[docs-only] Errors are reported",
+        ],
+        other => panic!("no example task {other}"),
+    }
+}
+
+/// How `--json` names the task file.
+fn task_file(wbs: &str) -> &'static str {
+    match wbs {
+        "0804" => "docs/tasks/0804_answer-files.md",
+        "0805" => "docs/tasks/0805_ambiguous.md",
+        other => panic!("no example task {other}"),
+    }
+}
+
+fn text(value: &serde_json::Value) -> &str {
+    value
+        .as_str()
+        .unwrap_or_else(|| panic!("not a string: {value}"))
+}
+
+/// An object's field names, sorted.
+fn keys(value: &serde_json::Value) -> Vec<String> {
+    let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+/// The human form of the `--json` diagnostics: what stderr must say, line for line.
+fn rendered(answer: &str, diagnostics: &serde_json::Value) -> String {
+    let mut out = String::new();
+    for d in diagnostics.as_array().unwrap() {
+        let at = match d["line"].as_u64() {
+            Some(line) => format!("{answer}:{line}"),
+            None => answer.to_owned(),
+        };
+        out += &format!(
+            "{}[{}]: {at}: {}\n",
+            text(&d["severity"]),
+            text(&d["code"]),
+            text(&d["message"])
+        );
+        if let Some(row) = d["row"].as_str() {
+            out += &format!("    row: {row}\n");
+        }
+        if let Some(help) = d["help"].as_str() {
+            out += &format!("    help: {help}\n");
+        }
+    }
+    out
+}
+
+/// The artifact written for an answer that fails the lint: every row UNMET and not
+/// certified, and one blocker check listing the lint errors.
+fn assert_lint_failure_artifact(
+    answer: &str,
+    artifact: &serde_json::Value,
+    json: &serde_json::Value,
+) {
+    let not_certified =
+        format!("not certified: {answer} failed the answer lint (see check answer-lint)");
+    assert_eq!(artifact["verdict"], "FAIL");
+    for row in artifact["requirements"].as_array().unwrap() {
+        assert_eq!(
+            (text(&row["status"]), text(&row["evidence"])),
+            ("UNMET", not_certified.as_str()),
+            "{row}"
+        );
+    }
+    for row in artifact["acceptanceCriteria"].as_array().unwrap() {
+        assert_eq!(
+            (
+                text(&row["status"]),
+                text(&row["evidenceType"]),
+                text(&row["evidence"])
+            ),
+            ("UNMET", "n/a", not_certified.as_str()),
+            "{row}"
+        );
+    }
+    let errors: Vec<String> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| {
+            format!(
+                "line {}: {} {}",
+                d["line"],
+                text(&d["code"]),
+                text(&d["message"])
+            )
+        })
+        .collect();
+    let plural = if errors.len() == 1 { "" } else { "s" };
+    assert_eq!(
+        artifact["checks"],
+        serde_json::json!([{
+            "name": "answer-lint",
+            "status": "fail",
+            "evidence": format!("{answer}: {} lint error{plural}: {}", errors.len(), errors.join("; ")),
+            "severity": "blocker",
+        }])
+    );
+}
+
+/// The artifact's rows and checks, one line each (for answers that pass the lint).
+fn artifact_lines(artifact: &serde_json::Value) -> String {
+    let mut out = format!("verdict {}\n", text(&artifact["verdict"]));
+    for row in artifact["requirements"].as_array().unwrap() {
+        out += &format!(
+            "{}: {} — {}\n",
+            text(&row["id"]),
+            text(&row["status"]),
+            text(&row["evidence"])
+        );
+    }
+    for row in artifact["acceptanceCriteria"].as_array().unwrap() {
+        out += &format!(
+            "{}: {} ({}) — {}\n",
+            text(&row["id"]),
+            text(&row["status"]),
+            text(&row["evidenceType"]),
+            text(&row["evidence"])
+        );
+    }
+    for check in artifact["checks"].as_array().unwrap() {
+        out += &format!(
+            "check {}: {} ({}) — {}\n",
+            text(&check["name"]),
+            text(&check["status"]),
+            text(&check["severity"]),
+            text(&check["evidence"])
+        );
+    }
+    out
+}
+
+/// What a golden test snapshots: everything, or the lines that are its point.
+enum Shown {
+    Everything,
+    ThePoint,
+}
+
+/// Run the human and the `--json` form on one example, check that they agree with each
+/// other and with the artifact, and render what the test snapshots.
+fn golden(wbs: &str, example: &str, shown: Shown) -> (i32, String) {
+    let project = example_project();
+    let answer = with_answer(&project, example);
+    let human = task_verdict(&project, wbs, &answer).run();
+    let artifact_path = format!(".spur/run/{wbs}-verdict.json");
+    let artifact_text = project.read(&artifact_path);
+    let artifact: serde_json::Value = serde_json::from_str(&artifact_text).unwrap();
+    let json = task_verdict(&project, wbs, &answer).json().run();
+    assert_eq!(human.exit_code(), json.exit_code(), "both forms end alike");
+    assert_eq!(json.stderr(), "", "--json keeps stderr quiet");
+    let doc = json.stdout_json();
+    assert_eq!(doc["wbs"], wbs);
+    assert_eq!(artifact["wbs"], wbs);
+    assert_eq!(artifact["source"], "spur task verdict");
+    assert_eq!(
+        doc["verdict"], artifact["verdict"],
+        "--json names the verdict written"
+    );
+    assert_eq!(doc["artifact"], artifact_path.as_str());
+    assert_eq!(doc["task"], task_file(wbs));
+    assert_eq!(
+        human.stderr(),
+        rendered(&answer, &doc["diagnostics"]),
+        "stderr is the --json diagnostics"
+    );
+    // Nothing the snapshot leaves out goes unchecked: these are all the fields there are.
+    assert_eq!(
+        keys(&doc),
+        [
+            "artifact",
+            "diagnostics",
+            "lintFailed",
+            "task",
+            "verdict",
+            "wbs"
+        ]
+    );
+    for d in doc["diagnostics"].as_array().unwrap() {
+        let known = ["code", "help", "line", "message", "row", "severity"];
+        assert!(keys(d).iter().all(|k| known.contains(&k.as_str())), "{d}");
+    }
+    assert_eq!(
+        keys(&artifact),
+        [
+            "acceptanceCriteria",
+            "checks",
+            "requirements",
+            "source",
+            "verdict",
+            "wbs"
+        ]
+    );
+    for (table, fields) in [
+        ("requirements", &["evidence", "id", "status"][..]),
+        (
+            "acceptanceCriteria",
+            &["evidence", "evidenceType", "id", "status"],
+        ),
+        ("checks", &["evidence", "name", "severity", "status"]),
+    ] {
+        for row in artifact[table].as_array().unwrap() {
+            assert_eq!(keys(row), fields, "{row}");
+        }
+    }
+    let ids: Vec<&str> = ["requirements", "acceptanceCriteria"]
+        .iter()
+        .flat_map(|table| artifact[table].as_array().unwrap())
+        .map(|row| text(&row["id"]))
+        .collect();
+    assert_eq!(
+        ids,
+        task_rows(wbs),
+        "one artifact row per task row, in order"
+    );
+    let lint_failed = doc["lintFailed"].as_bool().unwrap();
+    let lint_check = &artifact["checks"][0];
+    assert_eq!(lint_check["name"], "answer-lint");
+    assert_eq!(
+        lint_check["status"],
+        if lint_failed { "fail" } else { "pass" }
+    );
+    if lint_failed {
+        assert_lint_failure_artifact(&answer, &artifact, &doc);
+    }
+
+    let code = human.exit_code().expect("exited");
+    let text = match shown {
+        Shown::Everything => format!(
+            "exit: {code}\n--- stdout\n{}--- stderr\n{}--- {artifact_path}\n{artifact_text}--- --json\n{}",
+            human.stdout(),
+            human.stderr(),
+            json.stdout(),
+        ),
+        Shown::ThePoint => format!(
+            "exit: {code}\n--- stdout\n{}--- stderr\n{}--- {artifact_path}\n{}--- --json\nverdict {}, lintFailed {lint_failed}, {} as on stderr\n",
+            human.stdout(),
+            human.stderr(),
+            if lint_failed {
+                "verdict FAIL, every row UNMET (not certified), check answer-lint fails listing the errors above\n".to_owned()
+            } else {
+                artifact_lines(&artifact)
+            },
+            doc["verdict"].as_str().unwrap(),
+            match doc["diagnostics"].as_array().unwrap().len() {
+                1 => "1 diagnostic".to_owned(),
+                n => format!("{n} diagnostics"),
+            },
+        ),
+    };
+    (code, project.redact(&text))
+}
+
+/// `golden!(test, WBS, "answer.md", exit N)` snapshots the lines that are the point of the
+/// test; `…, exit N, everything)` the whole output of both forms and the artifact.
 macro_rules! golden {
     ($test:ident, $wbs:literal, $example:literal, exit $code:literal) => {
+        golden!($test, $wbs, $example, exit $code, Shown::ThePoint);
+    };
+    ($test:ident, $wbs:literal, $example:literal, exit $code:literal, everything) => {
+        golden!($test, $wbs, $example, exit $code, Shown::Everything);
+    };
+    ($test:ident, $wbs:literal, $example:literal, exit $code:literal, $shown:expr) => {
         #[test]
         fn $test() {
-            let (code, text) = golden($wbs, $example);
+            let (code, text) = golden($wbs, $example, $shown);
             assert_eq!(code, $code, "{text}");
             insta::assert_snapshot!(stringify!($test), text);
         }
     };
 }
 
-golden!(clean_answer_derives_pass, "0804", "pass.md", exit 0);
+golden!(clean_answer_derives_pass, "0804", "pass.md", exit 0, everything);
 golden!(padding_escaped_pipes_inline_code_and_trailing_spaces_are_tolerated, "0804", "tolerant-formatting.md", exit 0);
 golden!(missing_requirement_fails_the_lint, "0804", "missing-requirement.md", exit 1);
 golden!(duplicate_requirement_fails_the_lint, "0804", "duplicate-requirement.md", exit 1);
@@ -108,7 +336,7 @@ golden!(glob_is_not_an_anchor, "0804", "glob-anchor.md", exit 1);
 golden!(directory_is_not_an_anchor, "0804", "directory-anchor.md", exit 1);
 golden!(anchor_into_a_missing_file_fails_the_lint, "0804", "anchor-file-missing.md", exit 1);
 golden!(anchor_past_the_end_of_its_file_fails_the_lint, "0804", "anchor-past-end.md", exit 1);
-golden!(met_behaviour_ac_with_only_static_ref_is_downgraded_to_partial, "0804", "static-ref-downgrade.md", exit 1);
+golden!(met_behaviour_ac_with_only_static_ref_is_downgraded_to_partial, "0804", "static-ref-downgrade.md", exit 1, everything);
 golden!(advisory_ac_is_exempt_from_the_evidence_rule, "0804", "advisory-exempt.md", exit 0);
 golden!(rows_win_over_a_softer_verdict_line, "0804", "verdict-line-disagrees.md", exit 1);
 golden!(a_harsher_verdict_line_is_kept, "0804", "verdict-line-harsher.md", exit 1);
@@ -116,7 +344,7 @@ golden!(missing_verdict_line_fails_the_lint, "0804", "missing-verdict-line.md", 
 golden!(cut_off_row_fails_the_lint, "0804", "incomplete-row.md", exit 1);
 golden!(row_with_an_extra_cell_fails_the_lint, "0804", "wrong-column-count.md", exit 1);
 
-fn verdict_of(project: &Project, wbs: &str) -> String {
+fn verdict_of(project: &Spur, wbs: &str) -> String {
     let text = project.read(&format!(".spur/run/{wbs}-verdict.json"));
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     doc["verdict"].as_str().unwrap().to_owned()
@@ -127,24 +355,14 @@ fn a_crash_before_the_rename_leaves_the_previous_artifact_intact() {
     let project = example_project();
     let pass = with_answer(&project, "pass.md");
     let bad = with_answer(&project, "anchor-past-end.md");
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &pass])
-        .assert()
-        .code(0);
+    task_verdict(&project, "0804", &pass).run().success();
     let before = project.read(".spur/run/0804-verdict.json");
 
-    let crashed = project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &bad])
+    // Killed by a signal mid-derivation.
+    task_verdict(&project, "0804", &bad)
         .env("SPUR_TEST_CRASH_BEFORE_RENAME", "1")
-        .output()
-        .unwrap();
-    assert_eq!(
-        crashed.status.code(),
-        None,
-        "killed by a signal mid-derivation"
-    );
+        .run()
+        .killed();
     assert_eq!(
         project.read(".spur/run/0804-verdict.json"),
         before,
@@ -152,11 +370,7 @@ fn a_crash_before_the_rename_leaves_the_previous_artifact_intact() {
     );
     assert_eq!(verdict_of(&project, "0804"), "PASS");
 
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &bad])
-        .assert()
-        .code(1);
+    task_verdict(&project, "0804", &bad).run().code(1);
     assert_eq!(verdict_of(&project, "0804"), "FAIL");
     let leftovers: Vec<String> = fs::read_dir(project.join(".spur/run"))
         .unwrap()
@@ -174,35 +388,17 @@ fn lint_only_prints_diagnostics_and_writes_nothing() {
     let project = example_project();
     let good = with_answer(&project, "pass.md");
     let bad = with_answer(&project, "glob-anchor.md");
-    let out = project
-        .spur()
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            &good,
-            "--lint-only",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("would derive PASS"));
-    let out = project
-        .spur()
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            &bad,
-            "--lint-only",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    task_verdict(&project, "0804", &good)
+        .arg("--lint-only")
+        .run()
+        .success()
+        .stdout_contains("would derive PASS");
+    let doc = task_verdict(&project, "0804", &bad)
+        .arg("--lint-only")
+        .json()
+        .run()
+        .code(1)
+        .stdout_json();
     assert_eq!(doc["artifact"], serde_json::Value::Null);
     assert_eq!(doc["diagnostics"][0]["code"], "spur::answer::glob_anchor");
     assert_eq!(doc["diagnostics"][0]["line"], 11);
@@ -218,24 +414,11 @@ fn an_explicit_task_file_is_used() {
         project.join("elsewhere.md"),
     )
     .unwrap();
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &answer])
-        .assert()
-        .code(2);
-    project
-        .spur()
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            &answer,
-            "--task",
-            "elsewhere.md",
-        ])
-        .assert()
-        .code(0);
+    task_verdict(&project, "0804", &answer).run().code(2);
+    task_verdict(&project, "0804", &answer)
+        .args(["--task", "elsewhere.md"])
+        .run()
+        .success();
 }
 
 #[test]
@@ -255,47 +438,25 @@ fn usage_errors_exit_2_and_write_nothing() {
         vec!["task", "verdict", "0999", "--from-answer", answer.as_str()],
         vec!["task", "verdict", "0804"],
     ] {
-        let out = project.spur().args(&args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(!out.stderr.is_empty(), "{args:?} explains itself");
+        let out = project.args(&args).run().code(2);
+        assert!(!out.stderr().is_empty(), "{args:?} explains itself");
     }
     assert!(!project.join(".spur/run").exists());
-    let out = project
-        .spur()
-        .args(["task", "verdict", "0999", "--from-answer", &answer])
-        .output()
-        .unwrap();
-    insta::assert_snapshot!(
-        "no_task_file",
-        redact(&project, &String::from_utf8_lossy(&out.stderr))
-    );
+    let out = task_verdict(&project, "0999", &answer).run();
+    insta::assert_snapshot!("no_task_file", out.stderr_redacted());
 }
 
 /// Hostile answers: each gives exit 1, a FAIL artifact, a named diagnostic, no panic.
 fn hostile(bytes: &[u8]) -> serde_json::Value {
     let project = example_project();
     project.file("answers/hostile.md", bytes);
-    let out = project
-        .spur()
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            "answers/hostile.md",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    let out = task_verdict(&project, "0804", "answers/hostile.md")
+        .json()
+        .run()
+        .code(1);
+    assert!(!out.stderr().contains("panicked"));
     assert_eq!(verdict_of(&project, "0804"), "FAIL");
-    serde_json::from_slice(&out.stdout).unwrap()
+    out.stdout_json()
 }
 
 fn codes(doc: &serde_json::Value) -> Vec<String> {
@@ -379,43 +540,21 @@ fn the_done_gate_reads_the_derived_artifact_and_a_lint_failure_denies() {
     let project = example_project();
     let pass = with_answer(&project, "pass.md");
     let bad = with_answer(&project, "paraphrased-ac.md");
-    let done = |project: &Project| {
+    let done = |project: &Spur| {
         project
-            .spur()
             .args(["task", "update", "0804", "done", "--json"])
-            .output()
-            .unwrap()
+            .run()
     };
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &pass])
-        .assert()
-        .code(0);
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &bad])
-        .assert()
-        .code(1);
-    let denied = done(&project);
-    assert_eq!(denied.status.code(), Some(1));
-    let doc: serde_json::Value = serde_json::from_slice(&denied.stdout).unwrap();
+    task_verdict(&project, "0804", &pass).run().success();
+    task_verdict(&project, "0804", &bad).run().code(1);
+    let doc = done(&project).code(1).stdout_json();
     assert!(
         doc.to_string().contains("FAIL"),
         "the denial names the FAIL verdict: {doc}"
     );
 
-    project
-        .spur()
-        .args(["task", "verdict", "0804", "--from-answer", &pass])
-        .assert()
-        .code(0);
-    let allowed = done(&project);
-    assert_eq!(
-        allowed.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&allowed.stdout)
-    );
+    task_verdict(&project, "0804", &pass).run().success();
+    done(&project).success();
 }
 
 #[test]

@@ -1,35 +1,26 @@
 //! `spur verdict check`: every parse outcome, the aggregation rules through the binary,
 //! and hostile artifacts — each a clear outcome and exit code, never a panic.
 
-mod common;
+use crate::common::Spur;
 
-use common::{repo_path, Project};
-
-/// Run `spur verdict check FILE [extra…] --json` in `project`; (exit code, JSON).
-fn check_json(project: &Project, file: &str, extra: &[&str]) -> (i32, serde_json::Value) {
-    let output = project
-        .spur()
+/// Run `spur verdict check FILE --json [extra…]` in `project`; (exit code, JSON).
+fn check_json(project: &Spur, file: &str, extra: &[&str]) -> (i32, serde_json::Value) {
+    let out = project
         .args(["verdict", "check", file, "--json"])
         .args(extra)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    (output.status.code().unwrap(), json)
+        .run();
+    (out.exit_code().expect("exited"), out.stdout_json())
 }
 
-fn with_fixture(name: &str) -> Project {
-    let project = Project::new();
-    let text = std::fs::read(repo_path(&format!("examples/verdicts/{name}"))).unwrap();
-    project.file("verdict.json", text);
-    project
+/// A project with `examples/verdicts/<name>` as `verdict.json`.
+fn with_fixture(name: &str) -> Spur {
+    Spur::new().fixture(&format!("examples/verdicts/{name}"), "verdict.json")
 }
 
 #[test]
 fn a_pass_artifact_exits_zero_with_the_full_json_shape() {
     let project = with_fixture("pass.json");
-    let output = project
-        .spur()
+    let out = project
         .args([
             "verdict",
             "check",
@@ -38,26 +29,25 @@ fn a_pass_artifact_exits_zero_with_the_full_json_shape() {
             "0592",
             "--json",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0));
-    assert!(output.stderr.is_empty());
+        .run()
+        .success()
+        .stderr_is("");
     // The raw document: one object, fields in the documented order.
-    insta::assert_snapshot!(String::from_utf8(output.stdout).unwrap());
+    insta::assert_snapshot!(out.stdout());
 }
 
 #[test]
 fn a_self_inconsistent_pass_is_fail_in_text_naming_rows_and_checks() {
     let project = with_fixture("self-inconsistent-pass.json");
-    let output = project
-        .spur()
+    let out = project
         .args(["verdict", "check", "verdict.json"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    insta::assert_snapshot!(format!("--- stdout\n{stdout}--- stderr\n{stderr}"));
+        .run()
+        .code(1);
+    insta::assert_snapshot!(format!(
+        "--- stdout\n{}--- stderr\n{}",
+        out.stdout(),
+        out.stderr()
+    ));
 }
 
 #[test]
@@ -114,7 +104,7 @@ fn another_tasks_artifact_is_unknown_with_wbs() {
 
 #[test]
 fn a_missing_artifact_is_missing_not_an_error() {
-    let project = Project::new();
+    let project = Spur::new();
     let (code, json) = check_json(&project, "nope.json", &["--wbs", "7"]);
     assert_eq!(code, 1);
     insta::assert_json_snapshot!(json);
@@ -124,11 +114,10 @@ fn a_missing_artifact_is_missing_not_an_error() {
 fn an_invalid_wbs_is_a_usage_error() {
     let project = with_fixture("pass.json");
     project
-        .spur()
         .args(["verdict", "check", "verdict.json", "--wbs", "../x"])
-        .assert()
+        .run()
         .code(2)
-        .stderr(predicates::str::contains("spur::usage::invalid_wbs"));
+        .stderr_contains("spur::usage::invalid_wbs");
 }
 
 #[test]
@@ -173,7 +162,7 @@ fn hostile_artifacts_get_a_clear_outcome() {
         ("a JSON null", "null".into(), "invalid", "root is null"),
     ];
     for (case, contents, outcome, fragment) in cases {
-        let project = Project::new();
+        let project = Spur::new();
         project.file("v.json", contents);
         let (code, json) = check_json(&project, "v.json", &[]);
         assert_eq!(code, 1, "{case}");
@@ -190,7 +179,7 @@ fn hostile_artifacts_get_a_clear_outcome() {
 
 #[test]
 fn wrong_types_are_all_named_in_the_rejection() {
-    let project = Project::new();
+    let project = Spur::new();
     project.file(
         "v.json",
         r#"{"wbs":"T","verdict":"PASS","requirements":[{"id":{},"status":1}],
@@ -206,7 +195,7 @@ fn wrong_types_are_all_named_in_the_rejection() {
 
 #[test]
 fn a_100_mb_artifact_is_refused_unread() {
-    let project = Project::new();
+    let project = Spur::new();
     let file = std::fs::File::create(project.join("big.json")).unwrap();
     file.set_len(100 * 1024 * 1024).unwrap();
     let (code, json) = check_json(&project, "big.json", &[]);
@@ -220,7 +209,7 @@ fn a_100_mb_artifact_is_refused_unread() {
 
 #[test]
 fn a_directory_is_invalid_not_a_crash() {
-    let project = Project::new();
+    let project = Spur::new();
     std::fs::create_dir(project.join("dir.json")).unwrap();
     let (_, json) = check_json(&project, "dir.json", &[]);
     assert_eq!(json["outcome"], "invalid");

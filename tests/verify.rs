@@ -2,36 +2,13 @@
 //! Gates are small `sh -c` commands; nothing here waits on time except bounded handshakes
 //! between gates that only complete if the gates really run concurrently.
 
-mod common;
-
 use std::path::Path;
 
-use common::{redact, Project};
+use crate::common::Spur;
 use serde_json::Value;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn spur(project: &Project, args: &[&str]) -> Run {
-    let output = project.spur().args(args).output().expect("run spur");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: redact(project, &String::from_utf8_lossy(&output.stdout)),
-        stderr: redact(project, &String::from_utf8_lossy(&output.stderr)),
-    }
-}
-
-fn project_with(config: &str) -> Project {
-    let project = Project::new();
-    project.file(".spur/config.yaml", config);
-    project
-}
-
-fn json(run: &Run) -> Value {
-    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+fn project_with(config: &str) -> Spur {
+    Spur::new().file(".spur/config.yaml", config)
 }
 
 fn gate<'a>(outcome: &'a Value, name: &str) -> &'a Value {
@@ -43,7 +20,7 @@ fn gate<'a>(outcome: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no gate {name} in {outcome}"))
 }
 
-fn evidence(project: &Project, scope: &str, gate: &str) -> Value {
+fn evidence(project: &Spur, scope: &str, gate: &str) -> Value {
     let text = project.read(&format!(".spur/run/{scope}-evidence/{gate}.json"));
     serde_json::from_str(&text).unwrap()
 }
@@ -74,8 +51,7 @@ const SIX_GATES: &str = r#"verify:
 #[test]
 fn standard_gates_run_in_dependency_order() {
     let project = project_with(SIX_GATES);
-    let run = spur(&project, &["verify"]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    project.args(["verify"]).run().code(1);
     let log = project.read("order.log");
     let position = |line: &str| {
         log.lines()
@@ -101,11 +77,10 @@ fn standard_gates_run_in_dependency_order() {
 #[test]
 fn a_failing_build_still_lets_every_later_gate_run_and_report() {
     let project = project_with(SIX_GATES);
-    let run = spur(&project, &["verify"]);
-    assert_eq!(run.code, 1);
-    assert_redacted_snapshot!("failing_build_report", &run.stdout);
-    let run = spur(&project, &["verify", "--json"]);
-    let outcome = json(&run);
+    let run = project.args(["verify"]).run().code(1);
+    assert_redacted_snapshot!("failing_build_report", &run.stdout_redacted());
+    let run = project.args(["verify", "--json"]).run();
+    let outcome = run.stdout_json();
     let statuses: Vec<(String, String)> = outcome["gates"]
         .as_array()
         .unwrap()
@@ -151,8 +126,7 @@ fn read_only_gates_overlap_in_time() {
         wait_for("right", "left")
     );
     let project = project_with(&config);
-    let run = spur(&project, &["verify", "--json"]);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    project.args(["verify", "--json"]).run().success();
     let left = evidence(&project, "_project", "left");
     let right = evidence(&project, "_project", "right");
     let interval = |e: &Value| {
@@ -172,31 +146,42 @@ fn read_only_gates_overlap_in_time() {
 
 #[test]
 fn a_gate_that_times_out_is_error_and_its_grandchildren_are_gone() {
-    let project = project_with(
-        "verify:\n  gates:\n    hang:\n      command: 'sleep 60 & echo $! >> grandchildren.pid; wait'\n      timeoutMs: 300\n",
-    );
-    let run = spur(&project, &["verify", "--json"]);
-    assert_eq!(run.code, 1);
-    let outcome = json(&run);
-    let hang = gate(&outcome, "hang");
-    assert_eq!(hang["status"], "ERROR");
-    assert!(
-        hang["reason"]
-            .as_str()
+    // Each attempt's shell starts a grandchild and writes its pid to a file of its own
+    // (renamed into place, so a file that exists is whole). The timeout must fire after
+    // that; how long it takes is up to the machine, so a verify whose timeouts came first
+    // (fewer than two pid files) is repeated with a longer timeout, up to 10 s.
+    for timeout_ms in [300, 1_000, 3_000, 10_000] {
+        let project = project_with(&format!(
+            "verify:\n  gates:\n    hang:\n      command: 'sleep 60 & echo $! > gc-$$.tmp; mv gc-$$.tmp gc-$$.pid; wait'\n      timeoutMs: {timeout_ms}\n",
+        ));
+        let run = project.args(["verify", "--json"]).run().code(1);
+        let outcome = run.stdout_json();
+        let hang = gate(&outcome, "hang");
+        assert_eq!(hang["status"], "ERROR");
+        assert!(
+            hang["reason"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("timed out after {timeout_ms} ms")),
+            "{hang}"
+        );
+        assert_eq!(hang["reprobed"], true);
+        let pids: Vec<String> = std::fs::read_dir(project.path())
             .unwrap()
-            .contains("timed out after 300 ms"),
-        "{hang}"
-    );
-    assert_eq!(hang["reprobed"], true);
-    let pids = project.read("grandchildren.pid");
-    assert_eq!(
-        pids.lines().count(),
-        2,
-        "one grandchild per attempt: {pids}"
-    );
-    for pid in pids.lines() {
-        assert!(process_is_gone(pid.trim()), "grandchild {pid} still runs");
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("gc-") && name.ends_with(".pid"))
+            .map(|name| project.read(&name).trim().to_owned())
+            .collect();
+        assert!(pids.len() <= 2, "one grandchild per attempt: {pids:?}");
+        if pids.len() < 2 {
+            continue;
+        }
+        for pid in &pids {
+            assert!(process_is_gone(pid), "grandchild {pid} still runs");
+        }
+        return;
     }
+    panic!("the gate never wrote both grandchild pids before its timeouts, even given 10 s");
 }
 
 /// Gone or a zombie awaiting its reaper, waiting (bounded) for a SIGKILL to land.
@@ -223,9 +208,8 @@ fn a_gate_whose_evidence_file_is_missing_is_error() {
     );
     // A file left by an earlier run must not count.
     project.file("target/junit.xml", "<old/>");
-    let run = spur(&project, &["verify", "--json"]);
-    assert_eq!(run.code, 1);
-    let tests = gate(&json(&run), "tests").clone();
+    let run = project.args(["verify", "--json"]).run().code(1);
+    let tests = gate(&run.stdout_json(), "tests").clone();
     assert_eq!(tests["status"], "ERROR");
     assert_eq!(
         tests["reason"],
@@ -239,9 +223,11 @@ fn a_gate_that_fails_then_passes_is_a_flaky_fail_with_low_confidence() {
     let project = project_with(
         "verify:\n  gates:\n    tests:\n      command: 'if [ -e tried ]; then exit 0; else touch tried; exit 1; fi'\n",
     );
-    let run = spur(&project, &["verify", "--wbs", "T7", "--json"]);
-    assert_eq!(run.code, 1);
-    let tests = gate(&json(&run), "tests").clone();
+    let run = project
+        .args(["verify", "--wbs", "T7", "--json"])
+        .run()
+        .code(1);
+    let tests = gate(&run.stdout_json(), "tests").clone();
     assert_eq!(tests["status"], "FAIL");
     assert_eq!(tests["confidence"], "low");
     assert_eq!(tests["flaky"], true);
@@ -267,11 +253,13 @@ fn a_verdict_that_changes_between_runs_is_a_flip() {
     let project = project_with(
         "verify:\n  gates:\n    build: {command: 'true'}\n    tests: {command: 'test ! -e broken'}\n",
     );
-    assert_eq!(spur(&project, &["verify", "--wbs", "T2"]).code, 0);
+    project.args(["verify", "--wbs", "T2"]).run().success();
     project.file("broken", "");
-    let second = spur(&project, &["verify", "--wbs", "T2", "--json"]);
-    assert_eq!(second.code, 1);
-    let outcome = json(&second);
+    let second = project
+        .args(["verify", "--wbs", "T2", "--json"])
+        .run()
+        .code(1);
+    let outcome = second.stdout_json();
     let tests = gate(&outcome, "tests");
     assert_eq!(
         (tests["flip"].as_bool(), tests["confidence"].as_str()),
@@ -279,9 +267,11 @@ fn a_verdict_that_changes_between_runs_is_a_flip() {
     );
     assert_eq!(gate(&outcome, "build")["flip"], false);
 
-    let history = spur(&project, &["verify", "history", "T2", "--json"]);
-    assert_eq!(history.code, 0, "{}", history.stderr);
-    let doc = json(&history);
+    let history = project
+        .args(["verify", "history", "T2", "--json"])
+        .run()
+        .success();
+    let doc = history.stdout_json();
     assert_eq!(doc["flips"], 1);
     let flips: Vec<(String, bool)> = doc["entries"]
         .as_array()
@@ -304,8 +294,8 @@ fn a_verdict_that_changes_between_runs_is_a_flip() {
         ]
         .map(|(c, f)| (c.to_owned(), f))
     );
-    let table = spur(&project, &["verify", "history", "T2"]);
-    assert_redacted_snapshot!("history_with_a_flip", &table.stdout);
+    let table = project.args(["verify", "history", "T2"]).run();
+    assert_redacted_snapshot!("history_with_a_flip", &table.stdout_redacted());
 }
 
 #[test]
@@ -318,8 +308,7 @@ fn gate_results_become_check_rows_of_the_verdict() {
         r#"{"wbs":"T3","verdict":"PASS","requirements":[{"id":"R1","status":"MET","evidence":"src/lib.rs:1"}],
             "checks":[{"name":"gate-lint","status":"pass"},{"name":"gate-tests","status":"pass"},{"name":"mine","status":"pass"}]}"#,
     );
-    let run = spur(&project, &["verify", "--wbs", "T3"]);
-    assert_eq!(run.code, 1);
+    project.args(["verify", "--wbs", "T3"]).run().code(1);
     let verdict: Value = serde_json::from_str(&project.read(".spur/run/T3-verdict.json")).unwrap();
     insta::assert_json_snapshot!("verdict_after_verify", verdict);
 }
@@ -327,9 +316,11 @@ fn gate_results_become_check_rows_of_the_verdict() {
 #[test]
 fn without_an_artifact_one_is_created_that_gates_alone_cannot_pass() {
     let project = project_with("verify:\n  gates:\n    build: {command: 'true'}\n");
-    let run = spur(&project, &["verify", "--wbs", "T4", "--json"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(json(&run)["verdictMerge"], "created");
+    let run = project
+        .args(["verify", "--wbs", "T4", "--json"])
+        .run()
+        .success();
+    assert_eq!(run.stdout_json()["verdictMerge"], "created");
     let verdict: Value = serde_json::from_str(&project.read(".spur/run/T4-verdict.json")).unwrap();
     assert_eq!(verdict["verdict"], "UNKNOWN");
     assert_eq!(verdict["requirements"], serde_json::json!([]));
@@ -352,32 +343,30 @@ fn json_output_describes_every_gate() {
     security: {enabled: false}
 "#,
     );
-    let run = spur(&project, &["verify", "--wbs", "T5", "--json"]);
-    assert_eq!(run.code, 1);
-    assert_redacted_snapshot!("json_outcome", &run.stdout);
+    let run = project
+        .args(["verify", "--wbs", "T5", "--json"])
+        .run()
+        .code(1);
+    assert_redacted_snapshot!("json_outcome", &run.stdout_redacted());
 }
 
 #[test]
 fn gate_runs_one_gate_only() {
     let project = project_with(SIX_GATES);
-    let run = spur(&project, &["verify", "--gate", "wiring", "--json"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let outcome = json(&run);
+    let run = project
+        .args(["verify", "--gate", "wiring", "--json"])
+        .run()
+        .success();
+    let outcome = run.stdout_json();
     assert_eq!(outcome["gates"].as_array().unwrap().len(), 1);
     assert_eq!(project.read("order.log"), "start wiring\nend wiring\n");
 
-    let unknown = spur(&project, &["verify", "--gate", "wirng"]);
-    assert_eq!(unknown.code, 2);
-    assert!(
-        unknown.stderr.contains("spur::verify::unknown-gate"),
-        "{}",
-        unknown.stderr
-    );
-    assert!(
-        unknown.stderr.contains("did you mean `wiring`?"),
-        "{}",
-        unknown.stderr
-    );
+    project
+        .args(["verify", "--gate", "wirng"])
+        .run()
+        .code(2)
+        .stderr_contains("spur::verify::unknown-gate")
+        .stderr_contains("did you mean `wiring`?");
 }
 
 #[test]
@@ -385,18 +374,16 @@ fn a_needs_cycle_is_a_configuration_error_with_spans() {
     let project = project_with(
         "verify:\n  gates:\n    a: {command: 'true', needs: [b]}\n    b: {command: 'true', needs: [a]}\n    c: {command: 'true', needs: [nope]}\n",
     );
-    let run = spur(&project, &["verify"]);
-    assert_eq!(run.code, 2);
-    assert_eq!(run.stdout, "");
-    insta::assert_snapshot!("config_errors", run.stderr);
+    let run = project.args(["verify"]).run().code(2);
+    assert_eq!(run.stdout(), "");
+    insta::assert_snapshot!("config_errors", run.stderr_redacted());
     assert!(
         !project.join(".spur/run").exists(),
         "nothing ran, nothing written"
     );
 
-    let run = spur(&project, &["verify", "--json"]);
-    assert_eq!(run.code, 2);
-    let errors = json(&run)["errors"].clone();
+    let run = project.args(["verify", "--json"]).run().code(2);
+    let errors = run.stdout_json()["errors"].clone();
     let found: Vec<(&str, u64, u64)> = errors
         .as_array()
         .unwrap()
@@ -420,29 +407,23 @@ fn a_needs_cycle_is_a_configuration_error_with_spans() {
 
 #[test]
 fn with_no_gates_configured_everything_is_skipped_prominently() {
-    let project = Project::new();
-    project.file(".spur/config.yaml", "agents:\n  claude: claude -p\n");
-    let run = spur(&project, &["verify"]);
-    assert_eq!(run.code, 0);
-    assert!(
-        run.stderr
-            .contains("warning: no gate ran; nothing was verified"),
-        "{}",
-        run.stderr
-    );
-    assert_redacted_snapshot!("nothing_configured", &run.stdout);
+    let project = project_with("agents:\n  claude: claude -p\n");
+    let run = project
+        .args(["verify"])
+        .run()
+        .success()
+        .stderr_contains("warning: no gate ran; nothing was verified");
+    assert_redacted_snapshot!("nothing_configured", &run.stdout_redacted());
 }
 
 #[test]
 fn an_invalid_wbs_is_a_usage_error() {
     let project = project_with("verify:\n  gates:\n    build: {command: 'true'}\n");
-    let run = spur(&project, &["verify", "--wbs", "../x"]);
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("spur::usage::invalid_wbs"),
-        "{}",
-        run.stderr
-    );
+    project
+        .args(["verify", "--wbs", "../x"])
+        .run()
+        .code(2)
+        .stderr_contains("spur::usage::invalid_wbs");
     assert!(!Path::new(&project.join(".spur/run")).exists());
 }
 
@@ -459,19 +440,23 @@ fn the_done_gate_denies_a_task_whose_blocker_gate_fails() {
     );
     project.file(".spur/run/T6-verdict.json", PASSING_VERDICT);
     project.file("broken", "");
-    assert_eq!(spur(&project, &["verify", "--wbs", "T6"]).code, 1);
-    let denied = spur(&project, &["task", "update", "T6", "done", "--json"]);
-    assert_eq!(denied.code, 1, "{}\n{}", denied.stdout, denied.stderr);
-    let outcome = json(&denied);
+    project.args(["verify", "--wbs", "T6"]).run().code(1);
+    let denied = project
+        .args(["task", "update", "T6", "done", "--json"])
+        .run()
+        .code(1);
+    let outcome = denied.stdout_json();
     assert_eq!(outcome["decision"], "deny", "{outcome}");
     assert_eq!(outcome["verdict"], "FAIL", "{outcome}");
 
     // The same artifact with the gate fixed: the rows are replaced and done is allowed.
     std::fs::remove_file(project.join("broken")).unwrap();
-    assert_eq!(spur(&project, &["verify", "--wbs", "T6"]).code, 0);
-    let allowed = spur(&project, &["task", "update", "T6", "done", "--json"]);
-    assert_eq!(allowed.code, 0, "{}\n{}", allowed.stdout, allowed.stderr);
-    assert_eq!(json(&allowed)["decision"], "allow");
+    project.args(["verify", "--wbs", "T6"]).run().success();
+    let allowed = project
+        .args(["task", "update", "T6", "done", "--json"])
+        .run()
+        .success();
+    assert_eq!(allowed.stdout_json()["decision"], "allow");
 }
 
 #[test]
@@ -479,7 +464,7 @@ fn a_full_run_leaves_no_evidence_of_a_removed_gate() {
     let project = project_with(
         "verify:\n  gates:\n    build: {command: 'true'}\n    lint: {command: 'true'}\n",
     );
-    assert_eq!(spur(&project, &["verify"]).code, 0);
+    project.args(["verify"]).run().success();
     assert!(project
         .join(".spur/run/_project-evidence/lint.json")
         .is_file());
@@ -487,7 +472,7 @@ fn a_full_run_leaves_no_evidence_of_a_removed_gate() {
         ".spur/config.yaml",
         "verify:\n  gates:\n    build: {command: 'true'}\n",
     );
-    assert_eq!(spur(&project, &["verify"]).code, 0);
+    project.args(["verify"]).run().success();
     let mut left: Vec<String> = std::fs::read_dir(project.join(".spur/run/_project-evidence"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -502,24 +487,22 @@ fn gates_see_the_previous_complete_evidence_until_the_run_publishes_its_own() {
     let project = project_with(
         "verify:\n  gates:\n    probe: {command: 'cat .spur/run/_project-evidence/probe.json > seen.json 2>/dev/null || echo none > seen.json'}\n",
     );
-    let first = spur(&project, &["verify", "--json"]);
-    assert_eq!(first.code, 0, "{}", first.stderr);
+    let first = project.args(["verify", "--json"]).run().success();
     assert_eq!(
         project.read("seen.json"),
         "none\n",
         "nothing was published before"
     );
-    let second = spur(&project, &["verify", "--json"]);
-    assert_eq!(second.code, 0, "{}", second.stderr);
+    let second = project.args(["verify", "--json"]).run().success();
     let seen: Value = serde_json::from_str(&project.read("seen.json")).unwrap();
     assert_eq!(
         seen["run"],
-        json(&first)["run"],
+        first.stdout_json()["run"],
         "the first run's whole evidence"
     );
     assert_eq!(
         evidence(&project, "_project", "probe")["run"],
-        json(&second)["run"],
+        second.stdout_json()["run"],
         "then the second run's"
     );
 }
@@ -529,9 +512,9 @@ fn files_a_gate_writes_into_the_evidence_dir_last_only_as_long_as_the_run() {
     let project = project_with(
         "verify:\n  gates:\n    a: {command: 'if [ ! -f once ]; then echo x > \"$SPUR_EVIDENCE_DIR/extra.txt\"; touch once; fi'}\n",
     );
-    assert_eq!(spur(&project, &["verify"]).code, 0);
+    project.args(["verify"]).run().success();
     assert_eq!(project.read(".spur/run/_project-evidence/extra.txt"), "x\n");
-    assert_eq!(spur(&project, &["verify"]).code, 0);
+    project.args(["verify"]).run().success();
     assert!(
         !project
             .join(".spur/run/_project-evidence/extra.txt")
@@ -551,13 +534,11 @@ fn a_second_verify_of_the_same_scope_is_refused_while_one_runs() {
         " \"$SPUR_TEST_BIN\" verify --wbs T2 --gate ok > /dev/null 2>&1; echo $? > other.code'}\n",
         "    ok: {command: 'true'}\n",
     ));
-    let outer = project
-        .spur()
-        .env("SPUR_TEST_BIN", assert_cmd::cargo::cargo_bin("spur"))
+    project
+        .env("SPUR_TEST_BIN", crate::common::bin())
         .args(["verify", "--gate", "nested"])
-        .output()
-        .unwrap();
-    assert_eq!(outer.status.code(), Some(0), "{outer:?}");
+        .run()
+        .success();
     assert_eq!(project.read("inner.code"), "4\n");
     let inner = project.read("inner.err");
     assert!(inner.contains("spur::verify::busy"), "{inner}");
@@ -567,7 +548,7 @@ fn a_second_verify_of_the_same_scope_is_refused_while_one_runs() {
     );
     assert_eq!(project.read("other.code"), "0\n");
     // Released when the run ends.
-    assert_eq!(spur(&project, &["verify", "--gate", "ok"]).code, 0);
+    project.args(["verify", "--gate", "ok"]).run().success();
 }
 
 #[test]
@@ -579,8 +560,8 @@ fn a_file_where_the_evidence_directories_belong_does_not_wedge_later_runs() {
         "not a directory either",
     );
     for round in 1..=3 {
-        let run = spur(&project, &["verify"]);
-        assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
+        let run = project.args(["verify"]).run();
+        assert_eq!(run.exit_code(), Some(0), "round {round}: {}", run.stderr());
         assert_eq!(
             evidence(&project, "_project", "a")["status"],
             "PASS",
@@ -596,20 +577,20 @@ fn a_gate_reads_this_run_s_evidence_of_the_gates_it_needs() {
         "verify:\n  gates:\n    a: {command: 'true'}\n    b: {command: 'true'}\n    reader: {command: 'cp \"$SPUR_EVIDENCE_DIR/a.json\" a-seen.json; echo \"$SPUR_RUN\" > run-seen', needs: [a, b]}\n",
     );
     for round in 1..=3 {
-        let run = spur(&project, &["verify", "--json"]);
-        assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
+        let run = project.args(["verify", "--json"]).run();
+        assert_eq!(run.exit_code(), Some(0), "round {round}: {}", run.stderr());
         let seen: Value = serde_json::from_str(&project.read("a-seen.json")).unwrap();
         assert_eq!(seen["status"], "PASS", "round {round}: {seen}");
         assert_eq!(
             seen["run"],
-            json(&run)["run"],
+            run.stdout_json()["run"],
             "round {round}: the needed gate's evidence is this run's, not a staged leftover"
         );
-        assert_eq!(project.read("run-seen").trim(), json(&run)["run"]);
+        assert_eq!(project.read("run-seen").trim(), run.stdout_json()["run"]);
         for name in ["a", "b", "reader"] {
             assert_eq!(
                 evidence(&project, "_project", name)["run"],
-                json(&run)["run"],
+                run.stdout_json()["run"],
                 "round {round}: {name}'s published evidence"
             );
         }
@@ -625,9 +606,9 @@ fn every_gate_of_a_long_run_gets_this_run_s_evidence() {
     }
     let project = project_with(&config);
     for round in 1..=2 {
-        let run = spur(&project, &["verify", "--json"]);
-        assert_eq!(run.code, 0, "round {round}: {}", run.stderr);
-        let outcome = json(&run);
+        let run = project.args(["verify", "--json"]).run();
+        assert_eq!(run.exit_code(), Some(0), "round {round}: {}", run.stderr());
+        let outcome = run.stdout_json();
         for i in 0..40 {
             let name = format!("g{i:02}");
             let evidence = evidence(&project, "_project", &name);
@@ -664,9 +645,8 @@ fn a_name_a_gate_planted_in_a_later_gate_s_evidence_makes_that_gate_an_error() {
     ));
     project.file("keep.txt", "project file\n");
     project.file("keep2.txt", "another project file\n");
-    let run = spur(&project, &["verify", "--json"]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    let outcome = json(&run);
+    let run = project.args(["verify", "--json"]).run().code(1);
+    let outcome = run.stdout_json();
     for name in ["dir", "symlink", "hardlink", "fifo"] {
         let result = gate(&outcome, name);
         assert_eq!(result["status"], "ERROR", "{result}");
@@ -686,9 +666,8 @@ fn a_gate_whose_published_evidence_is_missing_or_not_a_file_is_an_error() {
     let project = project_with(
         "verify:\n  gates:\n    a: {command: 'true'}\n    b: {command: 'true'}\n    vandal: {command: 'rm \"$SPUR_EVIDENCE_DIR/a.json\"; rm \"$SPUR_EVIDENCE_DIR/b.md\"; mkdir \"$SPUR_EVIDENCE_DIR/b.md\"', needs: [a, b]}\n",
     );
-    let run = spur(&project, &["verify", "--json"]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    let outcome = json(&run);
+    let run = project.args(["verify", "--json"]).run().code(1);
+    let outcome = run.stdout_json();
     for (name, missing) in [
         ("a", ".spur/run/_project-evidence/a.json)"),
         ("b", ".spur/run/_project-evidence/b.md)"),

@@ -835,20 +835,52 @@ mod tests {
         false
     }
 
+    thread_local! {
+        /// The file [`watch_once_written`] waits for, for runs on this thread.
+        static AWAITED_FILE: std::cell::RefCell<Option<PathBuf>> =
+            const { std::cell::RefCell::new(None) };
+    }
+
+    /// Whether `path` exists before `deadline` passes, checking every millisecond.
+    fn wait_for_file(path: &Path, deadline: Duration) -> bool {
+        let start = Instant::now();
+        while !path.exists() {
+            if start.elapsed() > deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+
+    /// [`watch_exit`] once the child has written [`AWAITED_FILE`] (waiting at most 10 s).
+    /// The run's loop starts only after its watcher is made, so a timeout shorter than
+    /// that wait fires right after the file appears: never before the child wrote it.
+    fn watch_once_written(pid: libc::pid_t, made: Option<OwnedFd>) -> Option<OwnedFd> {
+        if let Some(path) = AWAITED_FILE.with(|f| f.borrow().clone()) {
+            wait_for_file(&path, Duration::from_secs(10));
+        }
+        watch_exit(pid, made)
+    }
+
     #[test]
     fn timeout_kills_the_whole_group_including_grandchildren() {
         let dir = tempfile::tempdir().unwrap();
         let pidfile = dir.path().join("grandchild.pid");
+        // Written whole (renamed into place), so once it exists it holds the pid.
         let command = format!(
-            "sleep 100 & echo $! > '{}'; sleep 100",
+            "sleep 100 & echo $! > '{0}.tmp'; mv '{0}.tmp' '{0}'; sleep 100",
             pidfile.to_str().unwrap()
         );
-        let out = ProcessSpec::shell(&command)
-            .timeout(Duration::from_millis(200))
-            .run();
+        AWAITED_FILE.with(|f| *f.borrow_mut() = Some(pidfile.clone()));
+        let out = run_watching(
+            &ProcessSpec::shell(&command).timeout(Duration::from_millis(200)),
+            watch_once_written,
+        );
+        AWAITED_FILE.with(|f| *f.borrow_mut() = None);
         assert_eq!(out.status, ProcessStatus::TimedOut);
         let grandchild: libc::pid_t = std::fs::read_to_string(&pidfile)
-            .unwrap()
+            .expect("the shell wrote its grandchild's pid before the timeout")
             .trim()
             .parse()
             .unwrap();

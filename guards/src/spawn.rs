@@ -458,10 +458,39 @@ mod tests {
         }
     }
 
+    /// Whether this process is the fresh copy of the test binary that runs only the test
+    /// `name` of this module. If not, run that copy and assert that the test passed in it;
+    /// a test that changes process-wide signal state does its work in the copy, so the
+    /// change cannot reach the children that other tests here start at the same time.
+    fn in_own_process(name: &str) -> bool {
+        const RUNNING_ALONE: &str = "SPUR_GUARDS_TEST_RUNNING_ALONE";
+        let (_crate, module) = module_path!().split_once("::").unwrap();
+        let test = format!("{module}::{name}");
+        if std::env::var(RUNNING_ALONE).is_ok_and(|running| running == test) {
+            return true;
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([test.as_str(), "--exact", "--test-threads=1"])
+            .env(RUNNING_ALONE, &test)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stdout.contains("test result: ok. 1 passed"),
+            "{test} in a process of its own ({}):\n{stdout}{stderr}",
+            out.status
+        );
+        false
+    }
+
     #[test]
     fn an_ignored_signal_other_than_sigpipe_stays_ignored() {
+        if !in_own_process("an_ignored_signal_other_than_sigpipe_stays_ignored") {
+            return;
+        }
         // What `exec` does, and what `nohup` relies on. SIGUSR2 is bit 11 of `SigIgn`.
-        // SAFETY: ignoring a signal nothing in this test binary sends.
+        // SAFETY: ignoring a signal nothing in this process sends.
         unsafe {
             libc::signal(libc::SIGUSR2, libc::SIG_IGN);
         }
@@ -472,6 +501,9 @@ mod tests {
 
     #[test]
     fn a_handler_installed_later_is_known_to_children_after_a_refresh() {
+        if !in_own_process("a_handler_installed_later_is_known_to_children_after_a_refresh") {
+            return;
+        }
         extern "C" fn nothing(_: libc::c_int) {}
         // SAFETY: a zeroed sigaction is valid; the handler does nothing.
         unsafe {

@@ -1,5 +1,7 @@
 //! Kept in its own test binary: `kill_live_groups` signals every child this process runs,
-//! so it must not share a process with other tests that run children.
+//! so it must not share a process with other tests that run children. The interrupt
+//! handler is process-wide too: those tests install it in a helper process,
+//! `spur-guards-test-child` (`tests/support/interrupted_child.rs`), and signal that.
 
 use std::thread;
 use std::time::Duration;
@@ -24,28 +26,6 @@ fn kill_live_groups_reaches_a_running_child() {
     assert!(live_groups().is_empty());
 }
 
-/// Runs only when re-executed by the test below: installs the interrupt handler, then
-/// runs a shell with a grandchild until the parent sends SIGINT.
-#[test]
-fn interrupted_child_mode() {
-    let Some(dir) = std::env::var_os("SPUR_INTERRUPT_CHILD_DIR") else {
-        return;
-    };
-    let dir = std::path::PathBuf::from(dir);
-    let marker = dir.join("interrupted");
-    spur_guards::process::install_interrupt_handler(move |signal| {
-        std::fs::write(&marker, signal.to_string()).unwrap();
-    })
-    .unwrap();
-    let pidfile = dir.join("grandchild.pid");
-    let command = format!(
-        "sleep 100 & echo $! > '{0}.tmp'; mv '{0}.tmp' '{0}'; sleep 100",
-        pidfile.display()
-    );
-    ProcessSpec::shell(&command).run();
-    panic!("the run should have been interrupted");
-}
-
 fn gone(pid: libc::pid_t) -> bool {
     // SAFETY: signal 0 only checks existence.
     let rc = unsafe { libc::kill(pid, 0) };
@@ -62,14 +42,14 @@ fn gone(pid: libc::pid_t) -> bool {
     )
 }
 
-#[test]
-fn ctrl_c_kills_running_groups_and_exits_130() {
+/// Signal the helper child (`tests/support/interrupted_child.rs`) once its grandchild runs;
+/// it must exit with 128 + `signal` after its handler ran, its grandchild gone.
+fn interrupt_kills_running_groups_and_exits(signal: libc::c_int) {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["interrupted_child_mode", "--exact", "--nocapture"])
-        .env("SPUR_INTERRUPT_CHILD_DIR", dir.path())
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_spur-guards-test-child"))
+        .arg(dir.path())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let pidfile = dir.path().join("grandchild.pid");
@@ -88,12 +68,14 @@ fn ctrl_c_kills_running_groups_and_exits_130() {
         .parse()
         .unwrap();
     // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(128 + signal), "{stderr}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("interrupted")).unwrap(),
-        libc::SIGINT.to_string()
+        signal.to_string()
     );
     let dead = (0..10_000).any(|_| {
         let dead = gone(grandchild);
@@ -102,5 +84,15 @@ fn ctrl_c_kills_running_groups_and_exits_130() {
         }
         dead
     });
-    assert!(dead, "grandchild {grandchild} survived Ctrl-C");
+    assert!(dead, "grandchild {grandchild} survived signal {signal}");
+}
+
+#[test]
+fn ctrl_c_kills_running_groups_and_exits_130() {
+    interrupt_kills_running_groups_and_exits(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_kills_running_groups_and_exits_143() {
+    interrupt_kills_running_groups_and_exits(libc::SIGTERM);
 }

@@ -332,7 +332,10 @@ mod tests {
     }
 
     #[test]
-    fn hostile_labels_do_not_panic() {
+    fn hostile_labels_do_not_panic_and_stay_titles() {
+        // Unclosed brackets, bold and code, an empty tag, a bare keyword and an AC number
+        // too long to be one: none is a tag, an alias or a scenario, so the label is its
+        // own title. A lone bracket tag is only a tag.
         for label in [
             "[",
             "]",
@@ -341,11 +344,20 @@ mod tests {
             "**AC-",
             "`",
             "``",
-            "[é]",
             "Scenario:",
             "AC-99999999999",
         ] {
-            let _ = AcLabel::parse(label);
+            let expected = AcLabel {
+                title: label.to_owned(),
+                ..AcLabel::default()
+            };
+            assert_eq!(AcLabel::parse(label), expected, "{label}");
         }
+        let expected = AcLabel {
+            tags: vec!["é".to_owned()],
+            ..AcLabel::default()
+        };
+        assert_eq!(AcLabel::parse("[é]"), expected);
+        assert!(!AcLabel::parse("[é]").is_exempt());
     }
 }

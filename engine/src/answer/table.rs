@@ -199,19 +199,64 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Arbitrary text never panics any of the cell-level readers.
+        /// Arbitrary text never panics any of the cell-level readers, and what they return
+        /// keeps their promises: trimmed cells split at pipes, delimiter rows of dashes,
+        /// unwrapped code and scanned evidence taken from the cell, tidy labels, links that
+        /// only ever shorten a cell, answer lines that exist.
         #[test]
         fn arbitrary_text_never_panics(text in "[|`\\\\ a-zé:*/.\\[\\](){}\\-0-9]{0,80}|.{0,80}") {
-            if let Some(row) = split_row(&text) {
-                let _ = is_delimiter(&row);
+            use crate::answer::ac_label::{collapse, strip_links, AcLabel};
+            use proptest::{prop_assert, prop_assert_eq};
+
+            let row = split_row(&text);
+            prop_assert_eq!(row.is_some(), text.trim().starts_with('|'));
+            if let Some(row) = row {
+                prop_assert!(row.cells.len() <= text.matches('|').count(), "{:?}", row);
+                prop_assert!(!row.terminated || text.trim().ends_with('|'), "{:?}", row);
+                let dashes = |c: &String| !c.is_empty() && c.chars().all(|ch| "-:".contains(ch));
+                if is_delimiter(&row) {
+                    prop_assert!(row.cells.iter().all(dashes), "{:?}", row);
+                }
                 for cell in &row.cells {
-                    let _ = unwrap_code(cell);
-                    let _ = crate::answer::anchor::scan_evidence(cell);
-                    let _ = crate::answer::ac_label::AcLabel::parse(cell);
-                    let _ = crate::answer::ac_label::strip_links(cell);
+                    prop_assert_eq!(cell.as_str(), cell.trim());
+                    let unwrapped = unwrap_code(cell);
+                    prop_assert!(cell.contains(unwrapped), "{:?} from {:?}", unwrapped, cell);
+                    prop_assert_eq!(unwrapped.is_empty(), cell.is_empty());
+                    let scan = crate::answer::anchor::scan_evidence(cell);
+                    let paths = scan.citations.iter().map(|c| &c.path);
+                    for found in paths.chain(&scan.globs).chain(&scan.bare_paths) {
+                        prop_assert!(!found.is_empty(), "{:?}", scan);
+                        prop_assert!(cell.contains(found.as_str()), "{:?} in {:?}", found, cell);
+                    }
+                    let label = AcLabel::parse(cell);
+                    prop_assert_eq!(&label.title, &collapse(&label.title));
+                    prop_assert!(label.tags.iter().all(|t| *t == t.to_lowercase()), "{:?}", label);
+                    prop_assert!(label.aliases.iter().all(|a| !a.is_empty()), "{:?}", label);
+                    let unlinked = strip_links(cell);
+                    prop_assert!(unlinked.len() <= cell.len());
+                    if !cell.contains("](") {
+                        prop_assert_eq!(&unlinked, cell);
+                    }
                 }
             }
-            let _ = crate::answer::parse::parse_answer(&text);
+            let answer = crate::answer::parse::parse_answer(&text);
+            let lines = text.lines().count();
+            if lines <= 1 {
+                // A table needs a header and a delimiter row under it.
+                prop_assert!(answer.requirements.is_empty() && answer.acceptance.is_empty());
+            }
+            let at = answer
+                .requirements
+                .iter()
+                .map(|r| r.line)
+                .chain(answer.acceptance.iter().map(|r| r.line))
+                .chain(answer.verdict_line.iter().map(|v| v.line))
+                .chain(answer.requirements_table)
+                .chain(answer.acceptance_table)
+                .chain(answer.diagnostics.iter().filter_map(|d| d.line));
+            for line in at {
+                prop_assert!((1..=lines).contains(&line), "line {} of {}", line, lines);
+            }
         }
     }
 }

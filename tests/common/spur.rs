@@ -1,0 +1,369 @@
+//! `Spur`: a temp project directory and one invocation of the `spur` binary in it, built up
+//! the way a test reads, and `Output`: what the run printed, with chainable assertions.
+//!
+//! ```ignore
+//! let out = Spur::new()
+//!     .pipeline(YAML)
+//!     .var("x", "1")
+//!     .json()
+//!     .run()
+//!     .success()
+//!     .stdout_json();
+//! ```
+//!
+//! Every builder method takes `&self` and returns a new `Spur` that shares the project
+//! directory, so one project serves several commands in a row:
+//!
+//! ```ignore
+//! let project = Spur::new().fixture("examples/run/approve.yaml", "approve.yaml");
+//! let paused = project.args(["run", "approve.yaml"]).json().run().code(3).stdout_json();
+//! project.args(["continue", id, "--answer", "yes"]).run().success();
+//! ```
+//!
+//! Files written with `file`/`pipeline`/`fixture` land in the shared directory at once;
+//! arguments, environment and stdin belong to the returned `Spur` only.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::rc::Rc;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The file `Spur::pipeline` writes.
+const PIPELINE: &str = "pipeline.yaml";
+
+#[derive(Clone)]
+pub struct Spur {
+    project: Rc<tempfile::TempDir>,
+    args: Vec<OsString>,
+    /// `None` removes the variable.
+    env: Vec<(OsString, Option<OsString>)>,
+    stdin: Option<Vec<u8>>,
+    /// Relative to the project.
+    cwd: Option<PathBuf>,
+}
+
+impl Default for Spur {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Spur {
+    /// A fresh, empty project directory; no arguments yet.
+    pub fn new() -> Self {
+        Self {
+            project: Rc::new(tempfile::tempdir().expect("create temp dir")),
+            args: Vec::new(),
+            env: Vec::new(),
+            stdin: None,
+            cwd: None,
+        }
+    }
+
+    // ---- the project ------------------------------------------------------------------------
+
+    /// Write `contents` to `rel` in the project (parents created).
+    pub fn file(&self, rel: &str, contents: impl AsRef<[u8]>) -> Self {
+        let path = self.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent");
+        }
+        std::fs::write(&path, contents).expect("write file");
+        self.clone()
+    }
+
+    /// Write `yaml` to `pipeline.yaml` and make the command `spur run pipeline.yaml`; later
+    /// `args`, `var` and `json` add to it.
+    pub fn pipeline(&self, yaml: &str) -> Self {
+        assert!(
+            self.args.is_empty(),
+            "pipeline() sets the command: call it before args()"
+        );
+        self.file(PIPELINE, yaml).args(["run", PIPELINE])
+    }
+
+    /// Copy the repository's file or directory `repo_rel` (e.g. `examples/run/crash.yaml`)
+    /// to `to` in the project (`.` for the project root).
+    pub fn fixture(&self, repo_rel: &str, to: &str) -> Self {
+        copy(&repo_path(repo_rel), &self.join(to));
+        self.clone()
+    }
+
+    pub fn path(&self) -> &Path {
+        self.project.path()
+    }
+
+    pub fn join(&self, rel: &str) -> PathBuf {
+        self.path().join(rel)
+    }
+
+    /// The text of `rel` in the project.
+    pub fn read(&self, rel: &str) -> String {
+        read(self.path(), rel)
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.join(rel).exists()
+    }
+
+    /// `text` with the project's path replaced by `[PROJECT]`.
+    pub fn redact(&self, text: &str) -> String {
+        redact(self.path(), text)
+    }
+
+    // ---- the invocation ---------------------------------------------------------------------
+
+    pub fn arg(&self, arg: impl AsRef<OsStr>) -> Self {
+        self.args([arg])
+    }
+
+    pub fn args<I, S>(&self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut next = self.clone();
+        next.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        next
+    }
+
+    /// `--var NAME=VALUE`.
+    pub fn var(&self, name: &str, value: &str) -> Self {
+        self.args(["--var", &format!("{name}={value}")])
+    }
+
+    /// `--json`.
+    pub fn json(&self) -> Self {
+        self.arg("--json")
+    }
+
+    pub fn env(&self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        let mut next = self.clone();
+        next.env
+            .push((name.as_ref().to_owned(), Some(value.as_ref().to_owned())));
+        next
+    }
+
+    pub fn env_remove(&self, name: impl AsRef<OsStr>) -> Self {
+        let mut next = self.clone();
+        next.env.push((name.as_ref().to_owned(), None));
+        next
+    }
+
+    pub fn stdin(&self, bytes: impl Into<Vec<u8>>) -> Self {
+        let mut next = self.clone();
+        next.stdin = Some(bytes.into());
+        next
+    }
+
+    /// Run in `rel` (a directory of the project) instead of the project root.
+    pub fn current_dir(&self, rel: &str) -> Self {
+        let mut next = self.clone();
+        next.cwd = Some(rel.into());
+        next
+    }
+
+    /// Run `spur` with the arguments so far, in a clean, colourless environment.
+    pub fn run(&self) -> Output {
+        let mut cmd = Command::new(bin());
+        cmd.current_dir(
+            self.path()
+                .join(self.cwd.as_deref().unwrap_or(Path::new(""))),
+        )
+        .args(&self.args)
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("FORCE_COLOR");
+        for (name, value) in &self.env {
+            match value {
+                Some(value) => cmd.env(name, value),
+                None => cmd.env_remove(name),
+            };
+        }
+        if let Some(bytes) = &self.stdin {
+            cmd.write_stdin(bytes.clone());
+        }
+        let output = cmd.output().expect("run spur");
+        Output {
+            project: Rc::clone(&self.project),
+            command: self.command_line(),
+            status: output.status,
+            stdout: output.stdout,
+            stderr: output.stderr,
+        }
+    }
+
+    fn command_line(&self) -> String {
+        let mut line = String::from("spur");
+        for arg in &self.args {
+            write!(line, " {}", arg.to_string_lossy()).unwrap();
+        }
+        line
+    }
+}
+
+/// What one run of `spur` did. The assertions panic with the command line and both
+/// streams, so a failure shows what spur said.
+pub struct Output {
+    project: Rc<tempfile::TempDir>,
+    command: String,
+    status: ExitStatus,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+impl Output {
+    /// Exit code 0.
+    #[track_caller]
+    pub fn success(self) -> Self {
+        self.code(0)
+    }
+
+    /// Exited (not killed) with `expected`.
+    #[track_caller]
+    pub fn code(self, expected: i32) -> Self {
+        if self.status.code() != Some(expected) {
+            self.fail(&format!("expected exit code {expected}"));
+        }
+        self
+    }
+
+    /// Ended by a signal, without an exit code.
+    #[track_caller]
+    pub fn killed(self) -> Self {
+        if self.status.code().is_some() {
+            self.fail("expected to be killed by a signal");
+        }
+        self
+    }
+
+    /// The exit code; `None` when a signal ended spur.
+    pub fn exit_code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// Stdout, which must be UTF-8.
+    #[track_caller]
+    pub fn stdout(&self) -> &str {
+        std::str::from_utf8(&self.stdout).unwrap_or_else(|e| self.fail(&format!("stdout: {e}")))
+    }
+
+    /// Stderr, which must be UTF-8.
+    #[track_caller]
+    pub fn stderr(&self) -> &str {
+        std::str::from_utf8(&self.stderr).unwrap_or_else(|e| self.fail(&format!("stderr: {e}")))
+    }
+
+    /// Stdout parsed as one JSON document.
+    #[track_caller]
+    pub fn stdout_json(&self) -> Value {
+        serde_json::from_slice(&self.stdout)
+            .unwrap_or_else(|e| self.fail(&format!("stdout is not one JSON document: {e}")))
+    }
+
+    /// Stdout with the project's path replaced by `[PROJECT]`.
+    pub fn stdout_redacted(&self) -> String {
+        redact(self.project.path(), self.stdout())
+    }
+
+    /// Stderr with the project's path replaced by `[PROJECT]`.
+    pub fn stderr_redacted(&self) -> String {
+        redact(self.project.path(), self.stderr())
+    }
+
+    #[track_caller]
+    pub fn stdout_is(self, expected: &str) -> Self {
+        if self.stdout() != expected {
+            self.fail(&format!("expected stdout {expected:?}"));
+        }
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_is(self, expected: &str) -> Self {
+        if self.stderr() != expected {
+            self.fail(&format!("expected stderr {expected:?}"));
+        }
+        self
+    }
+
+    #[track_caller]
+    pub fn stdout_contains(self, part: &str) -> Self {
+        if !self.stdout().contains(part) {
+            self.fail(&format!("expected stdout to contain {part:?}"));
+        }
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_contains(self, part: &str) -> Self {
+        if !self.stderr().contains(part) {
+            self.fail(&format!("expected stderr to contain {part:?}"));
+        }
+        self
+    }
+
+    /// The text of `rel` in the project the run used.
+    pub fn read(&self, rel: &str) -> String {
+        read(self.project.path(), rel)
+    }
+
+    #[track_caller]
+    fn fail(&self, what: &str) -> ! {
+        panic!(
+            "`{}`: {what}; it ended with {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.command,
+            self.status,
+            String::from_utf8_lossy(&self.stdout),
+            String::from_utf8_lossy(&self.stderr),
+        )
+    }
+}
+
+/// The `spur` binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_spur"))
+}
+
+/// Path of a file in the repository (for fixtures in `examples/`, `pipelines/`).
+pub fn repo_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn read(root: &Path, rel: &str) -> String {
+    let path = root.join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+fn copy(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).expect("create dir");
+        for entry in std::fs::read_dir(from).expect("read dir") {
+            let entry = entry.expect("dir entry");
+            copy(&entry.path(), &to.join(entry.file_name()));
+        }
+    } else {
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).expect("create parent");
+        }
+        std::fs::copy(from, to)
+            .unwrap_or_else(|e| panic!("copy {} to {}: {e}", from.display(), to.display()));
+    }
+}
+
+/// `text` with `root` (as given and canonicalised) replaced by `[PROJECT]`.
+fn redact(root: &Path, text: &str) -> String {
+    let given = root.to_string_lossy().into_owned();
+    let canonical = root
+        .canonicalize()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| given.clone());
+    text.replace(&canonical, "[PROJECT]")
+        .replace(&given, "[PROJECT]")
+}

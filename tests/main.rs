@@ -1,0 +1,17 @@
+//! spur's integration tests: one test binary, one module per command or behaviour, all
+//! running the `spur` binary through the helpers in `common`.
+
+mod common;
+
+mod check;
+mod check_hostile;
+mod completions;
+mod done_gate;
+mod graph;
+mod jq;
+mod run;
+mod run_crash;
+mod run_injection;
+mod task_verdict;
+mod verdict;
+mod verify;

@@ -1,0 +1,79 @@
+//! `--dry-run`, `spur runs` and `spur trace`.
+
+use crate::common::Spur;
+
+#[test]
+fn dry_run_runs_nothing_and_names_the_first_branch_point() {
+    let p = Spur::new();
+    let out = p
+        .pipeline(
+            r#"
+name: dry
+initialState: a
+terminalStates: [done, failed]
+failureStates: [failed]
+states:
+  - id: a
+    onEnter: [{kind: shell, options: {command: "touch ran.txt"}}]
+  - id: b
+    pause: true
+  - id: check
+  - {id: done}
+  - {id: failed}
+transitions:
+  - {from: a, to: failed, guard: {kind: never}}
+  - {from: a, to: b}
+  - {from: b, to: check, guard: {kind: all, options: {guards: [{kind: always}]}}}
+  - {from: check, to: done, description: passed, guard: {kind: shell, options: {command: "touch guard-ran.txt"}}}
+  - {from: check, to: failed}
+"#,
+        )
+        .arg("--dry-run")
+        .run()
+        .success();
+    insta::assert_snapshot!(out.stdout(), @r"
+    dry run of dry (no action or guard was run)
+      a: shell
+      b [pauses]
+      check
+    branch point at check: decided only by a real run, in this order:
+      → done if shell guard passes — passed
+      → failed if none guard passes
+    ");
+    assert!(!p.join("ran.txt").exists() && !p.join("guard-ran.txt").exists());
+    assert!(!p.join(".spur/runs").exists());
+}
+
+#[test]
+fn runs_lists_newest_first_and_trace_shows_gap_free_seq() {
+    let p = Spur::new();
+    let yaml =
+        "name: r\ninitialState: a\nstates: [{id: a}, {id: b}]\ntransitions: [{from: a, to: b}]\n";
+    let first = p.pipeline(yaml).json().run().stdout_json();
+    let second = p
+        .pipeline(yaml)
+        .var("wbs", "0001")
+        .json()
+        .run()
+        .stdout_json();
+    let runs = p.runs();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["runId"], second["runId"]);
+    assert_eq!(runs[1]["runId"], first["runId"]);
+    let keys: Vec<&String> = runs[0].as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        ["outcome", "pipeline", "runId", "startedAt", "state", "wbs"]
+    );
+    assert_eq!(runs[1]["outcome"], "completed");
+    assert_eq!(runs[0]["wbs"], "0001");
+    let records = p.newest_trace();
+    let seqs: Vec<u64> = records.iter().map(|r| r["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    assert_eq!(records[0]["event"], "run-started");
+    assert_eq!(records.last().unwrap()["event"], "run-finished");
+    p.args(["trace", "20990101T000000Z-000000"])
+        .json()
+        .run()
+        .code(2);
+}

@@ -1,0 +1,17 @@
+//! `spur run` / `spur continue` / `spur runs` / `spur trace` through the binary: the
+//! semantics of DESIGN §2, every guard and action kind, the done gate, exit codes, --json.
+//! Crash safety and shell safety have modules of their own: `run_crash`, `run_injection`.
+
+mod actions;
+mod done_gate;
+mod dry_run_and_trace;
+mod guards;
+mod locks;
+mod pause;
+mod semantics;
+mod task_pipeline;
+
+fn make_executable(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -1,0 +1,164 @@
+//! The shipped task pipeline (`pipelines/task-pipeline.yaml`) and its demo project.
+
+use super::make_executable;
+use crate::common::{events, Spur};
+
+/// The demo project of `examples/demo` with the shipped task pipeline.
+fn demo_project() -> Spur {
+    let p = Spur::new();
+    for file in [
+        ".spur/config.yaml",
+        "stub-agent.sh",
+        "check",
+        "docs/tasks/0592_hello.md",
+    ] {
+        p.fixture(&format!("examples/demo/{file}"), file);
+    }
+    for exe in ["stub-agent.sh", "check"] {
+        make_executable(&p.join(exe));
+    }
+    p.fixture("pipelines/task-pipeline.yaml", "task-pipeline.yaml");
+    p
+}
+
+#[test]
+fn the_task_pipeline_demo_runs_end_to_end_through_the_done_gate() {
+    let p = demo_project();
+    let out = p
+        .args(["run", "task-pipeline.yaml"])
+        .var("wbs", "0592")
+        .var("profile", "auto")
+        .json()
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(out["outcome"], "done");
+    assert_eq!(out["state"], "done");
+    assert_eq!(out["doneGate"]["decision"], "allow");
+    assert_eq!(out["doneGate"]["verdict"], "PASS");
+    assert_eq!(p.read("hello.txt"), "hello, world\n");
+    // The test ⇄ fix loop ran once: red, fixed, green.
+    let states: Vec<String> = events(&p.newest_trace(), "state-entered")
+        .iter()
+        .map(|r| r["state"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "precheck",
+            "implement",
+            "test",
+            "fix",
+            "test",
+            "review",
+            "verify",
+            "record",
+            "done"
+        ]
+    );
+    let task = p.args(["task", "show", "0592"]).json().run().stdout_json();
+    assert_eq!(task["status"], "done");
+}
+
+#[test]
+fn the_task_pipeline_pauses_for_approval_unless_profile_is_auto() {
+    let p = demo_project();
+    let out = p
+        .args(["run", "task-pipeline.yaml"])
+        .var("wbs", "0592")
+        .json()
+        .run()
+        .code(3)
+        .stdout_json();
+    assert_eq!(out["state"], "approve");
+    let run_id = out["runId"].as_str().unwrap().to_owned();
+    let out = p
+        .args(["continue", &run_id, "--answer", "yes"])
+        .json()
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(out["outcome"], "done");
+}
+
+#[test]
+fn the_task_pipeline_fails_when_the_quality_gate_stays_red() {
+    let p = demo_project();
+    p.file("check", "#!/bin/sh\nexit 1\n");
+    make_executable(&p.join("check"));
+    let out = p
+        .args(["run", "task-pipeline.yaml"])
+        .var("wbs", "0592")
+        .var("profile", "auto")
+        .json()
+        .run()
+        .code(1)
+        .stdout_json();
+    assert_eq!(out["state"], "failed");
+    assert_eq!(out["terminalReason"], "retry-exhausted");
+}
+
+#[test]
+fn the_task_pipeline_is_denied_done_when_the_verifier_does_not_say_pass() {
+    let p = demo_project();
+    let stub = p
+        .read("stub-agent.sh")
+        .replace("Verdict: PASS", "Verdict: FAIL")
+        .replace("| R1 | MET |", "| R1 | UNMET |");
+    p.file("stub-agent.sh", stub);
+    make_executable(&p.join("stub-agent.sh"));
+    let out = p
+        .args(["run", "task-pipeline.yaml"])
+        .var("wbs", "0592")
+        .var("profile", "auto")
+        .json()
+        .run()
+        .code(1)
+        .stdout_json();
+    assert_eq!(out["state"], "record");
+    assert_eq!(out["reason"], "done-gate-denied");
+    assert_eq!(out["doneGate"]["verdict"], "FAIL");
+}
+
+#[test]
+fn the_task_pipeline_is_denied_done_when_a_verify_gate_is_red_despite_a_pass_answer() {
+    let p = demo_project();
+    // A second gate that the test state does not run, but the verify state does.
+    let config = p.read(".spur/config.yaml") + "    lint: { command: \"exit 3\" }\n";
+    p.file(".spur/config.yaml", config);
+    let out = p
+        .args(["run", "task-pipeline.yaml"])
+        .var("wbs", "0592")
+        .var("profile", "auto")
+        .json()
+        .run()
+        .code(1)
+        .stdout_json();
+    assert_eq!(out["state"], "record");
+    assert_eq!(out["reason"], "done-gate-denied");
+    assert_eq!(out["doneGate"]["verdict"], "FAIL");
+    let artifact: serde_json::Value =
+        serde_json::from_str(&p.read(".spur/run/0592-verdict.json")).unwrap();
+    let mut gate_rows: Vec<(String, String)> = artifact["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("gate-"))
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    gate_rows.sort();
+    assert_eq!(
+        gate_rows,
+        [
+            ("gate-lint".to_owned(), "fail".to_owned()),
+            ("gate-quality".to_owned(), "pass".to_owned())
+        ]
+    );
+    let task = p.args(["task", "show", "0592"]).json().run().stdout_json();
+    assert_ne!(task["status"], "done");
+}
