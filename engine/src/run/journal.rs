@@ -8,8 +8,11 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
+use super::outcome::{terminal_reason_text, Outcome, StopReason};
+use crate::done_gate::GateDecision;
+use crate::pipeline::TerminalReason;
 use crate::store::timestamp::Timestamp;
 
 /// Where an action sits: a state's `onEnter` or `onExit` list.
@@ -119,8 +122,15 @@ pub enum Event {
     },
     DoneGate {
         state: String,
-        transition: usize,
-        decision: String,
+        /// The transition the gate was asked for; none when the run starts in a success
+        /// terminal.
+        #[serde(
+            default,
+            deserialize_with = "transition_or_none",
+            skip_serializing_if = "Option::is_none"
+        )]
+        transition: Option<usize>,
+        decision: GateDecision,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         verdict: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,12 +141,22 @@ pub enum Event {
         state: String,
     },
     RunFinished {
-        outcome: String,
+        outcome: Outcome,
         state: String,
-        terminal_reason: String,
-        reason: String,
+        #[serde(with = "terminal_reason_text")]
+        terminal_reason: TerminalReason,
+        reason: StopReason,
         iterations: u32,
     },
+}
+
+/// Journals written before the transition was optional recorded "no transition" as
+/// `usize::MAX` (18446744073709551615); read that as none.
+fn transition_or_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let index = Option::<u64>::deserialize(d)?;
+    Ok(index
+        .and_then(|i| usize::try_from(i).ok())
+        .filter(|&i| i != usize::MAX))
 }
 
 impl Event {
@@ -385,21 +405,9 @@ impl Journal {
     }
 }
 
-/// One JSON line: `{"seq":…,"at":…,` then the event's own fields. Written by hand rather
-/// than through `#[serde(flatten)]`, which buffers every field in a map first (the same
-/// bytes; reading uses the derived `Deserialize`).
+/// One JSON line: `{"seq":…,"at":…,"event":…,` then the event's own fields.
 fn encode(record: &Record) -> io::Result<Vec<u8>> {
-    let event = serde_json::to_vec(&record.event).map_err(io::Error::other)?;
-    let fields = event.get(1..).unwrap_or_default();
-    let mut line = Vec::with_capacity(event.len() + 48);
-    line.extend_from_slice(b"{\"seq\":");
-    line.extend_from_slice(record.seq.to_string().as_bytes());
-    line.extend_from_slice(b",\"at\":");
-    serde_json::to_writer(&mut line, &record.at).map_err(io::Error::other)?;
-    if fields.first() != Some(&b'}') {
-        line.push(b',');
-    }
-    line.extend_from_slice(fields);
+    let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
     line.push(b'\n');
     Ok(line)
 }
@@ -465,7 +473,7 @@ mod tests {
     }
 
     #[test]
-    fn hand_encoding_matches_the_derived_serialization() {
+    fn a_line_is_seq_and_at_then_the_event_and_its_fields() {
         let record = Record {
             seq: 7,
             at: "2026-01-01T00:00:00.000Z".into(),
@@ -476,11 +484,33 @@ mod tests {
                 iteration: 3,
             },
         };
-        let mut expected = serde_json::to_vec(&record).unwrap();
-        expected.push(b'\n');
-        assert_eq!(encode(&record).unwrap(), expected);
-        let back: Record = serde_json::from_slice(&expected).unwrap();
+        let line = encode(&record).unwrap();
+        assert_eq!(
+            String::from_utf8(line.clone()).unwrap(),
+            "{\"seq\":7,\"at\":\"2026-01-01T00:00:00.000Z\",\"event\":\"transition\",\"transition\":2,\"from\":\"a\\\"b\",\"to\":\"c\",\"iteration\":3}\n"
+        );
+        let back: Record = serde_json::from_slice(&line).unwrap();
         assert_eq!(back, record);
+    }
+
+    #[test]
+    fn a_gate_asked_for_no_transition_omits_it_and_reads_the_old_sentinel_as_none() {
+        let gate = |transition| Event::DoneGate {
+            state: "done".into(),
+            transition,
+            decision: GateDecision::Deny,
+            verdict: Some("UNKNOWN".into()),
+            message: None,
+            forced: false,
+        };
+        let text = serde_json::to_string(&gate(None)).unwrap();
+        assert!(!text.contains("transition"), "{text}");
+        let old = r#"{"seq":2,"at":"t","event":"done-gate","state":"done","transition":18446744073709551615,"decision":"deny","verdict":"UNKNOWN","forced":false}"#;
+        let record: Record = serde_json::from_str(old).unwrap();
+        assert_eq!(record.event, gate(None));
+        let kept = old.replace("18446744073709551615", "4");
+        let record: Record = serde_json::from_str(&kept).unwrap();
+        assert_eq!(record.event, gate(Some(4)));
     }
 
     #[test]

@@ -24,6 +24,7 @@ use super::replay::{self, SequenceProgress};
 use super::run_error::RunError;
 use super::run_id::RunId;
 use super::vars::Vars;
+use crate::done_gate::GateDecision;
 use crate::graph::TransitionGraph;
 use crate::pipeline::{Action, CheckedPipeline, OnError, Pipeline, TerminalReason};
 use crate::store::digest::sha256_hex;
@@ -177,7 +178,7 @@ pub fn resume(
     if let Some(f) = &position.finished {
         return Err(RunError::AlreadyFinished {
             run_id: run_id.to_string(),
-            outcome: f.outcome.clone(),
+            outcome: f.outcome,
             state: f.state.clone(),
         });
     }
@@ -313,17 +314,18 @@ pub fn resume(
             resumed_from_pause: matches!(position.paused, Some((PauseKind::State, _, _))),
             chosen: position.chosen,
             exit: position.exit.clone(),
-            gate_allowed: position
-                .gate
-                .as_ref()
-                .is_some_and(|g| g.decision != "deny" && Some(g.transition) == position.chosen),
+            gate_allowed: position.gate.as_ref().is_some_and(|g| {
+                g.decision != GateDecision::Deny
+                    && g.transition.is_some()
+                    && g.transition == position.chosen
+            }),
             last_action_ok: position.last_action_ok,
             answer: request.answer.clone(),
         };
         if let Some(g) = position.gate.as_ref().filter(|_| cursor.gate_allowed) {
             run.forced = g.forced;
             run.gate_report = Some(DoneGateReport {
-                decision: g.decision.clone(),
+                decision: g.decision,
                 verdict: g.verdict.clone(),
                 message: g.message.clone(),
             });
@@ -649,29 +651,25 @@ impl Run<'_, '_> {
             run_id: self.run_id.as_str(),
             force_reason: self.force_reason.as_deref(),
         });
-        let (decision, verdict, message, forced) = match &answer {
-            GateAnswer::Noop => (
-                "noop",
-                None,
-                Some(format!("task {wbs} was already done")),
-                false,
-            ),
-            GateAnswer::Allow { forced, verdict } => ("allow", verdict.clone(), None, *forced),
+        let (verdict, message, forced) = match &answer {
+            GateAnswer::Noop => (None, Some(format!("task {wbs} was already done")), false),
+            GateAnswer::Allow { forced, verdict } => (verdict.clone(), None, *forced),
             GateAnswer::Deny { verdict, message } => {
-                ("deny", Some(verdict.clone()), Some(message.clone()), false)
+                (Some(verdict.clone()), Some(message.clone()), false)
             }
         };
+        let decision = answer.decision();
         self.append(Event::DoneGate {
             state: self.state_id(c.state).to_owned(),
-            transition: transition.unwrap_or(usize::MAX),
-            decision: decision.to_owned(),
+            transition,
+            decision,
             verdict: verdict.clone(),
             message: message.clone(),
             forced,
         })?;
         self.forced = forced;
         self.gate_report = Some(DoneGateReport {
-            decision: decision.to_owned(),
+            decision,
             verdict,
             message: message.clone(),
         });
@@ -977,10 +975,10 @@ impl Run<'_, '_> {
     ) -> Result<RunOutcome, RunError> {
         let state = self.state_id(c.state).to_owned();
         self.append(Event::RunFinished {
-            outcome: outcome.as_str().to_owned(),
+            outcome,
             state: state.clone(),
-            terminal_reason: terminal_reason.as_str().to_owned(),
-            reason: reason.as_str().to_owned(),
+            terminal_reason,
+            reason,
             iterations: c.iteration,
         })?;
         Ok(RunOutcome {
