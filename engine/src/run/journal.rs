@@ -3,190 +3,14 @@
 //! happens; the rest ride along with the next fsync (one file, appended in order, so a
 //! crash can lose only a tail, never a middle line). Reading ignores a torn last line.
 
-use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
-use super::outcome::{terminal_reason_text, Outcome, StopReason};
-use crate::done_gate::GateDecision;
-use crate::pipeline::TerminalReason;
+pub use super::event::{Event, PauseKind, Phase};
 use crate::store::timestamp::Timestamp;
-
-/// Where an action sits: a state's `onEnter` or `onExit` list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Phase {
-    Enter,
-    Exit,
-}
-
-/// Why a run paused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PauseKind {
-    /// The state declares `pause: true`.
-    State,
-    /// An `hitl.confirm` / `hitl.select` action needs an answer and there is no terminal.
-    Hitl,
-}
-
-/// One journal event. The `event` field names the variant in kebab-case.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "event",
-    rename_all = "kebab-case",
-    rename_all_fields = "camelCase"
-)]
-pub enum Event {
-    RunStarted {
-        /// The pipeline file as given on the command line.
-        pipeline: String,
-        pipeline_name: String,
-        /// sha256 of the pipeline text: resume refuses a pipeline whose text changed.
-        pipeline_sha256: String,
-        /// The resolved vars (defaults < `--vars` < `--var`) the run started with.
-        vars: BTreeMap<String, String>,
-        wbs: Option<String>,
-        /// `--force-done --reason R`: the reason, when the run was started forced.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        force_done_reason: Option<String>,
-    },
-    StateEntered {
-        state: String,
-        iteration: u32,
-    },
-    ActionStarted {
-        state: String,
-        phase: Phase,
-        index: usize,
-        kind: String,
-        /// The action's log file, relative to the run directory.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        log: Option<String>,
-    },
-    ActionFinished {
-        state: String,
-        phase: Phase,
-        index: usize,
-        kind: String,
-        ok: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        timed_out: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        exit_code: Option<i32>,
-        duration_ms: u64,
-        /// Vars the action set; merged after the whole sequence (DESIGN §2.2).
-        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        set_vars: BTreeMap<String, String>,
-        /// A line for people (a note's message, a gate's PASS/FAIL…).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        message: Option<String>,
-    },
-    GuardEvaluated {
-        state: String,
-        /// Index of the transition in the pipeline's `transitions` list.
-        transition: usize,
-        to: String,
-        kind: String,
-        passed: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        detail: Option<String>,
-        duration_us: u64,
-    },
-    Transition {
-        transition: usize,
-        from: String,
-        to: String,
-        /// The number of transitions taken so far, this one included.
-        iteration: u32,
-    },
-    Paused {
-        state: String,
-        kind: PauseKind,
-        /// For an hitl pause: the action waiting for the answer.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        action: Option<usize>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        prompt: Option<String>,
-    },
-    Resumed {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        answer: Option<String>,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        rerun_ambiguous: bool,
-    },
-    DoneGate {
-        state: String,
-        /// The transition the gate was asked for; none when the run starts in a success
-        /// terminal.
-        #[serde(
-            default,
-            deserialize_with = "transition_or_none",
-            skip_serializing_if = "Option::is_none"
-        )]
-        transition: Option<usize>,
-        decision: GateDecision,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        verdict: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        message: Option<String>,
-        forced: bool,
-    },
-    Interrupted {
-        state: String,
-    },
-    RunFinished {
-        outcome: Outcome,
-        state: String,
-        #[serde(with = "terminal_reason_text")]
-        terminal_reason: TerminalReason,
-        reason: StopReason,
-        iterations: u32,
-    },
-}
-
-/// Journals written before the transition was optional recorded "no transition" as
-/// `usize::MAX` (18446744073709551615); read that as none.
-fn transition_or_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    let index = Option::<u64>::deserialize(d)?;
-    Ok(index
-        .and_then(|i| usize::try_from(i).ok())
-        .filter(|&i| i != usize::MAX))
-}
-
-impl Event {
-    /// The kebab-case name of the event, as written in the `event` field.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Event::RunStarted { .. } => "run-started",
-            Event::StateEntered { .. } => "state-entered",
-            Event::ActionStarted { .. } => "action-started",
-            Event::ActionFinished { .. } => "action-finished",
-            Event::GuardEvaluated { .. } => "guard-evaluated",
-            Event::Transition { .. } => "transition",
-            Event::Paused { .. } => "paused",
-            Event::Resumed { .. } => "resumed",
-            Event::DoneGate { .. } => "done-gate",
-            Event::Interrupted { .. } => "interrupted",
-            Event::RunFinished { .. } => "run-finished",
-        }
-    }
-
-    /// Whether this record guards a side effect and so must reach the disk before it
-    /// happens. Guard results and state entries are informational: they are flushed by
-    /// the next durable record.
-    pub fn is_durable(&self) -> bool {
-        !matches!(
-            self,
-            Event::StateEntered { .. } | Event::GuardEvaluated { .. }
-        )
-    }
-}
 
 /// One line of the journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -379,11 +203,12 @@ impl Journal {
         self.next_seq
     }
 
-    /// Append `event` with the next seq; durable events are fsync'd before returning.
-    pub fn append(&mut self, event: Event) -> io::Result<Record> {
+    /// Append `event`, stamped `at`, with the next seq; durable events are fsync'd before
+    /// returning.
+    pub fn append(&mut self, event: Event, at: Timestamp) -> io::Result<Record> {
         let record = Record {
             seq: self.next_seq,
-            at: Timestamp::now().rfc3339(),
+            at: at.rfc3339(),
             event,
         };
         let line = encode(&record)?;
@@ -434,6 +259,8 @@ fn kill_self() {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     fn started() -> Event {
@@ -452,11 +279,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("j.jsonl");
         let mut j = Journal::create(&path, Durability::Fsync).unwrap();
-        j.append(started()).unwrap();
-        j.append(Event::StateEntered {
-            state: "a".into(),
-            iteration: 0,
-        })
+        j.append(started(), Timestamp::now()).unwrap();
+        j.append(
+            Event::StateEntered {
+                state: "a".into(),
+                iteration: 0,
+            },
+            Timestamp::now(),
+        )
         .unwrap();
         let content = read(&path).unwrap();
         let seqs: Vec<u64> = content.records.iter().map(|r| r.seq).collect();
@@ -494,31 +324,11 @@ mod tests {
     }
 
     #[test]
-    fn a_gate_asked_for_no_transition_omits_it_and_reads_the_old_sentinel_as_none() {
-        let gate = |transition| Event::DoneGate {
-            state: "done".into(),
-            transition,
-            decision: GateDecision::Deny,
-            verdict: Some("UNKNOWN".into()),
-            message: None,
-            forced: false,
-        };
-        let text = serde_json::to_string(&gate(None)).unwrap();
-        assert!(!text.contains("transition"), "{text}");
-        let old = r#"{"seq":2,"at":"t","event":"done-gate","state":"done","transition":18446744073709551615,"decision":"deny","verdict":"UNKNOWN","forced":false}"#;
-        let record: Record = serde_json::from_str(old).unwrap();
-        assert_eq!(record.event, gate(None));
-        let kept = old.replace("18446744073709551615", "4");
-        let record: Record = serde_json::from_str(&kept).unwrap();
-        assert_eq!(record.event, gate(Some(4)));
-    }
-
-    #[test]
     fn ignores_a_torn_last_line_and_cuts_it_on_reopen() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("j.jsonl");
         let mut j = Journal::create(&path, Durability::Unsafe).unwrap();
-        j.append(started()).unwrap();
+        j.append(started(), Timestamp::now()).unwrap();
         drop(j);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(br#"{"seq":2,"at":"x","event":"state-ent"#)
@@ -528,7 +338,9 @@ mod tests {
         assert_eq!(content.records.len(), 1);
         assert!(content.torn_tail);
         let mut j = Journal::reopen(&path, &content, Durability::Unsafe).unwrap();
-        let r = j.append(Event::Interrupted { state: "a".into() }).unwrap();
+        let r = j
+            .append(Event::Interrupted { state: "a".into() }, Timestamp::now())
+            .unwrap();
         assert_eq!(r.seq, 2);
         let again = read(&path).unwrap();
         assert_eq!(again.records.len(), 2);
