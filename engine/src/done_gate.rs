@@ -90,6 +90,34 @@ impl AllowReason {
     }
 }
 
+/// Which way the gate went, as journaled and reported (`noop`, `allow`, `deny`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GateDecision {
+    /// Already done: nothing to certify.
+    Noop,
+    /// Certified.
+    Allow,
+    /// Not certified.
+    Deny,
+}
+
+impl GateDecision {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GateDecision::Noop => "noop",
+            GateDecision::Allow => "allow",
+            GateDecision::Deny => "deny",
+        }
+    }
+}
+
+impl std::fmt::Display for GateDecision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The gate's decision.
 #[derive(Debug)]
 pub enum DoneDecision {
@@ -121,12 +149,11 @@ impl DoneDecision {
         }
     }
 
-    /// `noop`, `allow` or `deny`.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> GateDecision {
         match self {
-            DoneDecision::Noop { .. } => "noop",
-            DoneDecision::Allow { .. } => "allow",
-            DoneDecision::Deny { .. } => "deny",
+            DoneDecision::Noop { .. } => GateDecision::Noop,
+            DoneDecision::Allow { .. } => GateDecision::Allow,
+            DoneDecision::Deny { .. } => GateDecision::Deny,
         }
     }
 }
@@ -301,7 +328,7 @@ mod tests {
     fn already_done_is_a_noop_even_when_forced() {
         let f = fixture(None);
         let reason = ForceReason::new("x").unwrap();
-        assert_eq!(decide(&f, "done", Some(&reason)).kind(), "noop");
+        assert_eq!(decide(&f, "done", Some(&reason)).kind(), GateDecision::Noop);
         assert!(!f.state.audit_path().exists());
     }
 
@@ -404,7 +431,7 @@ mod tests {
         std::fs::create_dir_all(f.state.audit_path()).unwrap();
         let reason = ForceReason::new("x").unwrap();
         let decision = decide(&f, "todo", Some(&reason));
-        assert_eq!(decision.kind(), "deny", "{decision:?}");
+        assert_eq!(decision.kind(), GateDecision::Deny, "{decision:?}");
         assert!(decision.message().contains("could not be recorded"));
     }
 
@@ -425,7 +452,7 @@ mod tests {
         std::fs::create_dir_all(f.state.run_dir()).unwrap();
         std::os::unix::fs::symlink(&target, f.state.verdict_path(&f.wbs)).unwrap();
         let decision = decide(&f, "todo", None);
-        assert_eq!(decision.kind(), "deny");
+        assert_eq!(decision.kind(), GateDecision::Deny);
         assert!(
             decision.message().contains("outside the project"),
             "{}",

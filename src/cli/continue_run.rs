@@ -29,7 +29,7 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     let run_id = RunId::parse(&args.run_id).map_err(|e| Failure::usage(miette::Report::new(e)))?;
     let state_dir = args.common.state_dir()?;
-    let pipeline_path = run::runner::recorded_pipeline(&state_dir, &run_id)
+    let pipeline_path = run::recorded_pipeline(&state_dir, &run_id)
         .map_err(|e| super::run::finish(Err(e), false).unwrap_err())?;
     let checked = load_checked(&pipeline_path)?;
     let settings = args.common.settings(state_dir);

@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use spur_engine::done_gate::{evaluate_done_transition, DoneDecision, DoneRequest, ForceReason};
+use spur_engine::done_gate::{
+    evaluate_done_transition, DoneDecision, DoneRequest, ForceReason, GateDecision,
+};
 use spur_engine::store::audit::current_user;
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::store::task_status::{self, ChangeContext, ChangeVia, Status, StatusChange};
@@ -72,7 +74,7 @@ pub fn run(args: Args) -> CliResult {
 /// What `update` did, for rendering.
 #[derive(serde::Serialize)]
 struct Outcome {
-    decision: &'static str,
+    decision: GateDecision,
     reason: Option<&'static str>,
     verdict: Option<String>,
     message: String,
@@ -119,7 +121,7 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
         Some(open) => {
             if open.status() == &current {
                 Outcome {
-                    decision: "noop",
+                    decision: GateDecision::Noop,
                     reason: None,
                     verdict: None,
                     message: format!("task {wbs} is already {current}; nothing to do"),
@@ -130,7 +132,7 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
                     task_status::record_change(state_dir, &wbs, StatusChange::To(open), &context)
                         .map_err(Failure::usage)?;
                 Outcome {
-                    decision: "allow",
+                    decision: GateDecision::Allow,
                     reason: None,
                     verdict: None,
                     message: format!("task {wbs}: {current} → {}", record.status),
@@ -158,7 +160,7 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
             }
             match decision {
                 DoneDecision::Noop { message } => Outcome {
-                    decision: "noop",
+                    decision: GateDecision::Noop,
                     reason: None,
                     verdict: None,
                     message,
@@ -179,7 +181,7 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
                     )
                     .map_err(|e| Failure::with_code(e, exit::FAILED))?;
                     Outcome {
-                        decision: "allow",
+                        decision: GateDecision::Allow,
                         reason: Some(reason.as_str()),
                         verdict: Some(verdict.to_string()),
                         message,
@@ -189,7 +191,7 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
                 DoneDecision::Deny {
                     verdict, message, ..
                 } => Outcome {
-                    decision: "deny",
+                    decision: GateDecision::Deny,
                     reason: None,
                     verdict: Some(verdict.to_string()),
                     message,
@@ -208,12 +210,12 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
             "{}",
             serde_json::to_string_pretty(&document).unwrap_or_default()
         );
-    } else if outcome.decision == "deny" {
+    } else if outcome.decision == GateDecision::Deny {
         eprintln!("denied: {}", outcome.message);
     } else {
         println!("{}", outcome.message);
     }
-    Ok(ExitCode::from(if outcome.decision == "deny" {
+    Ok(ExitCode::from(if outcome.decision == GateDecision::Deny {
         exit::FAILED
     } else {
         exit::SUCCESS

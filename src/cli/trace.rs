@@ -122,7 +122,10 @@ fn describe(event: &Event) -> String {
             reason,
             ..
         } => {
-            format!("{outcome} at {state} ({terminal_reason}, {reason})")
+            format!(
+                "{outcome} at {state} ({}, {reason})",
+                terminal_reason.as_str()
+            )
         }
     }
 }

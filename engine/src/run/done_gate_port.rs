@@ -2,6 +2,7 @@
 //! terminal it asks the gate, and only an allow lets it in. The gate itself lives in
 //! `crate::done_gate`; this port keeps the runner testable and the call in one place.
 
+use crate::done_gate::GateDecision;
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
 
@@ -29,6 +30,16 @@ pub enum GateAnswer {
         verdict: String,
         message: String,
     },
+}
+
+impl GateAnswer {
+    pub fn decision(&self) -> GateDecision {
+        match self {
+            GateAnswer::Noop => GateDecision::Noop,
+            GateAnswer::Allow { .. } => GateDecision::Allow,
+            GateAnswer::Deny { .. } => GateDecision::Deny,
+        }
+    }
 }
 
 pub trait DoneGate {

@@ -12,6 +12,7 @@ use std::thread;
 use spur_guards::process::{on_first_signal, terminate_live_groups};
 
 use super::journal::{Event, Journal};
+use crate::store::timestamp::Timestamp;
 
 static INTERRUPTING: AtomicBool = AtomicBool::new(false);
 static ACTIVE: Mutex<Option<Arc<Mutex<Journal>>>> = Mutex::new(None);
@@ -30,13 +31,22 @@ pub fn wait_for_exit() -> ! {
     }
 }
 
-/// The journal of the run in progress (for the `interrupted` record).
-pub fn activate(journal: Arc<Mutex<Journal>>) {
+/// While it lives, a signal journals `interrupted` into this run's journal; dropping it
+/// (however the run ended, an early error included) makes a later signal journal nothing.
+#[derive(Debug)]
+#[must_use = "the run is followed by the interrupt handler only while this lives"]
+pub struct Activation(());
+
+/// Make `journal` the run in progress (for the `interrupted` record).
+pub fn activate(journal: Arc<Mutex<Journal>>) -> Activation {
     *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(journal);
+    Activation(())
 }
 
-pub fn deactivate() {
-    *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+impl Drop for Activation {
+    fn drop(&mut self) {
+        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 /// Install the SIGINT/SIGTERM handlers (once per process; later calls do nothing).
@@ -57,8 +67,38 @@ fn install_once() -> io::Result<()> {
         terminate_live_groups();
         if let Some(mut journal) = guard {
             let state = journal.last_state().unwrap_or_default();
-            let _ = journal.append(Event::Interrupted { state });
+            let _ = journal.append(Event::Interrupted { state }, Timestamp::now());
         }
         std::process::exit(128 + signal);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::journal::Durability;
+
+    fn active() -> bool {
+        ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    #[test]
+    // ACTIVE is process-wide: this is the only test of the library that activates it.
+    fn an_activation_follows_the_journal_until_it_is_dropped_even_on_an_early_return() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::create(&dir.path().join("j.jsonl"), Durability::Unsafe).unwrap();
+        let journal = Arc::new(Mutex::new(journal));
+        let run = |fail: bool| -> Result<(), ()> {
+            let _armed = activate(Arc::clone(&journal));
+            assert!(active());
+            if fail {
+                return Err(());
+            }
+            Ok(())
+        };
+        assert!(run(true).is_err());
+        assert!(!active());
+        assert!(run(false).is_ok());
+        assert!(!active());
+    }
 }

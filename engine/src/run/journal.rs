@@ -3,170 +3,14 @@
 //! happens; the rest ride along with the next fsync (one file, appended in order, so a
 //! crash can lose only a tail, never a middle line). Reading ignores a torn last line.
 
-use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::event::{Event, PauseKind, Phase};
 use crate::store::timestamp::Timestamp;
-
-/// Where an action sits: a state's `onEnter` or `onExit` list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Phase {
-    Enter,
-    Exit,
-}
-
-/// Why a run paused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PauseKind {
-    /// The state declares `pause: true`.
-    State,
-    /// An `hitl.confirm` / `hitl.select` action needs an answer and there is no terminal.
-    Hitl,
-}
-
-/// One journal event. The `event` field names the variant in kebab-case.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "event",
-    rename_all = "kebab-case",
-    rename_all_fields = "camelCase"
-)]
-pub enum Event {
-    RunStarted {
-        /// The pipeline file as given on the command line.
-        pipeline: String,
-        pipeline_name: String,
-        /// sha256 of the pipeline text: resume refuses a pipeline whose text changed.
-        pipeline_sha256: String,
-        /// The resolved vars (defaults < `--vars` < `--var`) the run started with.
-        vars: BTreeMap<String, String>,
-        wbs: Option<String>,
-        /// `--force-done --reason R`: the reason, when the run was started forced.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        force_done_reason: Option<String>,
-    },
-    StateEntered {
-        state: String,
-        iteration: u32,
-    },
-    ActionStarted {
-        state: String,
-        phase: Phase,
-        index: usize,
-        kind: String,
-        /// The action's log file, relative to the run directory.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        log: Option<String>,
-    },
-    ActionFinished {
-        state: String,
-        phase: Phase,
-        index: usize,
-        kind: String,
-        ok: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        timed_out: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        exit_code: Option<i32>,
-        duration_ms: u64,
-        /// Vars the action set; merged after the whole sequence (DESIGN §2.2).
-        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        set_vars: BTreeMap<String, String>,
-        /// A line for people (a note's message, a gate's PASS/FAIL…).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        message: Option<String>,
-    },
-    GuardEvaluated {
-        state: String,
-        /// Index of the transition in the pipeline's `transitions` list.
-        transition: usize,
-        to: String,
-        kind: String,
-        passed: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        detail: Option<String>,
-        duration_us: u64,
-    },
-    Transition {
-        transition: usize,
-        from: String,
-        to: String,
-        /// The number of transitions taken so far, this one included.
-        iteration: u32,
-    },
-    Paused {
-        state: String,
-        kind: PauseKind,
-        /// For an hitl pause: the action waiting for the answer.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        action: Option<usize>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        prompt: Option<String>,
-    },
-    Resumed {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        answer: Option<String>,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        rerun_ambiguous: bool,
-    },
-    DoneGate {
-        state: String,
-        transition: usize,
-        decision: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        verdict: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        message: Option<String>,
-        forced: bool,
-    },
-    Interrupted {
-        state: String,
-    },
-    RunFinished {
-        outcome: String,
-        state: String,
-        terminal_reason: String,
-        reason: String,
-        iterations: u32,
-    },
-}
-
-impl Event {
-    /// The kebab-case name of the event, as written in the `event` field.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Event::RunStarted { .. } => "run-started",
-            Event::StateEntered { .. } => "state-entered",
-            Event::ActionStarted { .. } => "action-started",
-            Event::ActionFinished { .. } => "action-finished",
-            Event::GuardEvaluated { .. } => "guard-evaluated",
-            Event::Transition { .. } => "transition",
-            Event::Paused { .. } => "paused",
-            Event::Resumed { .. } => "resumed",
-            Event::DoneGate { .. } => "done-gate",
-            Event::Interrupted { .. } => "interrupted",
-            Event::RunFinished { .. } => "run-finished",
-        }
-    }
-
-    /// Whether this record guards a side effect and so must reach the disk before it
-    /// happens. Guard results and state entries are informational: they are flushed by
-    /// the next durable record.
-    pub fn is_durable(&self) -> bool {
-        !matches!(
-            self,
-            Event::StateEntered { .. } | Event::GuardEvaluated { .. }
-        )
-    }
-}
 
 /// One line of the journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -364,11 +208,12 @@ impl Journal {
         self.next_seq
     }
 
-    /// Append `event` with the next seq; durable events are fsync'd before returning.
-    pub fn append(&mut self, event: Event) -> io::Result<Record> {
+    /// Append `event`, stamped `at`, with the next seq; durable events are fsync'd before
+    /// returning.
+    pub fn append(&mut self, event: Event, at: Timestamp) -> io::Result<Record> {
         let record = Record {
             seq: self.next_seq,
-            at: Timestamp::now().rfc3339(),
+            at: at.rfc3339(),
             event,
         };
         let line = encode(&record)?;
@@ -390,21 +235,9 @@ impl Journal {
     }
 }
 
-/// One JSON line: `{"seq":…,"at":…,` then the event's own fields. Written by hand rather
-/// than through `#[serde(flatten)]`, which buffers every field in a map first (the same
-/// bytes; reading uses the derived `Deserialize`).
+/// One JSON line: `{"seq":…,"at":…,"event":…,` then the event's own fields.
 fn encode(record: &Record) -> io::Result<Vec<u8>> {
-    let event = serde_json::to_vec(&record.event).map_err(io::Error::other)?;
-    let fields = event.get(1..).unwrap_or_default();
-    let mut line = Vec::with_capacity(event.len() + 48);
-    line.extend_from_slice(b"{\"seq\":");
-    line.extend_from_slice(record.seq.to_string().as_bytes());
-    line.extend_from_slice(b",\"at\":");
-    serde_json::to_writer(&mut line, &record.at).map_err(io::Error::other)?;
-    if fields.first() != Some(&b'}') {
-        line.push(b',');
-    }
-    line.extend_from_slice(fields);
+    let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
     line.push(b'\n');
     Ok(line)
 }
@@ -431,6 +264,8 @@ fn kill_self() {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     fn started() -> Event {
@@ -449,11 +284,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("j.jsonl");
         let mut j = Journal::create(&path, Durability::Fsync).unwrap();
-        j.append(started()).unwrap();
-        j.append(Event::StateEntered {
-            state: "a".into(),
-            iteration: 0,
-        })
+        j.append(started(), Timestamp::now()).unwrap();
+        j.append(
+            Event::StateEntered {
+                state: "a".into(),
+                iteration: 0,
+            },
+            Timestamp::now(),
+        )
         .unwrap();
         let content = read(&path).unwrap();
         let seqs: Vec<u64> = content.records.iter().map(|r| r.seq).collect();
@@ -470,7 +308,7 @@ mod tests {
     }
 
     #[test]
-    fn hand_encoding_matches_the_derived_serialization() {
+    fn a_line_is_seq_and_at_then_the_event_and_its_fields() {
         let record = Record {
             seq: 7,
             at: "2026-01-01T00:00:00.000Z".into(),
@@ -481,10 +319,12 @@ mod tests {
                 iteration: 3,
             },
         };
-        let mut expected = serde_json::to_vec(&record).unwrap();
-        expected.push(b'\n');
-        assert_eq!(encode(&record).unwrap(), expected);
-        let back: Record = serde_json::from_slice(&expected).unwrap();
+        let line = encode(&record).unwrap();
+        assert_eq!(
+            String::from_utf8(line.clone()).unwrap(),
+            "{\"seq\":7,\"at\":\"2026-01-01T00:00:00.000Z\",\"event\":\"transition\",\"transition\":2,\"from\":\"a\\\"b\",\"to\":\"c\",\"iteration\":3}\n"
+        );
+        let back: Record = serde_json::from_slice(&line).unwrap();
         assert_eq!(back, record);
     }
 
@@ -493,7 +333,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("j.jsonl");
         let mut j = Journal::create(&path, Durability::Unsafe).unwrap();
-        j.append(started()).unwrap();
+        j.append(started(), Timestamp::now()).unwrap();
         drop(j);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(br#"{"seq":2,"at":"x","event":"state-ent"#)
@@ -503,7 +343,9 @@ mod tests {
         assert_eq!(content.records.len(), 1);
         assert!(content.torn_tail);
         let mut j = Journal::reopen(&path, &content, Durability::Unsafe).unwrap();
-        let r = j.append(Event::Interrupted { state: "a".into() }).unwrap();
+        let r = j
+            .append(Event::Interrupted { state: "a".into() }, Timestamp::now())
+            .unwrap();
         assert_eq!(r.seq, 2);
         let again = read(&path).unwrap();
         assert_eq!(again.records.len(), 2);

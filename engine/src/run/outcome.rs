@@ -1,11 +1,14 @@
 //! How a run ended (or paused): the value `spur run` renders and prints as `--json`.
 
-use serde::Serialize;
+use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
+use crate::done_gate::GateDecision;
 use crate::pipeline::TerminalReason;
 
-/// The four outcomes of DESIGN §10.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// The four outcomes of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// A success terminal of a run with a wbs, certified by the done gate.
@@ -33,8 +36,14 @@ impl Outcome {
     }
 }
 
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Why the run stopped where it did (more specific than the terminal reason).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StopReason {
     /// Entered a success terminal state.
@@ -64,11 +73,16 @@ impl StopReason {
     }
 }
 
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The done gate's answer for a run, as reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DoneGateReport {
-    /// `allow`, `deny` or `noop`.
-    pub decision: String,
+    pub decision: GateDecision,
     pub verdict: Option<String>,
     pub message: Option<String>,
 }
@@ -81,9 +95,8 @@ pub struct RunOutcome {
     pub pipeline: String,
     pub outcome: Outcome,
     pub state: String,
-    #[serde(serialize_with = "ser_reason")]
+    #[serde(with = "terminal_reason_text")]
     pub terminal_reason: TerminalReason,
-    #[serde(serialize_with = "ser_stop")]
     pub reason: StopReason,
     pub iterations: u32,
     pub forced: bool,
@@ -93,10 +106,57 @@ pub struct RunOutcome {
     pub detail: Option<String>,
 }
 
-fn ser_reason<S: serde::Serializer>(r: &TerminalReason, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(r.as_str())
+/// A [`TerminalReason`] as its kebab-case word (the pipeline's own spelling), for the
+/// run outcome and the journal.
+pub(super) mod terminal_reason_text {
+    use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
+
+    use crate::pipeline::TerminalReason;
+
+    pub fn serialize<S: Serializer>(reason: &TerminalReason, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(reason.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TerminalReason, D::Error> {
+        let word = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        TerminalReason::parse(&word)
+            .ok_or_else(|| D::Error::custom(format!("unknown terminal reason {word:?}")))
+    }
 }
 
-fn ser_stop<S: serde::Serializer>(r: &StopReason, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(r.as_str())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The serde spelling is the `as_str` spelling: journals and `--json` say the same word.
+    #[test]
+    fn serde_words_are_the_as_str_words() {
+        let word = |v: serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+        for o in [
+            Outcome::Done,
+            Outcome::Completed,
+            Outcome::Failed,
+            Outcome::Paused,
+        ] {
+            assert_eq!(word(serde_json::to_value(o).unwrap()), o.as_str());
+            assert_eq!(Outcome::parse(o.as_str()), Some(o));
+        }
+        for r in [
+            StopReason::TerminalState,
+            StopReason::FailureState,
+            StopReason::ActionFailed,
+            StopReason::NoPassingTransition,
+            StopReason::IterationBoundExceeded,
+            StopReason::DoneGateDenied,
+            StopReason::Paused,
+            StopReason::Interrupted,
+        ] {
+            let text = serde_json::to_value(r).unwrap();
+            assert_eq!(word(text.clone()), r.as_str());
+            assert_eq!(serde_json::from_value::<StopReason>(text).unwrap(), r);
+        }
+        for d in [GateDecision::Noop, GateDecision::Allow, GateDecision::Deny] {
+            assert_eq!(word(serde_json::to_value(d).unwrap()), d.as_str());
+        }
+    }
 }

@@ -5,6 +5,9 @@
 use std::collections::BTreeMap;
 
 use super::journal::{Event, PauseKind, Phase, Record};
+use super::outcome::{Outcome, StopReason};
+use crate::done_gate::GateDecision;
+use crate::pipeline::TerminalReason;
 
 /// A finished action of the current state visit.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,8 +54,9 @@ impl SequenceProgress {
 /// The done-gate decision recorded for the pending transition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GateRecord {
-    pub transition: usize,
-    pub decision: String,
+    /// `None` when the gate was asked on entering the initial state.
+    pub transition: Option<usize>,
+    pub decision: GateDecision,
     pub verdict: Option<String>,
     pub message: Option<String>,
     pub forced: bool,
@@ -61,10 +65,10 @@ pub struct GateRecord {
 /// How the run ended, when it did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FinishedRecord {
-    pub outcome: String,
+    pub outcome: Outcome,
     pub state: String,
-    pub terminal_reason: String,
-    pub reason: String,
+    pub terminal_reason: TerminalReason,
+    pub reason: StopReason,
     pub iterations: u32,
 }
 
@@ -265,7 +269,7 @@ fn apply(p: &mut Position, record: &Record) {
         } => {
             p.gate = Some(GateRecord {
                 transition: *transition,
-                decision: decision.clone(),
+                decision: *decision,
                 verdict: verdict.clone(),
                 message: message.clone(),
                 forced: *forced,
@@ -280,10 +284,10 @@ fn apply(p: &mut Position, record: &Record) {
             iterations,
         } => {
             p.finished = Some(FinishedRecord {
-                outcome: outcome.clone(),
+                outcome: *outcome,
                 state: state.clone(),
-                terminal_reason: terminal_reason.clone(),
-                reason: reason.clone(),
+                terminal_reason: *terminal_reason,
+                reason: *reason,
                 iterations: *iterations,
             });
         }

@@ -49,7 +49,7 @@ pub enum RunError {
     #[diagnostic(code(spur::run::finished), help("start a new run with `spur run`"))]
     AlreadyFinished {
         run_id: String,
-        outcome: String,
+        outcome: super::outcome::Outcome,
         state: String,
     },
     #[error("the pipeline {path} changed since run {run_id} started")]

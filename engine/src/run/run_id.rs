@@ -3,7 +3,9 @@
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
+use std::path::PathBuf;
 
+use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -48,6 +50,11 @@ impl RunId {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The run's directory under `state_dir`: its journal and its actions' logs.
+    pub fn dir_in(&self, state_dir: &StateDir) -> PathBuf {
+        state_dir.runs_dir().join(&self.0)
     }
 }
 

@@ -47,7 +47,7 @@ pub fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, JournalEr
         path: journal_path(state_dir, id),
     })?;
     let outcome = match (&p.finished, &p.paused, p.interrupted) {
-        (Some(f), _, _) => f.outcome.clone(),
+        (Some(f), _, _) => f.outcome.as_str().to_owned(),
         (None, Some(_), _) => "paused".to_owned(),
         (None, None, true) => "interrupted".to_owned(),
         (None, None, false) => "running".to_owned(),

@@ -3,6 +3,7 @@
 
 mod aggregation;
 mod journal;
+mod legacy_journal;
 mod non_bypass;
 mod property;
 mod regressions;

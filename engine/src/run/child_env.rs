@@ -1,0 +1,60 @@
+//! What the processes of a run see: every var as an environment variable, `SPUR_*` for the
+//! run's place (id, directory, state, iteration, workflow, state directory, the spur
+//! binary), and PATH with the run's prefix first (e.g. the embedded-jq shim).
+
+use super::run_id::RunId;
+use super::runner::{Facts, RunSettings};
+use super::vars::Vars;
+use crate::pipeline::Pipeline;
+
+/// Environment for processes at `state` in `iteration`.
+pub(super) fn process_env(
+    facts: &Facts<'_>,
+    vars: &Vars,
+    state: &str,
+    iteration: u32,
+) -> Vec<(String, String)> {
+    let settings = facts.settings;
+    let mut env: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    env.push(("SPUR_RUN_ID".into(), facts.run_id.to_string()));
+    env.push(("SPUR_RUN_DIR".into(), facts.run_dir.display().to_string()));
+    env.push(("SPUR_STATE".into(), state.to_owned()));
+    env.push(("SPUR_ITERATION".into(), iteration.to_string()));
+    env.push(("SPUR_WORKFLOW".into(), facts.pipeline.name.value.clone()));
+    env.push((
+        "SPUR_STATE_DIR".into(),
+        settings.state_dir.root().display().to_string(),
+    ));
+    if let Some(bin) = &settings.spur_bin {
+        env.push(("SPUR_BIN".into(), bin.display().to_string()));
+    }
+    if let Some(prefix) = &settings.path_prefix {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![prefix.clone()];
+        dirs.extend(std::env::split_paths(&path));
+        if let Ok(joined) = std::env::join_paths(dirs) {
+            env.push(("PATH".into(), joined.to_string_lossy().into_owned()));
+        }
+    }
+    env
+}
+
+/// Vars spur provides: `__runId` and `spurBin` when the pipeline declares them and the
+/// run left them empty / at their default.
+pub(super) fn inject_builtin_vars(
+    pipeline: &Pipeline,
+    vars: &mut Vars,
+    run_id: &RunId,
+    settings: &RunSettings,
+) {
+    if pipeline.var_default("__runId").is_some() && vars.get("__runId").is_none_or(String::is_empty)
+    {
+        vars.insert("__runId".into(), run_id.to_string());
+    }
+    if let Some(bin) = &settings.spur_bin {
+        let default = pipeline.var_default("spurBin");
+        if default.is_some() && vars.get("spurBin").map(String::as_str) == default {
+            vars.insert("spurBin".into(), bin.display().to_string());
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The host of a run on this machine: the journal file `.spur/runs/<run-id>/journal.jsonl`,
+//! the task lock `.spur/locks/<wbs>.lock`, effects run in process, the done gate given to
+//! it, and the interrupt handler following the journal. One `LocalHost` serves one run:
+//! dropping it lets go of the interrupt handler first, then of the journal and the lock.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use super::actions::ActionRun;
+use super::done_gate_port::{DoneGate, GateAnswer, GateRequest};
+use super::effect::{ActionStep, GuardStep};
+use super::guard_eval::GuardResult;
+use super::host::{ActionBody, GuardBody, Pause, Resume, RunHost};
+use super::interrupt::{self, Activation};
+use super::journal::{self, Durability, Event, Journal, JournalContent, Record};
+use super::lock::TaskLock;
+use super::observer::RunObserver;
+use super::run_error::RunError;
+use super::run_id::RunId;
+use crate::store::state_dir::StateDir;
+use crate::store::timestamp::Timestamp;
+use crate::wbs::Wbs;
+
+pub struct LocalHost<'g> {
+    // Declared in drop order: no `interrupted` record can be written once the journal
+    // closed, and the lock outlives both.
+    interrupt: Option<Activation>,
+    journal: Option<Arc<Mutex<Journal>>>,
+    lock: Option<TaskLock>,
+    state_dir: StateDir,
+    durability: Durability,
+    gate: &'g mut dyn DoneGate,
+}
+
+impl<'g> LocalHost<'g> {
+    pub fn new(state_dir: &StateDir, durability: Durability, gate: &'g mut dyn DoneGate) -> Self {
+        Self {
+            interrupt: None,
+            journal: None,
+            lock: None,
+            state_dir: state_dir.clone(),
+            durability,
+            gate,
+        }
+    }
+
+    fn journal_path(&self, run_id: &RunId) -> PathBuf {
+        run_id.dir_in(&self.state_dir).join("journal.jsonl")
+    }
+
+    /// Make `journal` the run's, and the one an interrupt writes to.
+    fn open(&mut self, journal: Journal) {
+        self.interrupt = None;
+        let journal = Arc::new(Mutex::new(journal));
+        self.interrupt = Some(interrupt::activate(Arc::clone(&journal)));
+        self.journal = Some(journal);
+    }
+
+    fn journal(&self) -> Result<MutexGuard<'_, Journal>, RunError> {
+        let journal = self.journal.as_ref().ok_or_else(|| {
+            RunError::JournalIo(std::io::Error::other("no journal is open for this run"))
+        })?;
+        Ok(journal.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl RunHost for LocalHost<'_> {
+    fn now(&mut self) -> Timestamp {
+        Timestamp::now()
+    }
+
+    fn new_run_id(&mut self) -> RunId {
+        RunId::generate(self.now())
+    }
+
+    fn lock_task(&mut self, wbs: &Wbs, run_id: &RunId) -> Result<(), RunError> {
+        self.lock = None;
+        self.lock = Some(TaskLock::acquire(
+            &self.state_dir.lock_path(wbs),
+            wbs.as_str(),
+            run_id.as_str(),
+        )?);
+        Ok(())
+    }
+
+    fn create_journal(&mut self, run_id: &RunId) -> Result<(), RunError> {
+        let run_dir = run_id.dir_in(&self.state_dir);
+        std::fs::create_dir_all(run_dir.join("actions")).map_err(|source| RunError::RunDir {
+            path: run_dir.display().to_string(),
+            source,
+        })?;
+        let journal = Journal::create(&run_dir.join("journal.jsonl"), self.durability)
+            .map_err(RunError::JournalIo)?;
+        self.open(journal);
+        Ok(())
+    }
+
+    fn read_journal(&mut self, run_id: &RunId) -> Result<JournalContent, RunError> {
+        let path = self.journal_path(run_id);
+        if !path.exists() {
+            return Err(RunError::RunNotFound(
+                run_id.to_string(),
+                self.state_dir.root().display().to_string(),
+            ));
+        }
+        Ok(journal::read(&path)?)
+    }
+
+    fn reopen_journal(&mut self, run_id: &RunId, content: &JournalContent) -> Result<(), RunError> {
+        let journal = Journal::reopen(&self.journal_path(run_id), content, self.durability)
+            .map_err(RunError::JournalIo)?;
+        self.open(journal);
+        Ok(())
+    }
+
+    fn append(&mut self, event: Event, observer: &mut dyn RunObserver) -> Result<Record, RunError> {
+        if interrupt::is_interrupting() {
+            // The interrupt handler owns the journal now; stop before any further effect.
+            interrupt::wait_for_exit();
+        }
+        let at = self.now();
+        let record = self
+            .journal()?
+            .append(event, at)
+            .map_err(RunError::JournalIo)?;
+        observer.record(&record);
+        Ok(record)
+    }
+
+    fn run_action(
+        &mut self,
+        step: &ActionStep<'_>,
+        observer: &mut dyn RunObserver,
+        body: &mut ActionBody<'_>,
+    ) -> Result<ActionRun, RunError> {
+        let seq = self.journal()?.next_seq();
+        let log = step.log(seq);
+        self.append(step.started(&log), observer)?;
+        let started = Instant::now();
+        let run = body(&log, observer);
+        if let ActionRun::Finished(result) = &run {
+            let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.append(step.finished(result, duration_ms), observer)?;
+        }
+        Ok(run)
+    }
+
+    fn run_guard(
+        &mut self,
+        step: &GuardStep<'_>,
+        observer: &mut dyn RunObserver,
+        body: &mut GuardBody<'_>,
+    ) -> Result<GuardResult, RunError> {
+        let started = Instant::now();
+        let result = body();
+        let duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.append(step.evaluated(&result, duration_us), observer)?;
+        Ok(result)
+    }
+
+    fn done_gate(&mut self, request: &GateRequest<'_>) -> GateAnswer {
+        self.gate.evaluate(request)
+    }
+
+    /// No one waits here: the process ends paused and `spur continue` brings the answer.
+    fn wait_for_answer(&mut self, _pause: &Pause<'_>) -> Option<Resume> {
+        None
+    }
+}

@@ -1,0 +1,218 @@
+//! Whether a journaled run may go on, judged before anything runs: it exists and is not
+//! finished, its pipeline text is the one it started with (unless allowed), an hitl pause
+//! gets a valid answer and only a pause gets one, and an action that started and never
+//! finished runs again only when asked to.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::actions::HitlQuestion;
+use super::host::RunHost;
+use super::journal::{self, Event, JournalContent, JournalError, PauseKind, Phase};
+use super::plan::{render_ctx, Plan};
+use super::render::render_options;
+use super::replay::{self, Position};
+use super::run_error::RunError;
+use super::run_id::RunId;
+use super::runner::{ResumeRequest, RunSettings};
+use crate::pipeline::Pipeline;
+use crate::store::digest::sha256_hex;
+use crate::store::state_dir::StateDir;
+use crate::wbs::Wbs;
+
+/// A run that may go on, with the task lock held.
+pub(super) struct Resumable {
+    /// The journal as read under the lock: the one the run continues.
+    pub(super) content: JournalContent,
+    pub(super) position: Position,
+    pub(super) plan: Plan,
+    /// The index of the state the run stands in.
+    pub(super) state: usize,
+    pub(super) wbs: Option<Wbs>,
+}
+
+/// Read the run's journal, take its task lock, and check that it may go on.
+pub(super) fn check(
+    request: &ResumeRequest<'_>,
+    settings: &RunSettings,
+    host: &mut dyn RunHost,
+) -> Result<Resumable, RunError> {
+    let pipeline = request.pipeline.pipeline();
+    let run_id = &request.run_id;
+    let run_dir = run_id.dir_in(&settings.state_dir);
+    // Take the task lock before judging the journal: a run still in progress holds it (its
+    // unfinished action is running, not ambiguous), and the journal read after the lock is
+    // the one we continue.
+    let no_start = || {
+        RunError::Journal(JournalError::NoStart {
+            path: run_dir.join("journal.jsonl"),
+        })
+    };
+    let first = host.read_journal(run_id)?;
+    let wbs = replay::replay(&first.records)
+        .ok_or_else(no_start)?
+        .wbs
+        .as_deref()
+        .map(Wbs::parse)
+        .transpose()?;
+    if let Some(w) = &wbs {
+        host.lock_task(w, run_id)?;
+    }
+    let content = host.read_journal(run_id)?;
+    let position = replay::replay(&content.records).ok_or_else(no_start)?;
+    if let Some(f) = &position.finished {
+        return Err(RunError::AlreadyFinished {
+            run_id: run_id.to_string(),
+            outcome: f.outcome,
+            state: f.state.clone(),
+        });
+    }
+    if position.pipeline_sha256 != sha256_hex(pipeline.source.text().as_bytes())
+        && !request.allow_changed_pipeline
+    {
+        return Err(RunError::PipelineChanged {
+            run_id: run_id.to_string(),
+            path: position.pipeline.clone(),
+        });
+    }
+    let plan = Plan::new(pipeline)?;
+    let state_id = match &position.state {
+        Some(s) => s.clone(),
+        None => pipeline.initial_state.value.clone(),
+    };
+    let state = plan
+        .graph
+        .state_index(&state_id)
+        .ok_or_else(|| RunError::UnknownState(state_id.clone()))?;
+    let at = Stop {
+        pipeline,
+        plan: &plan,
+        position: &position,
+        run_id,
+        state,
+        state_id: &state_id,
+    };
+    at.check_answer(request.answer.as_deref())?;
+    if !request.rerun_ambiguous {
+        at.check_ambiguous(&run_dir)?;
+    }
+    Ok(Resumable {
+        content,
+        position,
+        plan,
+        state,
+        wbs,
+    })
+}
+
+/// Where the journal stopped.
+struct Stop<'a> {
+    pipeline: &'a Pipeline,
+    plan: &'a Plan,
+    position: &'a Position,
+    run_id: &'a RunId,
+    state: usize,
+    state_id: &'a str,
+}
+
+impl Stop<'_> {
+    /// What kind of stop are we resuming from, and is the answer right for it?
+    fn check_answer(&self, answer: Option<&str>) -> Result<(), RunError> {
+        let (pipeline, position, run_id) = (self.pipeline, self.position, self.run_id);
+        let awaiting = position
+            .paused
+            .as_ref()
+            .filter(|(kind, _, _)| *kind == PauseKind::Hitl)
+            .and_then(|(_, action, _)| *action);
+        if let Some(index) = awaiting {
+            let question = pipeline
+                .states
+                .get(self.state)
+                .and_then(|s| s.on_enter.get(index))
+                .map(|a| {
+                    let rendered = render_options(
+                        &a.options,
+                        &[],
+                        &render_ctx(
+                            pipeline,
+                            &position.vars,
+                            run_id.as_str(),
+                            self.state_id,
+                            position.iteration,
+                            &self.plan.env_allow,
+                        ),
+                    )
+                    .unwrap_or(Value::Null);
+                    HitlQuestion::of(&a.kind.value, &rendered)
+                });
+            let question = match question {
+                Some(Ok(q)) => q,
+                _ => HitlQuestion::of("hitl.confirm", &Value::Null).unwrap_or(HitlQuestion {
+                    prompt: String::new(),
+                    choices: vec!["yes".into(), "no".into(), "cancel".into()],
+                }),
+            };
+            match answer {
+                None => {
+                    return Err(RunError::AnswerRequired {
+                        run_id: run_id.to_string(),
+                        prompt: question.prompt,
+                        choices: question.choices.join(", "),
+                    })
+                }
+                Some(a) if !question.accepts(a) => {
+                    return Err(RunError::AnswerInvalid {
+                        answer: a.to_owned(),
+                        prompt: question.prompt,
+                        choices: question.choices.join(", "),
+                    })
+                }
+                Some(_) => {}
+            }
+        } else if answer.is_some() && position.paused.is_none() {
+            return Err(RunError::AnswerUnexpected(run_id.to_string()));
+        }
+        Ok(())
+    }
+
+    /// An action that started and never finished may or may not have run: refuse.
+    fn check_ambiguous(&self, run_dir: &std::path::Path) -> Result<(), RunError> {
+        let Some((phase, index)) = self.position.ambiguous() else {
+            return Ok(());
+        };
+        let kind = self
+            .pipeline
+            .states
+            .get(self.state)
+            .and_then(|s| match phase {
+                Phase::Enter => s.on_enter.get(index),
+                Phase::Exit => s.on_exit.get(index),
+            })
+            .map(|a| a.kind.value.clone())
+            .unwrap_or_default();
+        Err(RunError::Ambiguous {
+            run_id: self.run_id.to_string(),
+            state: self.state_id.to_owned(),
+            index,
+            kind,
+            log: run_dir.join("actions").display().to_string(),
+        })
+    }
+}
+
+/// The pipeline file a run was started with (from its journal's `run-started`).
+pub fn recorded_pipeline(state_dir: &StateDir, run_id: &RunId) -> Result<PathBuf, RunError> {
+    let path = run_id.dir_in(state_dir).join("journal.jsonl");
+    if !path.exists() {
+        return Err(RunError::RunNotFound(
+            run_id.to_string(),
+            state_dir.root().display().to_string(),
+        ));
+    }
+    let content = journal::read(&path)?;
+    match content.records.first().map(|r| &r.event) {
+        Some(Event::RunStarted { pipeline, .. }) => Ok(PathBuf::from(pipeline)),
+        _ => Err(RunError::Journal(JournalError::NoStart { path })),
+    }
+}
