@@ -3,14 +3,20 @@
 //! static checker.
 
 pub mod check;
+mod from_node;
 pub mod load;
+mod load_failure;
 pub mod model;
-pub mod raw;
+mod node;
+pub mod read;
 pub mod scalar_span;
+mod yaml_error;
 
 pub use check::{check, CheckedPipeline};
-pub use load::{load, read_source, LoadFailure, Loaded};
+pub use load::{load, Loaded};
+pub use load_failure::LoadFailure;
 pub use model::*;
+pub use read::read_source;
 
 /// The JSON Schema (draft 2020-12) of the pipeline format, printed by `spur schema`.
 pub const SCHEMA_JSON: &str = include_str!("schema.json");
