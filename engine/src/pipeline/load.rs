@@ -4,6 +4,7 @@
 //! diagnostics in [`Loaded`].
 
 mod fields;
+pub(crate) mod option_reader;
 mod options;
 mod scalars;
 mod state;
@@ -221,6 +222,7 @@ impl Loader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::{ActionKind, GuardKind};
 
     fn codes(text: &str) -> Vec<&'static str> {
         let loaded = load(&SourceFile::new("p.yaml", text.to_owned())).unwrap();
@@ -261,6 +263,95 @@ mod tests {
             TerminalReason::Done
         );
         assert_eq!(t.trigger.as_ref().unwrap().value, "go");
-        assert_eq!(t.guard.as_ref().unwrap().kind.value, "always");
+        assert_eq!(t.guard.as_ref().unwrap().kind.value, GuardKind::Always);
+    }
+
+    fn with_actions(actions: &str) -> Loaded {
+        let text = format!(
+            "name: p\ninitialState: a\nstates:\n  - id: a\n    onEnter:\n{actions}transitions: []\n"
+        );
+        load(&SourceFile::new("p.yaml", text)).unwrap()
+    }
+
+    #[test]
+    fn every_built_in_action_kind_reads_with_its_options_typed() {
+        let actions: String = ActionKind::NAMES
+            .iter()
+            .map(|k| format!("      - {{kind: {k}}}\n"))
+            .collect();
+        let loaded = with_actions(&actions);
+        let kinds: Vec<&str> = loaded.pipeline.states[0]
+            .on_enter
+            .iter()
+            .map(|a| a.kind.value.name())
+            .collect();
+        assert_eq!(kinds, ActionKind::NAMES);
+        assert!(!loaded.pipeline.states[0]
+            .on_enter
+            .iter()
+            .any(|a| matches!(a.kind.value, ActionKind::Plugin(_))));
+        let plugin = with_actions("      - {kind: notify.slack, options: {channel: c}}\n");
+        assert!(plugin.diagnostics.is_empty());
+        assert_eq!(
+            plugin.pipeline.states[0].on_enter[0].kind.value,
+            ActionKind::Plugin("notify.slack".into())
+        );
+    }
+
+    #[test]
+    fn a_missing_required_option_is_recorded_and_an_unknown_one_a_warning() {
+        let loaded = with_actions(
+            "      - {kind: json.update, options: {pth: x}}\n      - {kind: agent.run, options: {agent: a, capture: true, mode: m}}\n",
+        );
+        let actions = &loaded.pipeline.states[0].on_enter;
+        assert_eq!(actions[0].missing_options, ["path", "expr"]);
+        let found: Vec<(&str, &str)> = loaded
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [(
+                "spur::check::unknown-option",
+                "unknown option `pth` of action `json.update`"
+            )]
+        );
+        assert_eq!(
+            loaded.diagnostics[0].help.as_deref(),
+            Some("did you mean `path`?")
+        );
+        assert!(!loaded.diagnostics[0].is_error());
+        let checked = crate::pipeline::check(&loaded.pipeline);
+        let missing: Vec<&str> = checked
+            .iter()
+            .filter(|d| d.code == "spur::check::missing-option")
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(
+            missing,
+            [
+                "action `json.update` needs the option `path`",
+                "action `json.update` needs the option `expr`"
+            ]
+        );
+    }
+
+    #[test]
+    fn options_are_typed_as_written_and_templates_kept_for_the_run() {
+        let loaded = with_actions(
+            "      - {kind: shell, options: {command: 'echo ${vars.x}', timeoutMs: '${vars.t}', retries: 2}}\n",
+        );
+        let ActionKind::Shell(shell) = &loaded.pipeline.states[0].on_enter[0].kind.value else {
+            panic!("not a shell action")
+        };
+        assert_eq!(shell.command.written_str().unwrap().value, "echo ${vars.x}");
+        assert_eq!(shell.timeout_ms.as_ref().unwrap().key(), "timeoutMs");
+        let warning = &loaded.diagnostics[0];
+        assert_eq!(warning.code, "spur::check::unknown-option");
+        assert_eq!(
+            warning.help.as_deref(),
+            Some("options of `shell`: `command`, `cwd`, `timeoutMs`, `env`")
+        );
     }
 }

@@ -4,14 +4,14 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 
 use super::jq_guard::JqGuard;
-use super::render::{render, render_options, Mode, RenderContext, RenderError};
-use crate::pipeline::{Guard, OptionValue, Options};
-use crate::source::Located;
+use super::render::{render_options, OptionError, RenderContext};
+use crate::pipeline::{
+    FileExistsOptions, Guard, GuardKind, NestedGuard, NestedGuards, Options, ShellGuardOptions,
+};
 
 /// A guard ready to evaluate.
 #[derive(Debug, Clone)]
@@ -19,9 +19,9 @@ pub enum CompiledGuard {
     Always,
     Never,
     ActionOk,
-    Shell(Options),
+    Shell(ShellGuardOptions),
     Jq(Arc<JqGuard>),
-    FileExists(Options),
+    FileExists(FileExistsOptions),
     All(Vec<CompiledGuard>),
     Any(Vec<CompiledGuard>),
     /// Passes when its guards do not all pass (one guard: plain negation).
@@ -47,7 +47,54 @@ pub struct GuardCompileError {
 
 impl CompiledGuard {
     pub fn compile(guard: &Guard, var_names: &[String]) -> Result<Self, GuardCompileError> {
-        compile(&guard.kind.value, &guard.options, var_names)
+        let kind = &guard.kind.value;
+        let err = |message: &str| GuardCompileError {
+            kind: kind.name().to_owned(),
+            message: message.to_owned(),
+        };
+        Ok(match kind {
+            GuardKind::Always => CompiledGuard::Always,
+            GuardKind::Never => CompiledGuard::Never,
+            GuardKind::ActionOk => CompiledGuard::ActionOk,
+            GuardKind::Shell(options) => CompiledGuard::Shell(options.clone()),
+            GuardKind::FileExists(options) => CompiledGuard::FileExists(options.clone()),
+            GuardKind::Jq(options) => {
+                let expr = options
+                    .expr
+                    .as_ref()
+                    .ok_or_else(|| err("option `expr` is required"))?;
+                CompiledGuard::Jq(Arc::new(
+                    JqGuard::compile(&expr.value, options.file.clone(), var_names)
+                        .map_err(|e| err(&e))?,
+                ))
+            }
+            GuardKind::All(options) | GuardKind::Any(options) | GuardKind::Not(options) => {
+                let NestedGuards::List(items) = &options.guards else {
+                    return Err(err("option `guards` must be a list of guards"));
+                };
+                let mut inner = Vec::with_capacity(items.len());
+                for item in items {
+                    inner.push(match item {
+                        NestedGuard::Guard(nested) => CompiledGuard::compile(nested, var_names)?,
+                        NestedGuard::NotAMapping => {
+                            return Err(err("each entry of `guards` must be a guard mapping"))
+                        }
+                        NestedGuard::NoKind => {
+                            return Err(err("a guard in `guards` has no `kind`"))
+                        }
+                    });
+                }
+                match kind {
+                    GuardKind::All(_) => CompiledGuard::All(inner),
+                    GuardKind::Any(_) => CompiledGuard::Any(inner),
+                    _ => CompiledGuard::Not(inner),
+                }
+            }
+            GuardKind::Plugin(name) => CompiledGuard::Plugin {
+                kind: name.clone(),
+                options: guard.options.clone(),
+            },
+        })
     }
 
     /// The guard's kind as written.
@@ -76,61 +123,6 @@ impl CompiledGuard {
             _ => false,
         }
     }
-}
-
-fn compile(
-    kind: &str,
-    options: &Options,
-    var_names: &[String],
-) -> Result<CompiledGuard, GuardCompileError> {
-    let err = |message: String| GuardCompileError {
-        kind: kind.to_owned(),
-        message,
-    };
-    Ok(match kind {
-        "always" => CompiledGuard::Always,
-        "never" => CompiledGuard::Never,
-        "action-ok" => CompiledGuard::ActionOk,
-        "shell" => CompiledGuard::Shell(options.clone()),
-        "file-exists" => CompiledGuard::FileExists(options.clone()),
-        "jq" => {
-            let expr = options
-                .get_str("expr")
-                .ok_or_else(|| err("option `expr` is required".into()))?;
-            CompiledGuard::Jq(Arc::new(
-                JqGuard::compile(&expr.value, options.get_str("file").cloned(), var_names)
-                    .map_err(err)?,
-            ))
-        }
-        "all" | "any" | "not" => {
-            let Some(OptionValue::List(items, _)) = options.get("guards") else {
-                return Err(err("option `guards` must be a list of guards".into()));
-            };
-            let mut inner = Vec::with_capacity(items.len());
-            for item in items {
-                let OptionValue::Map(map) = item else {
-                    return Err(err("each entry of `guards` must be a guard mapping".into()));
-                };
-                let Some(k) = map.get_str("kind") else {
-                    return Err(err("a guard in `guards` has no `kind`".into()));
-                };
-                let opts = match map.get("options") {
-                    Some(OptionValue::Map(o)) => o.clone(),
-                    _ => Options::default(),
-                };
-                inner.push(compile(&k.value, &opts, var_names)?);
-            }
-            match kind {
-                "all" => CompiledGuard::All(inner),
-                "any" => CompiledGuard::Any(inner),
-                _ => CompiledGuard::Not(inner),
-            }
-        }
-        other => CompiledGuard::Plugin {
-            kind: other.to_owned(),
-            options: options.clone(),
-        },
-    })
 }
 
 /// What a guard sees.
@@ -179,17 +171,19 @@ pub fn evaluate(guard: &CompiledGuard, ctx: &GuardContext<'_>) -> GuardResult {
         },
         CompiledGuard::Shell(options) => shell(options, ctx),
         CompiledGuard::Jq(jq) => jq.evaluate(ctx),
-        CompiledGuard::FileExists(options) => match text_option(options, "path", ctx) {
-            Ok(Some(path)) => {
-                let result = spur_guards::file_exists_guard(&ctx.project_root.join(&path));
-                GuardResult {
-                    passed: result.passed,
-                    detail: Some(result.detail),
+        CompiledGuard::FileExists(options) => {
+            match ctx.render.resolve_lenient(Some(&options.path)) {
+                Ok(Some(path)) => {
+                    let result = spur_guards::file_exists_guard(&ctx.project_root.join(&path));
+                    GuardResult {
+                        passed: result.passed,
+                        detail: Some(result.detail),
+                    }
                 }
+                Ok(None) => GuardResult::closed("file-exists: option `path` is required"),
+                Err(e) => GuardResult::closed(e.to_string()),
             }
-            Ok(None) => GuardResult::closed("file-exists: option `path` is required"),
-            Err(e) => GuardResult::closed(e.to_string()),
-        },
+        }
         CompiledGuard::All(guards) => {
             for g in guards {
                 let r = evaluate(g, ctx);
@@ -228,33 +222,22 @@ fn suffix(r: &GuardResult) -> String {
         .unwrap_or_default()
 }
 
-fn text_option(
-    options: &Options,
-    key: &str,
-    ctx: &GuardContext<'_>,
-) -> Result<Option<String>, RenderError> {
-    options
-        .get_str(key)
-        .map(|v: &Located<String>| render(&v.value, Mode::Text, &ctx.render))
-        .transpose()
-}
-
-fn shell(options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
-    let Some(command) = options.get_str("command") else {
-        return GuardResult::closed("shell: option `command` is required");
-    };
-    let command = match render(&command.value, Mode::Shell, &ctx.render) {
-        Ok(c) => c,
+fn shell(options: &ShellGuardOptions, ctx: &GuardContext<'_>) -> GuardResult {
+    let command = match ctx.render.resolve_lenient(Some(&options.command)) {
+        Ok(Some(command)) => command.0,
+        Ok(None) => return GuardResult::closed("shell: option `command` is required"),
         Err(e) => return GuardResult::closed(e.to_string()),
     };
-    let cwd = match text_option(options, "cwd", ctx) {
+    let cwd = match ctx.render.resolve_lenient(options.cwd.as_ref()) {
         Ok(Some(cwd)) => ctx.project_root.join(cwd),
         Ok(None) => ctx.project_root.to_path_buf(),
         Err(e) => return GuardResult::closed(e.to_string()),
     };
-    let timeout = match timeout(options, ctx) {
-        Ok(t) => t,
-        Err(e) => return GuardResult::closed(e),
+    let timeout = match options.timeout_ms.as_ref().map(|t| ctx.render.resolve(t)) {
+        None => None,
+        Some(Ok(t)) => t,
+        Some(Err(OptionError::Render(e))) => return GuardResult::closed(e.to_string()),
+        Some(Err(e)) => return GuardResult::closed(format!("shell guard: {e}")),
     };
     from_primitive(spur_guards::shell_guard(
         &command,
@@ -271,13 +254,8 @@ fn from_primitive(result: spur_guards::GuardResult) -> GuardResult {
     }
 }
 
-fn timeout(options: &Options, ctx: &GuardContext<'_>) -> Result<Option<Duration>, String> {
-    let rendered = render_options(options, &[], &ctx.render).map_err(|e| e.to_string())?;
-    super::actions::opt_millis(&rendered, "shell guard", "timeoutMs")
-}
-
 fn plugin(kind: &str, options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
-    let options = match render_options(options, &[], &ctx.render) {
+    let options = match render_options(options, &ctx.render) {
         Ok(o) => o,
         Err(e) => return GuardResult::closed(e.to_string()),
     };

@@ -10,22 +10,22 @@ use serde_json::Value;
 use spur_guards::jq::{JqLimits, JqProgram};
 
 use super::guard_eval::{GuardContext, GuardResult};
-use super::render::{render, Mode};
 use super::vars::Vars;
-use crate::source::Located;
+use crate::pipeline::Templated;
 
 #[derive(Debug)]
 pub struct JqGuard {
     program: JqProgram,
     /// The declared var names bound as `$name` (after `$vars`).
     var_names: Vec<String>,
-    file: Option<Located<String>>,
+    /// Not a string: no file, the run context is the input.
+    file: Option<Templated<String>>,
 }
 
 impl JqGuard {
     pub fn compile(
         expr: &str,
-        file: Option<Located<String>>,
+        file: Option<Templated<String>>,
         var_names: &[String],
     ) -> Result<Self, String> {
         let (program, var_names) = compile(expr, var_names)?;
@@ -39,20 +39,12 @@ impl JqGuard {
     pub fn evaluate(&self, ctx: &GuardContext<'_>) -> GuardResult {
         let values = bind(&self.var_names, ctx.render.vars);
         let limits = JqLimits::default();
-        let result = match &self.file {
-            Some(file) => match render(&file.value, Mode::Text, &ctx.render) {
-                Ok(path) => {
-                    let full = ctx.project_root.join(Path::new(&path));
-                    spur_guards::jq_file_guard(&self.program, &full, &values, &limits)
-                }
-                Err(e) => {
-                    return GuardResult {
-                        passed: false,
-                        detail: Some(e.to_string()),
-                    }
-                }
-            },
-            None => {
+        let result = match ctx.render.resolve_lenient(self.file.as_ref()) {
+            Ok(Some(path)) => {
+                let full = ctx.project_root.join(Path::new(&path));
+                spur_guards::jq_file_guard(&self.program, &full, &values, &limits)
+            }
+            Ok(None) => {
                 let input = serde_json::json!({
                     "vars": ctx.render.vars,
                     "state": ctx.render.state,
@@ -60,6 +52,12 @@ impl JqGuard {
                     "lastAction": ctx.last_action,
                 });
                 spur_guards::jq_guard_passes(&self.program, &input, &values, &limits)
+            }
+            Err(e) => {
+                return GuardResult {
+                    passed: false,
+                    detail: Some(e.to_string()),
+                }
             }
         };
         GuardResult {

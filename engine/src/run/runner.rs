@@ -9,9 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde_json::Value;
-
-use super::actions::{self, ActionContext, ActionResult, ActionRun, HitlQuestion};
+use super::actions::{self, ActionContext, ActionRun, HitlQuestion};
 use super::done_gate_port::{DoneGate, GateAnswer, GateRequest};
 use super::guard_eval::{self, CompiledGuard, GuardContext};
 use super::interrupt;
@@ -19,13 +17,13 @@ use super::journal::{self, Durability, Event, Journal, PauseKind, Phase, Record}
 use super::lock::TaskLock;
 use super::observer::RunObserver;
 use super::outcome::{DoneGateReport, Outcome, RunOutcome, StopReason};
-use super::render::{render_options, RenderContext};
+use super::render::RenderContext;
 use super::replay::{self, SequenceProgress};
 use super::run_error::RunError;
 use super::run_id::RunId;
 use super::vars::Vars;
 use crate::graph::TransitionGraph;
-use crate::pipeline::{Action, CheckedPipeline, OnError, Pipeline, TerminalReason};
+use crate::pipeline::{Action, ActionKind, CheckedPipeline, OnError, Pipeline, TerminalReason};
 use crate::store::digest::sha256_hex;
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
@@ -211,9 +209,8 @@ pub fn resume(
             .get(state)
             .and_then(|s| s.on_enter.get(index))
             .map(|a| {
-                let rendered = render_options(
-                    &a.options,
-                    &[],
+                HitlQuestion::of(
+                    &a.kind.value,
                     &render_ctx(
                         pipeline,
                         &position.vars,
@@ -223,15 +220,10 @@ pub fn resume(
                         &plan.env_allow,
                     ),
                 )
-                .unwrap_or(Value::Null);
-                HitlQuestion::of(&a.kind.value, &rendered)
             });
         let question = match question {
             Some(Ok(q)) => q,
-            _ => HitlQuestion::of("hitl.confirm", &Value::Null).unwrap_or(HitlQuestion {
-                prompt: String::new(),
-                choices: vec!["yes".into(), "no".into(), "cancel".into()],
-            }),
+            _ => HitlQuestion::confirm(None),
         };
         match &request.answer {
             None => {
@@ -262,7 +254,7 @@ pub fn resume(
                     Phase::Enter => s.on_enter.get(index),
                     Phase::Exit => s.on_exit.get(index),
                 })
-                .map(|a| a.kind.value.clone())
+                .map(|a| a.kind.value.to_string())
                 .unwrap_or_default();
             return Err(RunError::Ambiguous {
                 run_id: run_id.to_string(),
@@ -842,7 +834,7 @@ impl Run<'_, '_> {
         answer: Option<String>,
     ) -> Result<ActionRun, RunError> {
         let state_id = self.state_id(c.state).to_owned();
-        let kind = action.kind.value.clone();
+        let kind = action.kind.value.to_string();
         let seq = self
             .journal
             .lock()
@@ -865,29 +857,24 @@ impl Run<'_, '_> {
             c.iteration,
             &self.plan.env_allow,
         );
-        let run = match render_options(&action.options, actions::shell_keys(&kind), &render) {
-            Err(e) => ActionRun::Finished(ActionResult::failed(format!("{kind}: {e}"))),
-            Ok(options) => {
-                let env = self.process_env(&state_id, c.iteration);
-                let log_path = self.run_dir.join(&log_rel);
-                let observer = &mut *self.observer;
-                let mut ask = |q: &HitlQuestion| observer.ask(q);
-                let mut ctx = ActionContext {
-                    kind: &kind,
-                    options: &options,
-                    vars: &self.vars,
-                    state_dir: &self.settings.state_dir,
-                    project_root: self.settings.state_dir.project_root(),
-                    run_dir: &self.run_dir,
-                    run_id: self.run_id.as_str(),
-                    log_path: &log_path,
-                    env: &env,
-                    answer: answer.as_deref(),
-                    ask: &mut ask,
-                };
-                actions::run(&mut ctx)
-            }
+        let env = self.process_env(&state_id, c.iteration);
+        let log_path = self.run_dir.join(&log_rel);
+        let observer = &mut *self.observer;
+        let mut ask = |q: &HitlQuestion| observer.ask(q);
+        let mut ctx = ActionContext {
+            action,
+            render,
+            vars: &self.vars,
+            state_dir: &self.settings.state_dir,
+            project_root: self.settings.state_dir.project_root(),
+            run_dir: &self.run_dir,
+            run_id: self.run_id.as_str(),
+            log_path: &log_path,
+            env: &env,
+            answer: answer.as_deref(),
+            ask: &mut ask,
         };
+        let run = actions::run(&mut ctx);
         if let ActionRun::Finished(result) = &run {
             let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             self.append(Event::ActionFinished {
@@ -1014,10 +1001,10 @@ impl Run<'_, '_> {
 }
 
 /// The terminal reason of a failed action: a timeout, a failed agent, or a failed check.
-fn failure_reason(kind: &str, timed_out: bool) -> TerminalReason {
+fn failure_reason(kind: &ActionKind, timed_out: bool) -> TerminalReason {
     if timed_out {
         TerminalReason::FailedTimeout
-    } else if kind == "agent.run" {
+    } else if matches!(kind, ActionKind::AgentRun(_)) {
         TerminalReason::FailedAgent
     } else {
         TerminalReason::FailedCheck

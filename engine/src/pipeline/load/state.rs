@@ -2,12 +2,14 @@
 //! `options`, `onError`). A state without a valid id is left out (the finding says why).
 
 use crate::diagnostic::Diagnostic;
+use crate::pipeline::action_kind::ActionKind;
 use crate::pipeline::from_node::{FromNode, Loader, CODE_TYPE};
 use crate::pipeline::model::{Action, OnError, State};
 use crate::pipeline::node::Node;
 use crate::source::Located;
 
 use super::fields::Fields;
+use super::option_reader::OptionReader;
 use super::scalars::StateRef;
 use super::{ACTION_KEYS, STATE_KEYS};
 
@@ -47,8 +49,11 @@ impl FromNode for Action {
 
     fn from_node(cx: &mut Loader<'_>, node: &Node, _what: &str) -> Option<Self> {
         let fields = cx.fields(node, "an action", ACTION_KEYS)?;
-        let kind = cx.kind_field(&fields, "action")?;
+        let written = cx.kind_field(&fields, "action")?;
         let options = cx.options(&fields, node);
+        let mut r = OptionReader::new(cx.source, &mut cx.diagnostics, "action", &written, &options);
+        let kind = Located::new(ActionKind::read(&written.value, &mut r), written.span);
+        let missing_options = r.finish();
         let on_error = fields
             .get("onError")
             .and_then(|n| cx.read::<Option<Located<OnError>>>(n, "`onError`"))
@@ -56,6 +61,7 @@ impl FromNode for Action {
         Some(Action {
             kind,
             options,
+            missing_options,
             on_error,
             span: fields.span,
         })

@@ -3,11 +3,13 @@
 //! reference at the mapping, which the checker skips: the finding is already made.
 
 use crate::pipeline::from_node::{FromNode, Loader};
+use crate::pipeline::guard_kind::GuardKind;
 use crate::pipeline::model::{Guard, TerminalReason, Transition};
 use crate::pipeline::node::Node;
 use crate::source::Located;
 
 use super::fields::Fields;
+use super::option_reader::OptionReader;
 use super::scalars::StateRef;
 use super::{GUARD_KEYS, TRANSITION_KEYS};
 
@@ -62,11 +64,15 @@ impl FromNode for Guard {
 
     fn from_node(cx: &mut Loader<'_>, node: &Node, _what: &str) -> Option<Self> {
         let fields = cx.fields(node, "a guard", GUARD_KEYS)?;
-        let kind = cx.kind_field(&fields, "guard")?;
+        let written = cx.kind_field(&fields, "guard")?;
         let options = cx.options(&fields, node);
+        let mut r = OptionReader::new(cx.source, &mut cx.diagnostics, "guard", &written, &options);
+        let kind = Located::new(GuardKind::read(&written.value, &mut r), written.span);
+        let missing_options = r.finish();
         Some(Guard {
             kind,
             options,
+            missing_options,
             span: fields.span,
         })
     }

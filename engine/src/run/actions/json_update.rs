@@ -1,17 +1,15 @@
 //! `json.update`: rewrite a JSON file (`path`) with a jq expression (`expr`), atomically.
 //! `$vars` and each var as `$name` are bound, as in jq guards.
 
-use super::{project_path, required_str, ActionContext, ActionResult};
+use super::{project_path, ActionContext, ActionResult};
+use crate::pipeline::JsonUpdateOptions;
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
-    let (path, expr) = match (
-        required_str(ctx.options, "json.update", "path"),
-        required_str(ctx.options, "json.update", "expr"),
-    ) {
+pub fn run(ctx: &ActionContext<'_>, options: &JsonUpdateOptions) -> ActionResult {
+    let (path, expr) = match (ctx.required(&options.path), ctx.required(&options.expr)) {
         (Ok(p), Ok(e)) => (p, e),
         (Err(e), _) | (_, Err(e)) => return ActionResult::failed(e),
     };
-    let full = project_path(ctx, path);
+    let full = project_path(ctx, &path);
     let text = match std::fs::read_to_string(&full) {
         Ok(t) => t,
         Err(e) => return ActionResult::failed(format!("json.update: cannot read {path}: {e}")),
@@ -20,7 +18,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
         Ok(v) => v,
         Err(e) => return ActionResult::failed(format!("json.update: {path} is not JSON: {e}")),
     };
-    let output = match crate::run::jq_guard::eval_first(expr, input, ctx.vars) {
+    let output = match crate::run::jq_guard::eval_first(&expr, input, ctx.vars) {
         Ok(v) => v,
         Err(e) => return ActionResult::failed(format!("json.update: {e}")),
     };
