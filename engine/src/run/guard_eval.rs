@@ -4,8 +4,10 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
+use spur_guards::GuardResult;
 
 use super::jq_guard::JqGuard;
 use super::render::{render_options, OptionError, RenderContext};
@@ -136,88 +138,57 @@ pub struct GuardContext<'a> {
     pub last_action: &'a Value,
 }
 
-/// A guard's result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GuardResult {
-    pub passed: bool,
-    /// Why it did not pass (or what it saw), for the journal.
-    pub detail: Option<String>,
-}
-
-impl GuardResult {
-    fn pass(passed: bool) -> Self {
-        Self {
-            passed,
-            detail: None,
-        }
-    }
-
-    fn closed(detail: impl Into<String>) -> Self {
-        Self {
-            passed: false,
-            detail: Some(detail.into()),
-        }
-    }
+/// A guard that could not be evaluated: it does not pass, and says why.
+fn closed(detail: impl Into<String>) -> GuardResult {
+    GuardResult::fail(detail, Duration::ZERO)
 }
 
 /// Evaluate a guard; never errors (an unevaluable guard does not pass).
 pub fn evaluate(guard: &CompiledGuard, ctx: &GuardContext<'_>) -> GuardResult {
     match guard {
-        CompiledGuard::Always => GuardResult::pass(true),
-        CompiledGuard::Never => GuardResult::pass(false),
+        CompiledGuard::Always => GuardResult::bare(true),
+        CompiledGuard::Never => GuardResult::bare(false),
         CompiledGuard::ActionOk => match ctx.last_action_ok {
-            Some(ok) => GuardResult::pass(ok),
-            None => GuardResult::closed("the state ran no action"),
+            Some(ok) => GuardResult::bare(ok),
+            None => closed("the state ran no action"),
         },
         CompiledGuard::Shell(options) => shell(options, ctx),
         CompiledGuard::Jq(jq) => jq.evaluate(ctx),
         CompiledGuard::FileExists(options) => {
             match ctx.render.resolve_lenient(Some(&options.path)) {
-                Ok(Some(path)) => {
-                    let result = spur_guards::file_exists_guard(&ctx.project_root.join(&path));
-                    GuardResult {
-                        passed: result.passed,
-                        detail: Some(result.detail),
-                    }
-                }
-                Ok(None) => GuardResult::closed("file-exists: option `path` is required"),
-                Err(e) => GuardResult::closed(e.to_string()),
+                Ok(Some(path)) => spur_guards::file_exists_guard(&ctx.project_root.join(&path)),
+                Ok(None) => closed("file-exists: option `path` is required"),
+                Err(e) => closed(e.to_string()),
             }
         }
         CompiledGuard::All(guards) => {
             for g in guards {
                 let r = evaluate(g, ctx);
                 if !r.passed {
-                    return GuardResult {
-                        passed: false,
-                        detail: Some(format!("{} did not pass{}", g.kind(), suffix(&r))),
-                    };
+                    let detail = format!("{} did not pass{}", g.kind(), suffix(&r));
+                    return GuardResult::fail(detail, Duration::ZERO);
                 }
             }
-            GuardResult::pass(true)
+            GuardResult::bare(true)
         }
         CompiledGuard::Any(guards) => {
             for g in guards {
                 if evaluate(g, ctx).passed {
-                    return GuardResult {
-                        passed: true,
-                        detail: Some(format!("{} passed", g.kind())),
-                    };
+                    return GuardResult::pass(format!("{} passed", g.kind()), Duration::ZERO);
                 }
             }
-            GuardResult::pass(false)
+            GuardResult::bare(false)
         }
         CompiledGuard::Not(guards) => {
             let all = guards.iter().all(|g| evaluate(g, ctx).passed);
-            GuardResult::pass(!all)
+            GuardResult::bare(!all)
         }
         CompiledGuard::Plugin { kind, options } => plugin(kind, options, ctx),
     }
 }
 
 fn suffix(r: &GuardResult) -> String {
-    r.detail
-        .as_deref()
+    r.detail_if_any()
         .map(|d| format!(": {d}"))
         .unwrap_or_default()
 }
@@ -225,21 +196,21 @@ fn suffix(r: &GuardResult) -> String {
 fn shell(options: &ShellGuardOptions, ctx: &GuardContext<'_>) -> GuardResult {
     let command = match ctx.render.resolve_lenient(Some(&options.command)) {
         Ok(Some(command)) => command.0,
-        Ok(None) => return GuardResult::closed("shell: option `command` is required"),
-        Err(e) => return GuardResult::closed(e.to_string()),
+        Ok(None) => return closed("shell: option `command` is required"),
+        Err(e) => return closed(e.to_string()),
     };
     let cwd = match ctx.render.resolve_lenient(options.cwd.as_ref()) {
         Ok(Some(cwd)) => ctx.project_root.join(cwd),
         Ok(None) => ctx.project_root.to_path_buf(),
-        Err(e) => return GuardResult::closed(e.to_string()),
+        Err(e) => return closed(e.to_string()),
     };
     let timeout = match options.timeout_ms.as_ref().map(|t| ctx.render.resolve(t)) {
         None => None,
         Some(Ok(t)) => t,
-        Some(Err(OptionError::Render(e))) => return GuardResult::closed(e.to_string()),
-        Some(Err(e)) => return GuardResult::closed(format!("shell guard: {e}")),
+        Some(Err(OptionError::Render(e))) => return closed(e.to_string()),
+        Some(Err(e)) => return closed(format!("shell guard: {e}")),
     };
-    from_primitive(spur_guards::shell_guard(
+    quiet_pass(spur_guards::shell_guard(
         &command,
         ctx.env,
         Some(&cwd),
@@ -247,17 +218,18 @@ fn shell(options: &ShellGuardOptions, ctx: &GuardContext<'_>) -> GuardResult {
     ))
 }
 
-fn from_primitive(result: spur_guards::GuardResult) -> GuardResult {
-    GuardResult {
-        passed: result.passed,
-        detail: (!result.passed).then_some(result.detail),
+/// A shell or plugin guard that passed has nothing to explain.
+fn quiet_pass(mut result: GuardResult) -> GuardResult {
+    if result.passed {
+        result.detail.clear();
     }
+    result
 }
 
 fn plugin(kind: &str, options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
     let options = match render_options(options, &ctx.render) {
         Ok(o) => o,
-        Err(e) => return GuardResult::closed(e.to_string()),
+        Err(e) => return closed(e.to_string()),
     };
     let run = spur_guards::PluginRun {
         env: ctx.env,
@@ -265,5 +237,5 @@ fn plugin(kind: &str, options: &Options, ctx: &GuardContext<'_>) -> GuardResult 
         timeout: None,
         log_file: None,
     };
-    from_primitive(spur_guards::plugin_guard(kind, &options, &run))
+    quiet_pass(spur_guards::plugin_guard(kind, &options, &run))
 }

@@ -8,8 +8,9 @@ use std::path::Path;
 
 use serde_json::Value;
 use spur_guards::jq::{JqLimits, JqProgram};
+use spur_guards::GuardResult;
 
-use super::guard_eval::{GuardContext, GuardResult};
+use super::guard_eval::GuardContext;
 use super::vars::Vars;
 use crate::pipeline::Templated;
 
@@ -39,7 +40,7 @@ impl JqGuard {
     pub fn evaluate(&self, ctx: &GuardContext<'_>) -> GuardResult {
         let values = bind(&self.var_names, ctx.render.vars);
         let limits = JqLimits::default();
-        let result = match ctx.render.resolve_lenient(self.file.as_ref()) {
+        match ctx.render.resolve_lenient(self.file.as_ref()) {
             Ok(Some(path)) => {
                 let full = ctx.project_root.join(Path::new(&path));
                 spur_guards::jq_file_guard(&self.program, &full, &values, &limits)
@@ -53,16 +54,7 @@ impl JqGuard {
                 });
                 spur_guards::jq_guard_passes(&self.program, &input, &values, &limits)
             }
-            Err(e) => {
-                return GuardResult {
-                    passed: false,
-                    detail: Some(e.to_string()),
-                }
-            }
-        };
-        GuardResult {
-            passed: result.passed,
-            detail: Some(result.detail),
+            Err(e) => GuardResult::fail(e.to_string(), std::time::Duration::ZERO),
         }
     }
 }

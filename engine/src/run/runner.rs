@@ -706,13 +706,7 @@ impl Run<'_, '_> {
             };
             let started = Instant::now();
             let (kind, result) = match self.plan.guards.get(t).and_then(Option::as_ref) {
-                None => (
-                    "none".to_owned(),
-                    guard_eval::GuardResult {
-                        passed: true,
-                        detail: None,
-                    },
-                ),
+                None => ("none".to_owned(), spur_guards::GuardResult::bare(true)),
                 Some(guard) => {
                     let ctx = GuardContext {
                         render: render_ctx(
@@ -738,7 +732,7 @@ impl Run<'_, '_> {
                 to: transition.to.value.clone(),
                 kind,
                 passed: result.passed,
-                detail: result.detail,
+                detail: result.detail_if_any().map(str::to_owned),
                 duration_us,
             })?;
             if result.passed {
