@@ -1,7 +1,7 @@
 //! `run.artifact`: record a path and its kind in the run (`artifacts.jsonl` of the run
-//! directory, with the file's sha256 when it exists) — never the body.
+//! directory, with the file's sha256 when it is a readable regular file) — never the body.
 
-use super::{project_path, ActionContext, ActionResult};
+use super::{project_path, worktree, ActionContext, ActionResult};
 use crate::pipeline::ArtifactOptions;
 
 pub fn run(ctx: &ActionContext<'_>, options: &ArtifactOptions) -> ActionResult {
@@ -17,9 +17,9 @@ pub fn run(ctx: &ActionContext<'_>, options: &ArtifactOptions) -> ActionResult {
         Ok(r) => r,
         Err(e) => return ActionResult::failed(e),
     };
-    let sha256 = std::fs::read(project_path(ctx, &path))
+    let sha256 = worktree::file_sha256(&project_path(ctx, &path))
         .ok()
-        .map(|bytes| crate::store::digest::sha256_hex(&bytes));
+        .map(|digest| crate::store::digest::hex(&digest));
     let line = serde_json::json!({
         "path": path,
         "kind": kind,

@@ -3,7 +3,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::{project_path, worktree, ActionContext, ActionResult};
+use super::{project_path, read_failure, worktree, ActionContext, ActionResult};
 use crate::pipeline::FingerprintOptions;
 
 pub fn run(ctx: &ActionContext<'_>, options: &FingerprintOptions) -> ActionResult {
@@ -28,11 +28,12 @@ pub fn run(ctx: &ActionContext<'_>, options: &FingerprintOptions) -> ActionResul
     hasher.update(tree.as_bytes());
     if let Some(task_file) = task_file {
         hasher.update([0]);
-        match std::fs::read(project_path(ctx, &task_file)) {
-            Ok(bytes) => hasher.update(Sha256::digest(&bytes)),
+        match worktree::file_sha256(&project_path(ctx, &task_file)) {
+            Ok(digest) => hasher.update(digest),
             Err(e) => {
                 return ActionResult::failed(format!(
-                    "proof.fingerprint: cannot read taskFile {task_file}: {e}"
+                    "proof.fingerprint: cannot read taskFile {task_file}: {}",
+                    read_failure(e)
                 ))
             }
         }

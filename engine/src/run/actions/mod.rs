@@ -23,6 +23,7 @@ use std::time::Duration;
 use super::render::{OptionError, RenderContext};
 use super::vars::Vars;
 use crate::pipeline::{Action, ActionKind, FromRendered, Templated};
+use crate::store::bounded_read::ReadError;
 use crate::store::state_dir::StateDir;
 
 pub use hitl::HitlQuestion;
@@ -182,6 +183,15 @@ impl ActionContext<'_> {
         option: Option<&Templated<Duration>>,
     ) -> Result<Option<Duration>, String> {
         option.map_or(Ok(None), |o| self.resolve(o))
+    }
+}
+
+/// Why a file could not be read: for a missing file the operating system's words, as
+/// actions have always given them; the bounded reader's otherwise.
+pub(crate) fn read_failure(e: ReadError) -> String {
+    match e {
+        ReadError::Missing => std::io::Error::from_raw_os_error(libc::ENOENT).to_string(),
+        other => other.to_string(),
     }
 }
 
