@@ -1,4 +1,4 @@
-//! The loader: pipeline text → typed [`Pipeline`] (DESIGN §2), in one pass over the YAML
+//! The loader: pipeline text → typed [`Pipeline`], in one pass over the YAML
 //! node tree. Hostile input ends in one [`LoadFailure`]; findings that still let a model be
 //! built (unknown keys, wrong types, duplicate keys…) are collected, all at once, as
 //! diagnostics in [`Loaded`].
