@@ -14,17 +14,14 @@ fn loc<T>(value: T) -> Located<T> {
 }
 
 fn guard(kind: &str, key: &str, value: &str) -> Option<Guard> {
-    Some(Guard {
-        kind: loc(kind.to_owned()),
-        options: Options {
-            entries: vec![(
-                loc(key.to_owned()),
-                OptionValue::String(loc(value.to_owned())),
-            )],
-            span: Span::default(),
-        },
+    let options = Options {
+        entries: vec![(
+            loc(key.to_owned()),
+            OptionValue::String(loc(value.to_owned())),
+        )],
         span: Span::default(),
-    })
+    };
+    Some(Guard::new(loc(kind.to_owned()), options, Span::default()))
 }
 
 fn pipeline(n: usize) -> Pipeline {

@@ -9,7 +9,7 @@ use petgraph::algo::tarjan_scc;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::{Dfs, EdgeRef, Reversed, Walker};
 
-use crate::pipeline::{Pipeline, Transition};
+use crate::pipeline::{GuardKind, Pipeline, Transition};
 
 mod dot;
 mod json;
@@ -77,7 +77,7 @@ pub fn is_unconditional(transition: &Transition) -> bool {
     transition
         .guard
         .as_ref()
-        .is_none_or(|g| g.kind.value == "always")
+        .is_none_or(|g| matches!(g.kind.value, GuardKind::Always))
 }
 
 impl TransitionGraph {
@@ -400,10 +400,8 @@ mod tests {
                     to: loc((*to).to_owned()),
                     description: None,
                     trigger: None,
-                    guard: guard.map(|kind| Guard {
-                        kind: loc(kind.to_owned()),
-                        options: Options::default(),
-                        span: Span::default(),
+                    guard: guard.map(|kind| {
+                        Guard::new(loc(kind.to_owned()), Options::default(), Span::default())
                     }),
                     terminal_reason: None,
                     span: Span::default(),

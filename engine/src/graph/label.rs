@@ -4,7 +4,8 @@
 //! wins.
 
 use super::TransitionGraph;
-use crate::pipeline::{Guard, OptionValue, Options, Pipeline};
+use crate::pipeline::{Guard, GuardKind, NestedGuard, NestedGuards, Options, Pipeline};
+use crate::source::Located;
 
 /// The label of transition `t` in a drawing: `[rank. ]guard`, where rank is its place among
 /// its source state's transitions (only when there are several), an unconditional transition
@@ -55,7 +56,7 @@ pub struct GuardSummary {
 impl GuardSummary {
     pub fn of(guard: &Guard) -> GuardSummary {
         GuardSummary {
-            kind: guard.kind.value.clone(),
+            kind: guard.kind.value.name().to_owned(),
             summary: summarize(&guard.kind.value, &guard.options)
                 .map(|text| shorten(&text, SUMMARY_CHARS))
                 .filter(|text| !text.is_empty()),
@@ -73,57 +74,49 @@ impl GuardSummary {
     }
 }
 
-/// The full (uncut) text that describes a guard of `kind` with `options`.
-fn summarize(kind: &str, options: &Options) -> Option<String> {
-    let text = |key: &str| options.get_str(key).map(|s| s.value.clone());
+/// The full (uncut) text that describes a guard of `kind` with `options` (as written).
+fn summarize(kind: &GuardKind, options: &Options) -> Option<String> {
+    let text = |value: Option<&Located<String>>| value.map(|s| s.value.clone());
     match kind {
-        "always" | "never" | "action-ok" => None,
-        "shell" => text("command"),
-        "jq" => {
-            let expr = text("expr")?;
-            Some(match text("file") {
+        GuardKind::Always | GuardKind::Never | GuardKind::ActionOk => None,
+        GuardKind::Shell(o) => text(o.command.written_str()),
+        GuardKind::Jq(o) => {
+            let expr = text(o.expr.as_ref())?;
+            Some(match text(o.file.as_ref().and_then(|f| f.written_str())) {
                 Some(file) => format!("{expr} ({file})"),
                 None => expr,
             })
         }
-        "file-exists" => text("path"),
-        _ if is_combinator(kind) => {
-            let inner: Vec<String> = match options.get("guards") {
-                Some(OptionValue::List(items, _)) => items.iter().map(nested).collect(),
-                Some(single @ OptionValue::Map(_)) => vec![nested(single)],
-                _ => Vec::new(),
+        GuardKind::FileExists(o) => text(o.path.written_str()),
+        GuardKind::All(o) | GuardKind::Any(o) | GuardKind::Not(o) => {
+            let inner: Vec<String> = match &o.guards {
+                NestedGuards::List(items) => items.iter().map(nested).collect(),
+                NestedGuards::Single(single) => vec![nested(single)],
+                NestedGuards::Invalid => Vec::new(),
             };
             Some(inner.join(", "))
         }
         // A plugin: its options as compact JSON tell the reader what it checks.
-        _ if options.entries.is_empty() => None,
-        _ => Some(options.to_json().to_string()),
+        GuardKind::Plugin(_) if options.entries.is_empty() => None,
+        GuardKind::Plugin(_) => Some(options.to_json().to_string()),
     }
 }
 
 /// A guard nested in a combinator, as `kind` or `kind summary` (or `?` when malformed).
-fn nested(value: &OptionValue) -> String {
-    let OptionValue::Map(map) = value else {
+fn nested(guard: &NestedGuard) -> String {
+    let NestedGuard::Guard(guard) = guard else {
         return "?".to_owned();
     };
-    let Some(kind) = map.get_str("kind") else {
-        return "?".to_owned();
-    };
-    let empty = Options::default();
-    let options = match map.get("options") {
-        Some(OptionValue::Map(options)) => options,
-        _ => &empty,
-    };
-    let kind = kind.value.as_str();
-    match summarize(kind, options) {
-        Some(summary) if is_combinator(kind) => format!("{kind}({summary})"),
+    let kind = &guard.kind.value;
+    let combinator = matches!(
+        kind,
+        GuardKind::All(_) | GuardKind::Any(_) | GuardKind::Not(_)
+    );
+    match summarize(kind, &guard.options) {
+        Some(summary) if combinator => format!("{kind}({summary})"),
         Some(summary) => format!("{kind} {summary}"),
-        None => kind.to_owned(),
+        None => kind.to_string(),
     }
-}
-
-fn is_combinator(kind: &str) -> bool {
-    matches!(kind, "all" | "any" | "not")
 }
 
 /// Whitespace runs (newlines included) become one space; longer than `max` characters is cut
@@ -142,7 +135,8 @@ pub fn shorten(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::{Located, Span};
+    use crate::pipeline::OptionValue;
+    use crate::source::Span;
 
     fn s(text: &str) -> Located<String> {
         Located::new(text.to_owned(), Span::default())
@@ -160,11 +154,7 @@ mod tests {
     }
 
     fn guard(kind: &str, opts: Options) -> Guard {
-        Guard {
-            kind: s(kind),
-            options: opts,
-            span: Span::default(),
-        }
+        Guard::new(s(kind), opts, Span::default())
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The typed pipeline model. Every value that a diagnostic may point at keeps its span in
 //! the source file. Built by the loader; read by the checker, the graph and the runner.
 
+use crate::pipeline::action_kind::ActionKind;
+use crate::pipeline::guard_kind::GuardKind;
 use crate::source::{Located, SourceFile, Span};
 
 /// The default `iterationBound` when a pipeline declares none.
@@ -60,17 +62,25 @@ pub struct Transition {
 /// An action of `onEnter` / `onExit`: `{kind, options, onError}`.
 #[derive(Debug, Clone)]
 pub struct Action {
-    pub kind: Located<String>,
+    /// The kind with its options typed; the span is the `kind` value's.
+    pub kind: Located<ActionKind>,
+    /// The options as written (every string in them is a template).
     pub options: Options,
+    /// Options the kind requires that are not written (the checker reports them).
+    pub missing_options: Vec<String>,
     pub on_error: Option<Located<OnError>>,
     pub span: Span,
 }
 
 /// A guard: `{kind, options}`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Guard {
-    pub kind: Located<String>,
+    /// The kind with its options typed; the span is the `kind` value's.
+    pub kind: Located<GuardKind>,
+    /// The options as written (every string in them is a template).
     pub options: Options,
+    /// Options the kind requires that are not written (the checker reports them).
+    pub missing_options: Vec<String>,
     pub span: Span,
 }
 

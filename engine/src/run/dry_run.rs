@@ -6,7 +6,9 @@
 use serde::Serialize;
 
 use crate::graph::TransitionGraph;
-use crate::pipeline::{CheckedPipeline, Guard, OptionValue};
+use crate::pipeline::{
+    CheckedPipeline, CombinatorOptions, Guard, GuardKind, NestedGuard, NestedGuards,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -53,38 +55,28 @@ pub struct DryRun {
 
 /// Decide what can be decided. `None`: the guard needs a real run.
 fn decidable(guard: Option<&Guard>) -> Option<bool> {
-    let Some(guard) = guard else {
-        return Some(true);
-    };
-    decide(&guard.kind.value, guard.options.get("guards"))
+    guard.map_or(Some(true), |g| decide(&g.kind.value))
 }
 
-fn decide(kind: &str, inner: Option<&OptionValue>) -> Option<bool> {
-    let nested = || -> Option<Vec<bool>> {
-        let Some(OptionValue::List(items, _)) = inner else {
+fn decide(kind: &GuardKind) -> Option<bool> {
+    let nested = |options: &CombinatorOptions| -> Option<Vec<bool>> {
+        let NestedGuards::List(items) = &options.guards else {
             return None;
         };
         items
             .iter()
-            .map(|i| match i {
-                OptionValue::Map(m) => {
-                    let k = m.get_str("kind")?;
-                    let opts = match m.get("options") {
-                        Some(OptionValue::Map(o)) => o.get("guards"),
-                        _ => None,
-                    };
-                    decide(&k.value, opts)
-                }
-                _ => None,
+            .map(|item| match item {
+                NestedGuard::Guard(g) => decide(&g.kind.value),
+                NestedGuard::NotAMapping | NestedGuard::NoKind => None,
             })
             .collect()
     };
     match kind {
-        "always" => Some(true),
-        "never" => Some(false),
-        "all" => nested().map(|v| v.iter().all(|b| *b)),
-        "any" => nested().map(|v| v.iter().any(|b| *b)),
-        "not" => nested().map(|v| !v.iter().all(|b| *b)),
+        GuardKind::Always => Some(true),
+        GuardKind::Never => Some(false),
+        GuardKind::All(o) => nested(o).map(|v| v.iter().all(|b| *b)),
+        GuardKind::Any(o) => nested(o).map(|v| v.iter().any(|b| *b)),
+        GuardKind::Not(o) => nested(o).map(|v| !v.iter().all(|b| *b)),
         _ => None,
     }
 }
@@ -120,7 +112,7 @@ pub fn dry_run(checked: &CheckedPipeline) -> DryRun {
             actions: state
                 .on_enter
                 .iter()
-                .map(|a| a.kind.value.clone())
+                .map(|a| a.kind.value.to_string())
                 .collect(),
         });
         if graph.is_terminal(s) {
@@ -148,7 +140,7 @@ pub fn dry_run(checked: &CheckedPipeline) -> DryRun {
                         guard: transition
                             .guard
                             .as_ref()
-                            .map_or_else(|| "none".to_owned(), |g| g.kind.value.clone()),
+                            .map_or_else(|| "none".to_owned(), |g| g.kind.value.to_string()),
                         description: transition.description.as_ref().map(|d| d.value.clone()),
                     });
                     if decision == Some(true) {

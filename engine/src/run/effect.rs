@@ -3,9 +3,9 @@
 //! `action-finished`), and a guard's evaluation (`guard-evaluated`).
 
 use super::actions::ActionResult;
-use super::guard_eval::GuardResult;
 use super::journal::{Event, Phase};
 use super::vars::Vars;
+use spur_guards::GuardResult;
 
 /// One action of a state visit.
 #[derive(Debug, Clone, Copy)]
@@ -75,7 +75,7 @@ impl GuardStep<'_> {
             to: self.to.to_owned(),
             kind: self.kind.to_owned(),
             passed: result.passed,
-            detail: result.detail.clone(),
+            detail: result.detail_if_any().map(str::to_owned),
             duration_us,
         }
     }

@@ -7,11 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use spur_guards::GuardResult;
 
 use super::jq_guard::JqGuard;
-use super::render::{render, render_options, Mode, RenderContext, RenderError};
-use crate::pipeline::{Guard, OptionValue, Options};
-use crate::source::Located;
+use super::render::{render_options, OptionError, RenderContext};
+use crate::pipeline::{
+    FileExistsOptions, Guard, GuardKind, NestedGuard, NestedGuards, Options, ShellGuardOptions,
+};
 
 /// A guard ready to evaluate.
 #[derive(Debug, Clone)]
@@ -19,9 +21,9 @@ pub enum CompiledGuard {
     Always,
     Never,
     ActionOk,
-    Shell(Options),
+    Shell(ShellGuardOptions),
     Jq(Arc<JqGuard>),
-    FileExists(Options),
+    FileExists(FileExistsOptions),
     All(Vec<CompiledGuard>),
     Any(Vec<CompiledGuard>),
     /// Passes when its guards do not all pass (one guard: plain negation).
@@ -47,7 +49,54 @@ pub struct GuardCompileError {
 
 impl CompiledGuard {
     pub fn compile(guard: &Guard, var_names: &[String]) -> Result<Self, GuardCompileError> {
-        compile(&guard.kind.value, &guard.options, var_names)
+        let kind = &guard.kind.value;
+        let err = |message: &str| GuardCompileError {
+            kind: kind.name().to_owned(),
+            message: message.to_owned(),
+        };
+        Ok(match kind {
+            GuardKind::Always => CompiledGuard::Always,
+            GuardKind::Never => CompiledGuard::Never,
+            GuardKind::ActionOk => CompiledGuard::ActionOk,
+            GuardKind::Shell(options) => CompiledGuard::Shell(options.clone()),
+            GuardKind::FileExists(options) => CompiledGuard::FileExists(options.clone()),
+            GuardKind::Jq(options) => {
+                let expr = options
+                    .expr
+                    .as_ref()
+                    .ok_or_else(|| err("option `expr` is required"))?;
+                CompiledGuard::Jq(Arc::new(
+                    JqGuard::compile(&expr.value, options.file.clone(), var_names)
+                        .map_err(|e| err(&e))?,
+                ))
+            }
+            GuardKind::All(options) | GuardKind::Any(options) | GuardKind::Not(options) => {
+                let NestedGuards::List(items) = &options.guards else {
+                    return Err(err("option `guards` must be a list of guards"));
+                };
+                let mut inner = Vec::with_capacity(items.len());
+                for item in items {
+                    inner.push(match item {
+                        NestedGuard::Guard(nested) => CompiledGuard::compile(nested, var_names)?,
+                        NestedGuard::NotAMapping => {
+                            return Err(err("each entry of `guards` must be a guard mapping"))
+                        }
+                        NestedGuard::NoKind => {
+                            return Err(err("a guard in `guards` has no `kind`"))
+                        }
+                    });
+                }
+                match kind {
+                    GuardKind::All(_) => CompiledGuard::All(inner),
+                    GuardKind::Any(_) => CompiledGuard::Any(inner),
+                    _ => CompiledGuard::Not(inner),
+                }
+            }
+            GuardKind::Plugin(name) => CompiledGuard::Plugin {
+                kind: name.clone(),
+                options: guard.options.clone(),
+            },
+        })
     }
 
     /// The guard's kind as written.
@@ -78,61 +127,6 @@ impl CompiledGuard {
     }
 }
 
-fn compile(
-    kind: &str,
-    options: &Options,
-    var_names: &[String],
-) -> Result<CompiledGuard, GuardCompileError> {
-    let err = |message: String| GuardCompileError {
-        kind: kind.to_owned(),
-        message,
-    };
-    Ok(match kind {
-        "always" => CompiledGuard::Always,
-        "never" => CompiledGuard::Never,
-        "action-ok" => CompiledGuard::ActionOk,
-        "shell" => CompiledGuard::Shell(options.clone()),
-        "file-exists" => CompiledGuard::FileExists(options.clone()),
-        "jq" => {
-            let expr = options
-                .get_str("expr")
-                .ok_or_else(|| err("option `expr` is required".into()))?;
-            CompiledGuard::Jq(Arc::new(
-                JqGuard::compile(&expr.value, options.get_str("file").cloned(), var_names)
-                    .map_err(err)?,
-            ))
-        }
-        "all" | "any" | "not" => {
-            let Some(OptionValue::List(items, _)) = options.get("guards") else {
-                return Err(err("option `guards` must be a list of guards".into()));
-            };
-            let mut inner = Vec::with_capacity(items.len());
-            for item in items {
-                let OptionValue::Map(map) = item else {
-                    return Err(err("each entry of `guards` must be a guard mapping".into()));
-                };
-                let Some(k) = map.get_str("kind") else {
-                    return Err(err("a guard in `guards` has no `kind`".into()));
-                };
-                let opts = match map.get("options") {
-                    Some(OptionValue::Map(o)) => o.clone(),
-                    _ => Options::default(),
-                };
-                inner.push(compile(&k.value, &opts, var_names)?);
-            }
-            match kind {
-                "all" => CompiledGuard::All(inner),
-                "any" => CompiledGuard::Any(inner),
-                _ => CompiledGuard::Not(inner),
-            }
-        }
-        other => CompiledGuard::Plugin {
-            kind: other.to_owned(),
-            options: options.clone(),
-        },
-    })
-}
-
 /// What a guard sees.
 pub struct GuardContext<'a> {
     pub render: RenderContext<'a>,
@@ -144,119 +138,79 @@ pub struct GuardContext<'a> {
     pub last_action: &'a Value,
 }
 
-/// A guard's result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GuardResult {
-    pub passed: bool,
-    /// Why it did not pass (or what it saw), for the journal.
-    pub detail: Option<String>,
-}
-
-impl GuardResult {
-    fn pass(passed: bool) -> Self {
-        Self {
-            passed,
-            detail: None,
-        }
-    }
-
-    fn closed(detail: impl Into<String>) -> Self {
-        Self {
-            passed: false,
-            detail: Some(detail.into()),
-        }
-    }
+/// A guard that could not be evaluated: it does not pass, and says why.
+fn closed(detail: impl Into<String>) -> GuardResult {
+    GuardResult::fail(detail, Duration::ZERO)
 }
 
 /// Evaluate a guard; never errors (an unevaluable guard does not pass).
 pub fn evaluate(guard: &CompiledGuard, ctx: &GuardContext<'_>) -> GuardResult {
     match guard {
-        CompiledGuard::Always => GuardResult::pass(true),
-        CompiledGuard::Never => GuardResult::pass(false),
+        CompiledGuard::Always => GuardResult::bare(true),
+        CompiledGuard::Never => GuardResult::bare(false),
         CompiledGuard::ActionOk => match ctx.last_action_ok {
-            Some(ok) => GuardResult::pass(ok),
-            None => GuardResult::closed("the state ran no action"),
+            Some(ok) => GuardResult::bare(ok),
+            None => closed("the state ran no action"),
         },
         CompiledGuard::Shell(options) => shell(options, ctx),
         CompiledGuard::Jq(jq) => jq.evaluate(ctx),
-        CompiledGuard::FileExists(options) => match text_option(options, "path", ctx) {
-            Ok(Some(path)) => {
-                let result = spur_guards::file_exists_guard(&ctx.project_root.join(&path));
-                GuardResult {
-                    passed: result.passed,
-                    detail: Some(result.detail),
-                }
+        CompiledGuard::FileExists(options) => {
+            match ctx.render.resolve_lenient(Some(&options.path)) {
+                Ok(Some(path)) => spur_guards::file_exists_guard(&ctx.project_root.join(&path)),
+                Ok(None) => closed("file-exists: option `path` is required"),
+                Err(e) => closed(e.to_string()),
             }
-            Ok(None) => GuardResult::closed("file-exists: option `path` is required"),
-            Err(e) => GuardResult::closed(e.to_string()),
-        },
+        }
         CompiledGuard::All(guards) => {
             for g in guards {
                 let r = evaluate(g, ctx);
                 if !r.passed {
-                    return GuardResult {
-                        passed: false,
-                        detail: Some(format!("{} did not pass{}", g.kind(), suffix(&r))),
-                    };
+                    let detail = format!("{} did not pass{}", g.kind(), suffix(&r));
+                    return GuardResult::fail(detail, Duration::ZERO);
                 }
             }
-            GuardResult::pass(true)
+            GuardResult::bare(true)
         }
         CompiledGuard::Any(guards) => {
             for g in guards {
                 if evaluate(g, ctx).passed {
-                    return GuardResult {
-                        passed: true,
-                        detail: Some(format!("{} passed", g.kind())),
-                    };
+                    return GuardResult::pass(format!("{} passed", g.kind()), Duration::ZERO);
                 }
             }
-            GuardResult::pass(false)
+            GuardResult::bare(false)
         }
         CompiledGuard::Not(guards) => {
             let all = guards.iter().all(|g| evaluate(g, ctx).passed);
-            GuardResult::pass(!all)
+            GuardResult::bare(!all)
         }
         CompiledGuard::Plugin { kind, options } => plugin(kind, options, ctx),
     }
 }
 
 fn suffix(r: &GuardResult) -> String {
-    r.detail
-        .as_deref()
+    r.detail_if_any()
         .map(|d| format!(": {d}"))
         .unwrap_or_default()
 }
 
-fn text_option(
-    options: &Options,
-    key: &str,
-    ctx: &GuardContext<'_>,
-) -> Result<Option<String>, RenderError> {
-    options
-        .get_str(key)
-        .map(|v: &Located<String>| render(&v.value, Mode::Text, &ctx.render))
-        .transpose()
-}
-
-fn shell(options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
-    let Some(command) = options.get_str("command") else {
-        return GuardResult::closed("shell: option `command` is required");
+fn shell(options: &ShellGuardOptions, ctx: &GuardContext<'_>) -> GuardResult {
+    let command = match ctx.render.resolve_lenient(Some(&options.command)) {
+        Ok(Some(command)) => command.0,
+        Ok(None) => return closed("shell: option `command` is required"),
+        Err(e) => return closed(e.to_string()),
     };
-    let command = match render(&command.value, Mode::Shell, &ctx.render) {
-        Ok(c) => c,
-        Err(e) => return GuardResult::closed(e.to_string()),
-    };
-    let cwd = match text_option(options, "cwd", ctx) {
+    let cwd = match ctx.render.resolve_lenient(options.cwd.as_ref()) {
         Ok(Some(cwd)) => ctx.project_root.join(cwd),
         Ok(None) => ctx.project_root.to_path_buf(),
-        Err(e) => return GuardResult::closed(e.to_string()),
+        Err(e) => return closed(e.to_string()),
     };
-    let timeout = match timeout(options, ctx) {
-        Ok(t) => t,
-        Err(e) => return GuardResult::closed(e),
+    let timeout = match options.timeout_ms.as_ref().map(|t| ctx.render.resolve(t)) {
+        None => None,
+        Some(Ok(t)) => t,
+        Some(Err(OptionError::Render(e))) => return closed(e.to_string()),
+        Some(Err(e)) => return closed(format!("shell guard: {e}")),
     };
-    from_primitive(spur_guards::shell_guard(
+    quiet_pass(spur_guards::shell_guard(
         &command,
         ctx.env,
         Some(&cwd),
@@ -264,22 +218,18 @@ fn shell(options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
     ))
 }
 
-fn from_primitive(result: spur_guards::GuardResult) -> GuardResult {
-    GuardResult {
-        passed: result.passed,
-        detail: (!result.passed).then_some(result.detail),
+/// A shell or plugin guard that passed has nothing to explain.
+fn quiet_pass(mut result: GuardResult) -> GuardResult {
+    if result.passed {
+        result.detail.clear();
     }
-}
-
-fn timeout(options: &Options, ctx: &GuardContext<'_>) -> Result<Option<Duration>, String> {
-    let rendered = render_options(options, &[], &ctx.render).map_err(|e| e.to_string())?;
-    super::actions::opt_millis(&rendered, "shell guard", "timeoutMs")
+    result
 }
 
 fn plugin(kind: &str, options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
-    let options = match render_options(options, &[], &ctx.render) {
+    let options = match render_options(options, &ctx.render) {
         Ok(o) => o,
-        Err(e) => return GuardResult::closed(e.to_string()),
+        Err(e) => return closed(e.to_string()),
     };
     let run = spur_guards::PluginRun {
         env: ctx.env,
@@ -287,5 +237,5 @@ fn plugin(kind: &str, options: &Options, ctx: &GuardContext<'_>) -> GuardResult 
         timeout: None,
         log_file: None,
     };
-    from_primitive(spur_guards::plugin_guard(kind, &options, &run))
+    quiet_pass(spur_guards::plugin_guard(kind, &options, &run))
 }

@@ -8,13 +8,13 @@
 use super::actions::{ActionRun, HitlQuestion};
 use super::done_gate_port::{GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
-use super::guard_eval::GuardResult;
 use super::journal::{Event, JournalContent, Record};
 use super::observer::RunObserver;
 use super::run_error::RunError;
 use super::run_id::RunId;
 use crate::store::timestamp::Timestamp;
 use crate::wbs::Wbs;
+use spur_guards::GuardResult;
 
 /// An action's body, run by the host between its records: it gets its log file (relative
 /// to the run directory) and the observer (to ask the operator on a terminal).

@@ -8,24 +8,25 @@ use std::path::Path;
 
 use serde_json::Value;
 use spur_guards::jq::{JqLimits, JqProgram};
+use spur_guards::GuardResult;
 
-use super::guard_eval::{GuardContext, GuardResult};
-use super::render::{render, Mode};
+use super::guard_eval::GuardContext;
 use super::vars::Vars;
-use crate::source::Located;
+use crate::pipeline::Templated;
 
 #[derive(Debug)]
 pub struct JqGuard {
     program: JqProgram,
     /// The declared var names bound as `$name` (after `$vars`).
     var_names: Vec<String>,
-    file: Option<Located<String>>,
+    /// Not a string: no file, the run context is the input.
+    file: Option<Templated<String>>,
 }
 
 impl JqGuard {
     pub fn compile(
         expr: &str,
-        file: Option<Located<String>>,
+        file: Option<Templated<String>>,
         var_names: &[String],
     ) -> Result<Self, String> {
         let (program, var_names) = compile(expr, var_names)?;
@@ -39,20 +40,12 @@ impl JqGuard {
     pub fn evaluate(&self, ctx: &GuardContext<'_>) -> GuardResult {
         let values = bind(&self.var_names, ctx.render.vars);
         let limits = JqLimits::default();
-        let result = match &self.file {
-            Some(file) => match render(&file.value, Mode::Text, &ctx.render) {
-                Ok(path) => {
-                    let full = ctx.project_root.join(Path::new(&path));
-                    spur_guards::jq_file_guard(&self.program, &full, &values, &limits)
-                }
-                Err(e) => {
-                    return GuardResult {
-                        passed: false,
-                        detail: Some(e.to_string()),
-                    }
-                }
-            },
-            None => {
+        match ctx.render.resolve_lenient(self.file.as_ref()) {
+            Ok(Some(path)) => {
+                let full = ctx.project_root.join(Path::new(&path));
+                spur_guards::jq_file_guard(&self.program, &full, &values, &limits)
+            }
+            Ok(None) => {
                 let input = serde_json::json!({
                     "vars": ctx.render.vars,
                     "state": ctx.render.state,
@@ -61,10 +54,7 @@ impl JqGuard {
                 });
                 spur_guards::jq_guard_passes(&self.program, &input, &values, &limits)
             }
-        };
-        GuardResult {
-            passed: result.passed,
-            detail: Some(result.detail),
+            Err(e) => GuardResult::fail(e.to_string(), std::time::Duration::ZERO),
         }
     }
 }

@@ -10,7 +10,6 @@ use std::time::Instant;
 use super::actions::ActionRun;
 use super::done_gate_port::{DoneGate, GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
-use super::guard_eval::GuardResult;
 use super::host::{ActionBody, GuardBody, Pause, Resume, RunHost};
 use super::interrupt::{self, Activation};
 use super::journal::{self, Durability, Event, Journal, JournalContent, Record};
@@ -21,6 +20,7 @@ use super::run_id::RunId;
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
 use crate::wbs::Wbs;
+use spur_guards::GuardResult;
 
 pub struct LocalHost<'g> {
     // Declared in drop order: no `interrupted` record can be written once the journal

@@ -8,7 +8,6 @@ use std::time::{Duration, UNIX_EPOCH};
 use super::actions::ActionRun;
 use super::done_gate_port::{GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
-use super::guard_eval::GuardResult;
 use super::host::{ActionBody, GuardBody, Pause, Resume, RunHost};
 use super::journal::{Event, JournalContent, Record};
 use super::observer::{RunObserver, SilentObserver};
@@ -23,6 +22,7 @@ use crate::source::SourceFile;
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
 use crate::wbs::Wbs;
+use spur_guards::GuardResult;
 
 const RUN_ID: &str = "20260101T000000Z-00abcd";
 

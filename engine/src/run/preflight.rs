@@ -5,14 +5,11 @@
 
 use std::collections::BTreeSet;
 
-use crate::pipeline::{OptionValue, Options, Pipeline};
+use crate::pipeline::{ActionKind, OptionValue, Options, Pipeline};
 use crate::source::{Located, Span};
 use crate::template::{Segment, Template};
 
 use super::vars::Vars;
-
-/// Action kinds whose `var` option names a var they set.
-const SETS_VAR: [&str; 3] = ["file.read.into-var", "proof.fingerprint", "hitl.select"];
 
 /// The var names templates use that have no value and no action that sets them, sorted.
 pub fn unset_template_vars(pipeline: &Pipeline, vars: &Vars) -> Vec<String> {
@@ -21,10 +18,15 @@ pub fn unset_template_vars(pipeline: &Pipeline, vars: &Vars) -> Vec<String> {
     let mut used = BTreeSet::new();
     for state in &pipeline.states {
         for action in state.on_enter.iter().chain(&state.on_exit) {
-            if SETS_VAR.contains(&action.kind.value.as_str()) {
-                if let Some(var) = action.options.get_str("var") {
-                    known.insert(var.value.clone());
-                }
+            // The var its `var` option names, as written.
+            let var = match &action.kind.value {
+                ActionKind::FileReadIntoVar(o) => o.var.written_str(),
+                ActionKind::ProofFingerprint(o) => o.var.written_str(),
+                ActionKind::HitlSelect(o) => o.var.as_ref().and_then(|v| v.written_str()),
+                _ => None,
+            };
+            if let Some(var) = var {
+                known.insert(var.value.clone());
             }
             collect(&action.options, &mut used);
         }

@@ -3,7 +3,7 @@
 //! [`crate::template`] (shell's `$name` is not a template). In shell command text every substitution is escaped for its
 //! quoting context (DESIGN §2.10), so a value is always exactly one literal string.
 
-use crate::pipeline::{OptionValue, Options};
+use crate::pipeline::{FromRendered, OptionValue, Options, Problem, Templated};
 use crate::source::{Located, Span};
 use crate::template::{Builtin, Segment, Template};
 
@@ -123,25 +123,20 @@ pub fn render(text: &str, mode: Mode, ctx: &RenderContext<'_>) -> Result<String,
     }
 }
 
-/// Render every string in `options` as text (nested lists and maps included), except the
-/// top-level keys in `shell_keys`, which are rendered as shell text. Returns JSON.
+/// Render every string in `options` as text, nested lists and maps included: the options of
+/// a plugin, as the JSON it is given.
 pub fn render_options(
     options: &Options,
-    shell_keys: &[&str],
     ctx: &RenderContext<'_>,
 ) -> Result<serde_json::Value, RenderError> {
     let mut map = serde_json::Map::new();
     for (key, value) in &options.entries {
-        let mode = if shell_keys.contains(&key.value.as_str()) {
-            Mode::Shell
-        } else {
-            Mode::Text
-        };
-        map.insert(key.value.clone(), render_value(value, mode, ctx)?);
+        map.insert(key.value.clone(), render_value(value, Mode::Text, ctx)?);
     }
     Ok(serde_json::Value::Object(map))
 }
 
+/// Strings in `mode` (a list's or a mapping's as text), other values as written.
 fn render_value(
     value: &OptionValue,
     mode: Mode,
@@ -155,7 +150,45 @@ fn render_value(
                 .map(|i| render_value(i, Mode::Text, ctx))
                 .collect::<Result<_, _>>()?,
         ),
-        OptionValue::Map(m) => render_options(m, &[], ctx)?,
+        OptionValue::Map(m) => render_options(m, ctx)?,
         other => other.to_json(),
     })
+}
+
+/// A typed option that could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error("option `{key}` {problem}")]
+    Invalid { key: &'static str, problem: Problem },
+}
+
+impl RenderContext<'_> {
+    /// Render `option` (shell text for a [`FromRendered::SHELL`] type) and read it as a
+    /// `T`; `Ok(None)` when it holds no value.
+    pub fn resolve<T: FromRendered>(
+        &self,
+        option: &Templated<T>,
+    ) -> Result<Option<T>, OptionError> {
+        let mode = if T::SHELL { Mode::Shell } else { Mode::Text };
+        let rendered = render_value(option.written(), mode, self)?;
+        T::from_rendered(rendered).map_err(|problem| OptionError::Invalid {
+            key: option.key(),
+            problem,
+        })
+    }
+
+    /// [`RenderContext::resolve`] for an option whose value, when of the wrong type, counts
+    /// as absent.
+    pub fn resolve_lenient<T: FromRendered>(
+        &self,
+        option: Option<&Templated<T>>,
+    ) -> Result<Option<T>, RenderError> {
+        match option.map(|o| self.resolve(o)) {
+            None | Some(Err(OptionError::Invalid { .. })) => Ok(None),
+            Some(Ok(value)) => Ok(value),
+            Some(Err(OptionError::Render(e))) => Err(e),
+        }
+    }
 }

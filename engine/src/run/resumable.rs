@@ -5,13 +5,10 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use super::actions::HitlQuestion;
 use super::host::RunHost;
 use super::journal::{self, Event, JournalContent, JournalError, PauseKind, Phase};
 use super::plan::{render_ctx, Plan};
-use super::render::render_options;
 use super::replay::{self, Position};
 use super::run_error::RunError;
 use super::run_id::RunId;
@@ -131,9 +128,8 @@ impl Stop<'_> {
                 .get(self.state)
                 .and_then(|s| s.on_enter.get(index))
                 .map(|a| {
-                    let rendered = render_options(
-                        &a.options,
-                        &[],
+                    HitlQuestion::of(
+                        &a.kind.value,
                         &render_ctx(
                             pipeline,
                             &position.vars,
@@ -143,15 +139,10 @@ impl Stop<'_> {
                             &self.plan.env_allow,
                         ),
                     )
-                    .unwrap_or(Value::Null);
-                    HitlQuestion::of(&a.kind.value, &rendered)
                 });
             let question = match question {
                 Some(Ok(q)) => q,
-                _ => HitlQuestion::of("hitl.confirm", &Value::Null).unwrap_or(HitlQuestion {
-                    prompt: String::new(),
-                    choices: vec!["yes".into(), "no".into(), "cancel".into()],
-                }),
+                _ => HitlQuestion::confirm(None),
             };
             match answer {
                 None => {
@@ -189,7 +180,7 @@ impl Stop<'_> {
                 Phase::Enter => s.on_enter.get(index),
                 Phase::Exit => s.on_exit.get(index),
             })
-            .map(|a| a.kind.value.clone())
+            .map(|a| a.kind.value.to_string())
             .unwrap_or_default();
         Err(RunError::Ambiguous {
             run_id: self.run_id.to_string(),

@@ -9,6 +9,7 @@ use super::guard_eval::{self, CompiledGuard, GuardContext};
 use super::plan::render_ctx;
 use super::run_error::RunError;
 use super::runner::Run;
+use spur_guards::GuardResult;
 
 impl Run<'_, '_> {
     /// Try the current state's transitions in declaration order; journal each guard.
@@ -45,10 +46,7 @@ impl Run<'_, '_> {
             };
             let (facts, vars) = (&self.facts, &self.vars);
             let mut body = || match guard {
-                None => guard_eval::GuardResult {
-                    passed: true,
-                    detail: None,
-                },
+                None => GuardResult::bare(true),
                 Some(guard) => {
                     let ctx = GuardContext {
                         render: render_ctx(

@@ -2,18 +2,17 @@
 //! before a resume never runs again, each other one runs once through the host (its start
 //! durable before it runs), and a failure ends the list as its `onError` says.
 
-use super::actions::{self, ActionContext, ActionResult, ActionRun, HitlQuestion};
+use super::actions::{self, ActionContext, ActionRun, HitlQuestion};
 use super::child_env::process_env;
 use super::cursor::Cursor;
 use super::effect::ActionStep;
 use super::journal::Phase;
 use super::observer::RunObserver;
 use super::plan::render_ctx;
-use super::render::render_options;
 use super::replay;
 use super::run_error::RunError;
 use super::runner::Run;
-use crate::pipeline::{Action, OnError, TerminalReason};
+use crate::pipeline::{Action, ActionKind, OnError, TerminalReason};
 
 /// How an action sequence ended.
 pub(super) enum SequenceEnd {
@@ -120,7 +119,7 @@ impl Run<'_, '_> {
         answer: Option<String>,
     ) -> Result<ActionRun, RunError> {
         let state_id = self.facts.state_id(c.state).to_owned();
-        let kind = action.kind.value.clone();
+        let kind = action.kind.value.to_string();
         let step = ActionStep {
             state: &state_id,
             phase,
@@ -137,38 +136,33 @@ impl Run<'_, '_> {
                 c.iteration,
                 &facts.plan.env_allow,
             );
-            match render_options(&action.options, actions::shell_keys(&kind), &render) {
-                Err(e) => ActionRun::Finished(ActionResult::failed(format!("{kind}: {e}"))),
-                Ok(options) => {
-                    let env = process_env(facts, vars, &state_id, c.iteration);
-                    let log_path = facts.run_dir.join(log_rel);
-                    let mut ask = |q: &HitlQuestion| observer.ask(q);
-                    let mut ctx = ActionContext {
-                        kind: &kind,
-                        options: &options,
-                        vars,
-                        state_dir: &facts.settings.state_dir,
-                        project_root: facts.settings.state_dir.project_root(),
-                        run_dir: &facts.run_dir,
-                        run_id: facts.run_id.as_str(),
-                        log_path: &log_path,
-                        env: &env,
-                        answer: answer.as_deref(),
-                        ask: &mut ask,
-                    };
-                    actions::run(&mut ctx)
-                }
-            }
+            let env = process_env(facts, vars, &state_id, c.iteration);
+            let log_path = facts.run_dir.join(log_rel);
+            let mut ask = |q: &HitlQuestion| observer.ask(q);
+            let mut ctx = ActionContext {
+                action,
+                render,
+                vars,
+                state_dir: &facts.settings.state_dir,
+                project_root: facts.settings.state_dir.project_root(),
+                run_dir: &facts.run_dir,
+                run_id: facts.run_id.as_str(),
+                log_path: &log_path,
+                env: &env,
+                answer: answer.as_deref(),
+                ask: &mut ask,
+            };
+            actions::run(&mut ctx)
         };
         self.host.run_action(&step, &mut *self.observer, &mut body)
     }
 }
 
 /// The terminal reason of a failed action: a timeout, a failed agent, or a failed check.
-fn failure_reason(kind: &str, timed_out: bool) -> TerminalReason {
+fn failure_reason(kind: &ActionKind, timed_out: bool) -> TerminalReason {
     if timed_out {
         TerminalReason::FailedTimeout
-    } else if kind == "agent.run" {
+    } else if matches!(kind, ActionKind::AgentRun(_)) {
         TerminalReason::FailedAgent
     } else {
         TerminalReason::FailedCheck

@@ -13,42 +13,11 @@ mod templates;
 pub use checked::CheckedPipeline;
 
 use crate::diagnostic::Diagnostic;
+use crate::pipeline::action_kind::ActionKind;
 use crate::pipeline::model::{Action, Pipeline};
 
 /// Vars the runtime always provides (the TypeScript runtime injects them too).
 pub const RUNTIME_VARS: &[&str] = &["__runId", "__hitlAnswer"];
-
-/// Guard kinds spur implements; any other kind runs a `spur-guard-<kind>` plugin.
-pub const GUARD_KINDS: &[&str] = &[
-    "always",
-    "never",
-    "action-ok",
-    "shell",
-    "jq",
-    "file-exists",
-    "all",
-    "any",
-    "not",
-];
-
-/// Action kinds spur implements; any other kind runs a `spur-action-<kind>` plugin.
-pub const ACTION_KINDS: &[&str] = &[
-    "shell",
-    "note",
-    "file.read.into-var",
-    "hitl.confirm",
-    "hitl.select",
-    "agent.run",
-    "proof.fingerprint",
-    "run.artifact",
-    "command.gate",
-    "json.update",
-    "verdict.derive",
-    "verify.run",
-];
-
-/// Action kinds whose `var` option names a var they set.
-const VAR_SETTING_ACTIONS: &[&str] = &["file.read.into-var", "proof.fingerprint"];
 
 /// What the check groups share: the pipeline and the names templates may use.
 struct Context<'p> {
@@ -67,10 +36,13 @@ impl<'p> Context<'p> {
             .collect();
         vars.extend(RUNTIME_VARS);
         for action in pipeline.actions() {
-            if VAR_SETTING_ACTIONS.contains(&action.kind.value.as_str()) {
-                if let Some(var) = action.options.get_str("var") {
-                    vars.push(var.value.as_str());
-                }
+            let var = match &action.kind.value {
+                ActionKind::FileReadIntoVar(o) => o.var.written_str(),
+                ActionKind::ProofFingerprint(o) => o.var.written_str(),
+                _ => None,
+            };
+            if let Some(var) = var {
+                vars.push(var.value.as_str());
             }
         }
         vars.sort_unstable();

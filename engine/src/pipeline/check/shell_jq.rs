@@ -4,6 +4,7 @@
 
 use super::Context;
 use crate::diagnostic::Diagnostic;
+use crate::pipeline::guard_kind::GuardKind;
 
 /// The parts of `test "$(jq -r EXPR FILE [2>/dev/null])" = VALUE`.
 #[derive(Debug, PartialEq, Eq)]
@@ -16,11 +17,10 @@ struct ShellJq {
 pub(super) fn check(cx: &mut Context<'_>) {
     let p = cx.pipeline;
     for t in &p.transitions {
-        let Some(guard) = &t.guard else { continue };
-        if guard.kind.value != "shell" {
+        let Some(GuardKind::Shell(options)) = t.guard.as_ref().map(|g| &g.kind.value) else {
             continue;
-        }
-        let Some(command) = guard.options.get_str("command") else {
+        };
+        let Some(command) = options.command.written_str() else {
             continue;
         };
         let Some(found) = parse(&command.value) else {

@@ -5,20 +5,21 @@
 
 use spur_guards::process::ProcessSpec;
 
-use super::{opt_bool, opt_millis, opt_str, process, process_result, project_path, required_str};
+use super::{process, process_result, project_path};
 use super::{worktree, ActionContext, ActionResult};
+use crate::pipeline::AgentRunOptions;
 use crate::run::agent_config::{agent_command, AgentLookupError};
 
 /// stdout kept in memory for `answerFile` (the log file has it all regardless).
 const ANSWER_LIMIT: usize = 16 << 20;
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
-    let agent = match required_str(ctx.options, "agent.run", "agent") {
+pub fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionResult {
+    let agent = match ctx.required_opt(options.agent.as_ref(), "agent") {
         Ok(a) => a,
         Err(e) => return ActionResult::failed(e),
     };
     let config = ctx.state_dir.config_path();
-    let command = match agent_command(&config, agent) {
+    let command = match agent_command(&config, &agent) {
         Ok(c) => c.command,
         Err(AgentLookupError::Unmapped) => {
             return ActionResult::failed(format!(
@@ -33,16 +34,23 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
             ))
         }
     };
-    let timeout = match opt_millis(ctx.options, "agent.run", "timeoutMs") {
-        Ok(t) => t,
+    let resolved = (|| {
+        let non_empty = |t: Option<String>| t.filter(|t| !t.is_empty());
+        Ok::<_, String>(Resolved {
+            timeout: ctx.millis(options.timeout_ms.as_ref())?,
+            input: ctx.optional(options.input.as_ref())?.unwrap_or_default(),
+            answer_file: non_empty(ctx.optional(options.answer_file.as_ref())?),
+            expect_file: non_empty(ctx.optional(options.expect_file.as_ref())?),
+            require_diff: ctx.flag(options.require_diff.as_ref())?,
+            role: ctx.optional(options.role.as_ref())?.unwrap_or_default(),
+        })
+    })();
+    let options = match resolved {
+        Ok(o) => o,
         Err(e) => return ActionResult::failed(e),
     };
-    let input = opt_str(ctx.options, "input").unwrap_or_default();
-    let answer_file = opt_str(ctx.options, "answerFile").filter(|s| !s.is_empty());
-    let expect_file = opt_str(ctx.options, "expectFile").filter(|s| !s.is_empty());
-    let require_diff = opt_bool(ctx.options, "requireDiff");
 
-    let before = if require_diff {
+    let before = if options.require_diff {
         match worktree::fingerprint(ctx.project_root, ctx.state_dir.root()) {
             Ok(f) => Some(f),
             Err(e) => {
@@ -54,20 +62,18 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     };
 
     let script = format!("{command} \"$@\"");
+    let input = options.input.as_str();
     let mut spec = process(
         ctx,
         ProcessSpec::new("sh", ["-c", script.as_str(), "spur-agent", input]),
     )
-    .env("SPUR_AGENT", agent)
+    .env("SPUR_AGENT", &agent)
     .env("SPUR_AGENT_INPUT", input)
-    .env(
-        "SPUR_AGENT_ROLE",
-        opt_str(ctx.options, "role").unwrap_or_default(),
-    );
-    if let Some(t) = timeout {
+    .env("SPUR_AGENT_ROLE", &options.role);
+    if let Some(t) = options.timeout {
         spec = spec.timeout(t);
     }
-    if answer_file.is_some() {
+    if options.answer_file.is_some() {
         spec = spec.capture_limit(ANSWER_LIMIT);
     }
     let outcome = spec.run();
@@ -75,7 +81,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     if !result.ok {
         return result;
     }
-    if let Some(answer) = answer_file {
+    if let Some(answer) = &options.answer_file {
         if outcome.stdout_truncated {
             return ActionResult::failed(format!(
                 "agent.run: the answer of agent {agent:?} is larger than {ANSWER_LIMIT} bytes"
@@ -90,7 +96,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
         }
         result.message = Some(format!("answer → {answer}"));
     }
-    if let Some(expect) = expect_file {
+    if let Some(expect) = &options.expect_file {
         if !project_path(ctx, expect).exists() {
             return ActionResult::failed(format!(
                 "agent.run: agent {agent:?} did not produce expectFile {expect}"
@@ -111,4 +117,14 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
         }
     }
     result
+}
+
+/// The options of one run of the agent.
+struct Resolved {
+    timeout: Option<std::time::Duration>,
+    input: String,
+    answer_file: Option<String>,
+    expect_file: Option<String>,
+    require_diff: bool,
+    role: String,
 }

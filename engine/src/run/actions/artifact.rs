@@ -1,19 +1,25 @@
 //! `run.artifact`: record a path and its kind in the run (`artifacts.jsonl` of the run
-//! directory, with the file's sha256 when it exists) — never the body.
+//! directory, with the file's sha256 when it is a readable regular file) — never the body.
 
-use super::{opt_str, project_path, required_str, ActionContext, ActionResult};
+use super::{project_path, worktree, ActionContext, ActionResult};
+use crate::pipeline::ArtifactOptions;
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
-    let path = match required_str(ctx.options, "run.artifact", "path") {
-        Ok(p) => p,
+pub fn run(ctx: &ActionContext<'_>, options: &ArtifactOptions) -> ActionResult {
+    let resolved = (|| {
+        let path = ctx.required_opt(options.path.as_ref(), "path")?;
+        let kind = match ctx.optional(options.artifact_kind.as_ref())? {
+            Some(kind) => Some(kind),
+            None => ctx.optional(options.kind.as_ref())?,
+        };
+        Ok::<_, String>((path, kind.unwrap_or_else(|| "file".to_owned())))
+    })();
+    let (path, kind) = match resolved {
+        Ok(r) => r,
         Err(e) => return ActionResult::failed(e),
     };
-    let kind = opt_str(ctx.options, "artifactKind")
-        .or_else(|| opt_str(ctx.options, "kind"))
-        .unwrap_or("file");
-    let sha256 = std::fs::read(project_path(ctx, path))
+    let sha256 = worktree::file_sha256(&project_path(ctx, &path))
         .ok()
-        .map(|bytes| crate::store::digest::sha256_hex(&bytes));
+        .map(|digest| crate::store::digest::hex(&digest));
     let line = serde_json::json!({
         "path": path,
         "kind": kind,

@@ -6,63 +6,44 @@
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
 use spur_guards::process::ProcessSpec;
 
-use super::{
-    opt_bool, opt_millis, process, process_result, required_str, ActionContext, ActionResult,
-};
+use super::{process, process_result, ActionContext, ActionResult};
+use crate::pipeline::{CommandGateOptions, RetryOptions};
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
-    let executable = match required_str(ctx.options, "command.gate", "executable") {
-        Ok(e) => e,
+pub fn run(ctx: &ActionContext<'_>, options: &CommandGateOptions) -> ActionResult {
+    let resolved = (|| {
+        let executable = ctx.required(&options.executable)?;
+        let args = match &options.args {
+            Some(args) => ctx.resolve(args)?.unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let timeout = ctx.millis(options.timeout_ms.as_ref())?;
+        let retry = Retry::of(ctx, options.retry.as_ref())?;
+        let result_file = match &options.result_file {
+            Some(file) => match ctx.resolve(file)? {
+                Some(rel) => Some(result_path(ctx, &rel)?),
+                None => None,
+            },
+            None => None,
+        };
+        let soft_fail = ctx.flag(options.soft_fail.as_ref())?;
+        Ok::<_, String>((executable, args, timeout, retry, result_file, soft_fail))
+    })();
+    let (executable, args, timeout, retry, result_file, soft_fail) = match resolved {
+        Ok(r) => r,
         Err(e) => return ActionResult::failed(e),
     };
-    let args: Vec<String> = match ctx.options.get("args") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items.iter().map(super::scalar_text).collect(),
-        Some(_) => return ActionResult::failed("command.gate: option `args` must be a list"),
-    };
-    let timeout = match opt_millis(ctx.options, "command.gate", "timeoutMs") {
-        Ok(t) => t,
-        Err(e) => return ActionResult::failed(e),
-    };
-    let retry = ctx.options.get("retry");
-    let max_attempts = retry
-        .and_then(|r| r.get("maxAttempts"))
-        .and_then(|v| {
-            v.as_u64()
-                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-        })
-        .unwrap_or(1)
-        .clamp(1, 20);
-    let delay = retry
-        .and_then(|r| r.get("delayMs"))
-        .and_then(|v| {
-            v.as_u64()
-                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-        })
-        .map_or(Duration::ZERO, Duration::from_millis);
-    // YAML 1.1 reads a bare `on:` key as the boolean true: accept that spelling too.
-    let patterns: Vec<String> = match retry.and_then(|r| r.get("on").or_else(|| r.get("true"))) {
-        Some(Value::Array(items)) => items.iter().map(super::scalar_text).collect(),
-        _ => Vec::new(),
-    };
-    let result_file = match ctx.options.get("resultFile") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => match result_path(ctx, s) {
-            Ok(p) => Some(p),
-            Err(e) => return ActionResult::failed(e),
-        },
-        Some(_) => {
-            return ActionResult::failed("command.gate: option `resultFile` must be a string")
-        }
-    };
+    let Retry {
+        max_attempts,
+        delay,
+        patterns,
+    } = retry;
 
     let mut attempt = 0;
     let result = loop {
         attempt += 1;
-        let mut spec = process(ctx, ProcessSpec::new(executable, &args));
+        let mut spec = process(ctx, ProcessSpec::new(&executable, &args));
         if let Some(t) = timeout {
             spec = spec.timeout(t);
         }
@@ -84,7 +65,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
             return ActionResult::failed(format!("command.gate: cannot write resultFile: {e}"));
         }
     }
-    if !result.ok && opt_bool(ctx.options, "softFail") {
+    if !result.ok && soft_fail {
         return ActionResult {
             message: Some(format!("FAIL (soft): {}", result.error.unwrap_or_default())),
             exit_code: result.exit_code,
@@ -94,6 +75,38 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     ActionResult {
         message: Some(verdict.to_owned()),
         ..result
+    }
+}
+
+/// When to run the command again: up to `max_attempts` in all, `delay` apart, and only
+/// when the output holds one of `patterns` (any failure when there are none). A count or
+/// pattern list that is not one counts as unset.
+struct Retry {
+    max_attempts: u64,
+    delay: Duration,
+    patterns: Vec<String>,
+}
+
+impl Retry {
+    fn of(ctx: &ActionContext<'_>, options: Option<&RetryOptions>) -> Result<Self, String> {
+        let Some(options) = options else {
+            return Ok(Retry {
+                max_attempts: 1,
+                delay: Duration::ZERO,
+                patterns: Vec::new(),
+            });
+        };
+        let max_attempts = ctx.optional(options.max_attempts.as_ref())?;
+        let delay = ctx.optional(options.delay_ms.as_ref())?;
+        let patterns = match &options.on {
+            Some(on) => ctx.optional(Some(on))?,
+            None => ctx.optional(options.on_as_true.as_ref())?,
+        };
+        Ok(Retry {
+            max_attempts: max_attempts.unwrap_or(1).clamp(1, 20),
+            delay: delay.map_or(Duration::ZERO, Duration::from_millis),
+            patterns: patterns.unwrap_or_default(),
+        })
     }
 }
 

@@ -1,44 +1,37 @@
 //! `file.read.into-var`: read a file (trailing newlines dropped) into a var.
 
-use super::{project_path, required_str, ActionContext, ActionResult};
+use super::{project_path, read_failure, ActionContext, ActionResult};
+use crate::pipeline::FileReadOptions;
 use crate::run::vars::is_var_name;
+use crate::store::bounded_read::{read_bounded, ReadError};
 
 /// Files larger than this are refused: a var is a value, not a document.
 const MAX_BYTES: u64 = 1 << 20;
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
-    let (path, var) = match (
-        required_str(ctx.options, "file.read.into-var", "path"),
-        required_str(ctx.options, "file.read.into-var", "var"),
-    ) {
+pub fn run(ctx: &ActionContext<'_>, options: &FileReadOptions) -> ActionResult {
+    let (path, var) = match (ctx.required(&options.path), ctx.required(&options.var)) {
         (Ok(p), Ok(v)) => (p, v),
         (Err(e), _) | (_, Err(e)) => return ActionResult::failed(e),
     };
-    if !is_var_name(var) {
+    if !is_var_name(&var) {
         return ActionResult::failed(format!(
             "file.read.into-var: {var:?} is not a valid var name"
         ));
     }
-    let full = project_path(ctx, path);
-    match std::fs::metadata(&full) {
-        Ok(m) if m.len() > MAX_BYTES => {
-            return ActionResult::failed(format!(
-                "file.read.into-var: {path} is larger than {MAX_BYTES} bytes"
-            ))
-        }
-        Ok(_) => {}
-        Err(e) => {
-            return ActionResult::failed(format!("file.read.into-var: cannot read {path}: {e}"))
-        }
-    }
-    match std::fs::read(&full) {
+    match read_bounded(&project_path(ctx, &path), MAX_BYTES) {
         Ok(bytes) => {
             let text = String::from_utf8_lossy(&bytes);
             let value = text.trim_end_matches(['\n', '\r']).to_owned();
             let mut result = ActionResult::ok();
-            result.set_vars.insert(var.to_owned(), value);
+            result.set_vars.insert(var, value);
             result
         }
-        Err(e) => ActionResult::failed(format!("file.read.into-var: cannot read {path}: {e}")),
+        Err(ReadError::TooLarge { .. }) => ActionResult::failed(format!(
+            "file.read.into-var: {path} is larger than {MAX_BYTES} bytes"
+        )),
+        Err(e) => ActionResult::failed(format!(
+            "file.read.into-var: cannot read {path}: {}",
+            read_failure(e)
+        )),
     }
 }

@@ -3,11 +3,19 @@
 
 use sha2::{Digest, Sha256};
 
-use super::{opt_str, project_path, required_str, worktree, ActionContext, ActionResult};
+use super::{project_path, read_failure, worktree, ActionContext, ActionResult};
+use crate::pipeline::FingerprintOptions;
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
-    let var = match required_str(ctx.options, "proof.fingerprint", "var") {
-        Ok(v) => v,
+pub fn run(ctx: &ActionContext<'_>, options: &FingerprintOptions) -> ActionResult {
+    let resolved = (|| {
+        let var = ctx.required(&options.var)?;
+        let non_empty = |t: Option<String>| t.filter(|t| !t.is_empty());
+        let task_file = non_empty(ctx.optional(options.task_file.as_ref())?);
+        let expect = non_empty(ctx.optional(options.expect.as_ref())?);
+        Ok::<_, String>((var, task_file, expect))
+    })();
+    let (var, task_file, expect) = match resolved {
+        Ok(r) => r,
         Err(e) => return ActionResult::failed(e),
     };
     let tree = match worktree::fingerprint(ctx.project_root, ctx.state_dir.root()) {
@@ -18,19 +26,20 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     };
     let mut hasher = Sha256::new();
     hasher.update(tree.as_bytes());
-    if let Some(task_file) = opt_str(ctx.options, "taskFile").filter(|t| !t.is_empty()) {
+    if let Some(task_file) = task_file {
         hasher.update([0]);
-        match std::fs::read(project_path(ctx, task_file)) {
-            Ok(bytes) => hasher.update(Sha256::digest(&bytes)),
+        match worktree::file_sha256(&project_path(ctx, &task_file)) {
+            Ok(digest) => hasher.update(digest),
             Err(e) => {
                 return ActionResult::failed(format!(
-                    "proof.fingerprint: cannot read taskFile {task_file}: {e}"
+                    "proof.fingerprint: cannot read taskFile {task_file}: {}",
+                    read_failure(e)
                 ))
             }
         }
     }
     let digest = format!("sha256:{}", crate::store::digest::hex(&hasher.finalize()));
-    if let Some(expect) = opt_str(ctx.options, "expect").filter(|e| !e.is_empty()) {
+    if let Some(expect) = expect {
         if expect != digest {
             return ActionResult::failed(format!(
                 "proof.fingerprint: a proof input changed: expected {expect}, now {digest}"
@@ -39,6 +48,6 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     }
     let mut result = ActionResult::ok();
     result.message = Some(digest.clone());
-    result.set_vars.insert(var.to_owned(), digest);
+    result.set_vars.insert(var, digest);
     result
 }

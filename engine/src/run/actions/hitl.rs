@@ -2,9 +2,9 @@
 //! none the run pauses and `spur continue RUN --answer A` supplies the answer. The answer
 //! lands in `__hitlAnswer` (and in `options.var` for a select).
 
-use serde_json::Value;
-
-use super::{opt_str, ActionContext, ActionResult, ActionRun};
+use super::{ActionContext, ActionResult, ActionRun};
+use crate::pipeline::ActionKind;
+use crate::run::render::{OptionError, RenderContext};
 
 /// A question for the operator.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,25 +15,45 @@ pub struct HitlQuestion {
 }
 
 impl HitlQuestion {
-    /// The question an action asks, or an error naming what is wrong with its options.
-    pub fn of(kind: &str, options: &Value) -> Result<Self, String> {
-        let prompt = opt_str(options, "prompt").unwrap_or("Continue?").to_owned();
-        let choices = if kind == "hitl.select" {
-            let Some(Value::Array(items)) = options.get("options") else {
-                return Err("hitl.select: option `options` must be a list of choices".into());
-            };
-            let mut choices: Vec<String> = items.iter().map(super::scalar_text).collect();
-            if choices.is_empty() {
-                return Err("hitl.select: option `options` is empty".into());
-            }
-            if !choices.iter().any(|c| c == "cancel") {
-                choices.push("cancel".into());
-            }
-            choices
-        } else {
-            vec!["yes".into(), "no".into(), "cancel".into()]
+    /// The yes / no / cancel question, with `prompt` or "Continue?".
+    pub fn confirm(prompt: Option<String>) -> Self {
+        Self {
+            prompt: prompt.unwrap_or_else(|| "Continue?".to_owned()),
+            choices: vec!["yes".into(), "no".into(), "cancel".into()],
+        }
+    }
+
+    /// The question an action asks (a confirm for a kind that asks none), or an error
+    /// naming what is wrong with its options.
+    pub fn of(kind: &ActionKind, render: &RenderContext<'_>) -> Result<Self, String> {
+        let failed = |e: OptionError| format!("{kind}: {e}");
+        let (prompt, select) = match kind {
+            ActionKind::HitlConfirm(o) => (o.prompt.as_ref(), None),
+            ActionKind::HitlSelect(o) => (o.prompt.as_ref(), Some(o)),
+            _ => (None, None),
         };
-        Ok(Self { prompt, choices })
+        let prompt = render
+            .resolve_lenient(prompt)
+            .map_err(|e| failed(e.into()))?;
+        let Some(select) = select else {
+            return Ok(Self::confirm(prompt));
+        };
+        let not_a_list = || "hitl.select: option `options` must be a list of choices".to_owned();
+        let mut choices = match select.choices.as_ref().map(|c| render.resolve(c)) {
+            Some(Ok(Some(choices))) => choices,
+            None | Some(Ok(None) | Err(OptionError::Invalid { .. })) => return Err(not_a_list()),
+            Some(Err(e)) => return Err(failed(e)),
+        };
+        if choices.is_empty() {
+            return Err("hitl.select: option `options` is empty".into());
+        }
+        if !choices.iter().any(|c| c == "cancel") {
+            choices.push("cancel".into());
+        }
+        Ok(Self {
+            prompt: prompt.unwrap_or_else(|| "Continue?".to_owned()),
+            choices,
+        })
     }
 
     pub fn accepts(&self, answer: &str) -> bool {
@@ -42,9 +62,17 @@ impl HitlQuestion {
 }
 
 pub fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
-    let question = match HitlQuestion::of(ctx.kind, ctx.options) {
+    let kind = &ctx.action.kind.value;
+    let question = match HitlQuestion::of(kind, &ctx.render) {
         Ok(q) => q,
         Err(e) => return ActionRun::Finished(ActionResult::failed(e)),
+    };
+    let var = match kind {
+        ActionKind::HitlSelect(o) => match ctx.optional(o.var.as_ref()) {
+            Ok(var) => var.filter(|v| crate::run::vars::is_var_name(v)),
+            Err(e) => return ActionRun::Finished(ActionResult::failed(e)),
+        },
+        _ => None,
     };
     let answer = match ctx.answer {
         Some(a) => Some(a.to_owned()),
@@ -56,7 +84,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     if !question.accepts(&answer) {
         return ActionRun::Finished(ActionResult::failed(format!(
             "{}: answer {answer:?} is not one of {}",
-            ctx.kind,
+            ctx.kind(),
             question.choices.join(", ")
         )));
     }
@@ -66,12 +94,8 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     result
         .set_vars
         .insert("__hitlAnswer".into(), answer.clone());
-    if ctx.kind == "hitl.select" {
-        if let Some(var) = opt_str(ctx.options, "var") {
-            if crate::run::vars::is_var_name(var) {
-                result.set_vars.insert(var.to_owned(), answer);
-            }
-        }
+    if let Some(var) = var {
+        result.set_vars.insert(var, answer);
     }
     ActionRun::Finished(result)
 }

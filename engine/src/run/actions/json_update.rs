@@ -1,26 +1,38 @@
 //! `json.update`: rewrite a JSON file (`path`) with a jq expression (`expr`), atomically.
 //! `$vars` and each var as `$name` are bound, as in jq guards.
 
-use super::{project_path, required_str, ActionContext, ActionResult};
+use super::{project_path, read_failure, ActionContext, ActionResult};
+use crate::pipeline::JsonUpdateOptions;
+use crate::store::bounded_read::read_bounded;
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
-    let (path, expr) = match (
-        required_str(ctx.options, "json.update", "path"),
-        required_str(ctx.options, "json.update", "expr"),
-    ) {
+/// The largest JSON file it rewrites: 64 MiB (it is parsed whole, in memory).
+const MAX_BYTES: u64 = 64 << 20;
+
+pub fn run(ctx: &ActionContext<'_>, options: &JsonUpdateOptions) -> ActionResult {
+    let (path, expr) = match (ctx.required(&options.path), ctx.required(&options.expr)) {
         (Ok(p), Ok(e)) => (p, e),
         (Err(e), _) | (_, Err(e)) => return ActionResult::failed(e),
     };
-    let full = project_path(ctx, path);
-    let text = match std::fs::read_to_string(&full) {
-        Ok(t) => t,
-        Err(e) => return ActionResult::failed(format!("json.update: cannot read {path}: {e}")),
+    let full = project_path(ctx, &path);
+    let text = match read_bounded(&full, MAX_BYTES).map(String::from_utf8) {
+        Ok(Ok(t)) => t,
+        Ok(Err(_)) => {
+            return ActionResult::failed(format!(
+                "json.update: cannot read {path}: stream did not contain valid UTF-8"
+            ))
+        }
+        Err(e) => {
+            return ActionResult::failed(format!(
+                "json.update: cannot read {path}: {}",
+                read_failure(e)
+            ))
+        }
     };
     let input: serde_json::Value = match serde_json::from_str(&text) {
         Ok(v) => v,
         Err(e) => return ActionResult::failed(format!("json.update: {path} is not JSON: {e}")),
     };
-    let output = match crate::run::jq_guard::eval_first(expr, input, ctx.vars) {
+    let output = match crate::run::jq_guard::eval_first(&expr, input, ctx.vars) {
         Ok(v) => v,
         Err(e) => return ActionResult::failed(format!("json.update: {e}")),
     };

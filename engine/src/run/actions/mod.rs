@@ -1,6 +1,7 @@
 //! Actions (DESIGN §4): one file per built-in kind; anything else is a plugin
-//! `spur-action-<kind>`. An action receives its options already templated and returns an
-//! [`ActionResult`]; it never touches the journal (the runner records start and finish).
+//! `spur-action-<kind>`. An action reads its typed options, each rendered just before
+//! use, and returns an [`ActionResult`]; it never touches the journal (the runner records
+//! start and finish).
 
 mod agent;
 mod artifact;
@@ -19,41 +20,19 @@ pub mod worktree;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
-
+use super::render::{OptionError, RenderContext};
 use super::vars::Vars;
+use crate::pipeline::{Action, ActionKind, FromRendered, Templated};
+use crate::store::bounded_read::ReadError;
 use crate::store::state_dir::StateDir;
 
 pub use hitl::HitlQuestion;
 
-/// The built-in action kinds.
-pub const BUILT_IN: [&str; 12] = [
-    "shell",
-    "note",
-    "file.read.into-var",
-    "hitl.confirm",
-    "hitl.select",
-    "agent.run",
-    "command.gate",
-    "proof.fingerprint",
-    "run.artifact",
-    "json.update",
-    "verdict.derive",
-    "verify.run",
-];
-
-/// Option keys rendered as shell text (escaped per quoting context) rather than plain text.
-pub fn shell_keys(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "shell" => &["command"],
-        _ => &[],
-    }
-}
-
 /// What an action may use besides its options.
 pub struct ActionContext<'a> {
-    pub kind: &'a str,
-    pub options: &'a Value,
+    pub action: &'a Action,
+    /// What the action's templates may refer to now.
+    pub render: RenderContext<'a>,
     pub vars: &'a Vars,
     pub state_dir: &'a StateDir,
     /// Where shell steps run: the directory that holds the state directory.
@@ -109,72 +88,109 @@ pub enum ActionRun {
 /// Run one action.
 pub fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     let finished = |r| ActionRun::Finished(r);
-    match ctx.kind {
-        "shell" => finished(shell::run(ctx)),
-        "note" => finished(note::run(ctx)),
-        "file.read.into-var" => finished(file_read::run(ctx)),
-        "hitl.confirm" | "hitl.select" => hitl::run(ctx),
-        "agent.run" => finished(agent::run(ctx)),
-        "command.gate" => finished(command_gate::run(ctx)),
-        "proof.fingerprint" => finished(fingerprint::run(ctx)),
-        "run.artifact" => finished(artifact::run(ctx)),
-        "json.update" => finished(json_update::run(ctx)),
-        "verdict.derive" => finished(verdict_derive::run(ctx)),
-        "verify.run" => finished(verify_run::run(ctx)),
-        _ => finished(plugin::run(ctx)),
+    let action = ctx.action;
+    match &action.kind.value {
+        ActionKind::Shell(o) => finished(shell::run(ctx, o)),
+        ActionKind::Note(o) => finished(note::run(ctx, o)),
+        ActionKind::FileReadIntoVar(o) => finished(file_read::run(ctx, o)),
+        ActionKind::HitlConfirm(_) | ActionKind::HitlSelect(_) => hitl::run(ctx),
+        ActionKind::AgentRun(o) => finished(agent::run(ctx, o)),
+        ActionKind::CommandGate(o) => finished(command_gate::run(ctx, o)),
+        ActionKind::ProofFingerprint(o) => finished(fingerprint::run(ctx, o)),
+        ActionKind::RunArtifact(o) => finished(artifact::run(ctx, o)),
+        ActionKind::JsonUpdate(o) => finished(json_update::run(ctx, o)),
+        ActionKind::VerdictDerive(o) => finished(verdict_derive::run(ctx, o)),
+        ActionKind::VerifyRun(o) => finished(verify_run::run(ctx, o)),
+        ActionKind::Plugin(name) => finished(plugin::run(ctx, name)),
     }
 }
 
-// ---- option helpers shared by the kinds -----------------------------------------------------
+// ---- options, resolved for this run, errors naming the kind ----------------------------
 
-pub(crate) fn opt_str<'v>(options: &'v Value, key: &str) -> Option<&'v str> {
-    options.get(key).and_then(Value::as_str)
-}
+impl ActionContext<'_> {
+    /// The action's kind as written.
+    pub fn kind(&self) -> &str {
+        self.action.kind.value.name()
+    }
 
-/// A required string option, or the error message naming it.
-pub(crate) fn required_str<'v>(
-    options: &'v Value,
-    kind: &str,
-    key: &str,
-) -> Result<&'v str, String> {
-    match options.get(key) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s),
-        Some(Value::String(_)) => Err(format!("{kind}: option `{key}` is empty")),
-        Some(_) => Err(format!("{kind}: option `{key}` must be a string")),
-        None => Err(format!("{kind}: option `{key}` is required")),
+    fn failed(&self, e: OptionError) -> String {
+        format!("{}: {e}", self.kind())
+    }
+
+    /// `option` rendered and typed.
+    pub(crate) fn resolve<T: FromRendered>(
+        &self,
+        option: &Templated<T>,
+    ) -> Result<Option<T>, String> {
+        self.render.resolve(option).map_err(|e| self.failed(e))
+    }
+
+    /// An option that counts as absent when its value is of the wrong type.
+    pub(crate) fn optional<T: FromRendered>(
+        &self,
+        option: Option<&Templated<T>>,
+    ) -> Result<Option<T>, String> {
+        self.render
+            .resolve_lenient(option)
+            .map_err(|e| self.failed(e.into()))
+    }
+
+    /// A non-empty text option the action cannot do without.
+    pub(crate) fn required<T: FromRendered + Into<String>>(
+        &self,
+        option: &Templated<T>,
+    ) -> Result<String, String> {
+        let key = option.key();
+        match self.render.resolve(option) {
+            Ok(Some(text)) => {
+                let text: String = text.into();
+                if text.is_empty() {
+                    Err(format!("{}: option `{key}` is empty", self.kind()))
+                } else {
+                    Ok(text)
+                }
+            }
+            Ok(None) | Err(OptionError::Invalid { .. }) => {
+                Err(format!("{}: option `{key}` must be a string", self.kind()))
+            }
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    /// [`ActionContext::required`] for an option the loader lets be absent.
+    pub(crate) fn required_opt(
+        &self,
+        option: Option<&Templated<String>>,
+        key: &str,
+    ) -> Result<String, String> {
+        match option {
+            Some(option) => self.required(option),
+            None => Err(format!("{}: option `{key}` is required", self.kind())),
+        }
+    }
+
+    /// A flag: false when absent.
+    pub(crate) fn flag(&self, option: Option<&Templated<bool>>) -> Result<bool, String> {
+        Ok(match option {
+            Some(option) => self.resolve(option)?.unwrap_or(false),
+            None => false,
+        })
+    }
+
+    /// A duration in milliseconds (`timeoutMs`).
+    pub(crate) fn millis(
+        &self,
+        option: Option<&Templated<Duration>>,
+    ) -> Result<Option<Duration>, String> {
+        option.map_or(Ok(None), |o| self.resolve(o))
     }
 }
 
-pub(crate) fn opt_bool(options: &Value, key: &str) -> bool {
-    match options.get(key) {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => s == "true",
-        _ => false,
-    }
-}
-
-/// A duration in milliseconds, written as a number or (after templating) a string.
-pub fn opt_millis(options: &Value, kind: &str, key: &str) -> Result<Option<Duration>, String> {
-    let millis = match options.get(key) {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Number(n)) => n.as_u64(),
-        Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
-        Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
-        Some(_) => None,
-    };
-    match millis {
-        Some(0) | None => Err(format!(
-            "{kind}: option `{key}` must be a positive number of milliseconds"
-        )),
-        Some(ms) => Ok(Some(Duration::from_millis(ms))),
-    }
-}
-
-/// JSON scalar as var text (strings as is, others as JSON).
-pub(crate) fn scalar_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
+/// Why a file could not be read: for a missing file the operating system's words, as
+/// actions have always given them; the bounded reader's otherwise.
+pub(crate) fn read_failure(e: ReadError) -> String {
+    match e {
+        ReadError::Missing => std::io::Error::from_raw_os_error(libc::ENOENT).to_string(),
         other => other.to_string(),
     }
 }

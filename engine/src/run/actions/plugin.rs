@@ -3,34 +3,35 @@
 //! (`spur_guards::plugin_action`). No plugin on PATH → the action fails with a clear error.
 
 use super::{ActionContext, ActionResult};
+use crate::run::render::render_options;
 use crate::run::vars::is_var_name;
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
+pub fn run(ctx: &ActionContext<'_>, kind: &str) -> ActionResult {
+    let options = match render_options(&ctx.action.options, &ctx.render) {
+        Ok(options) => options,
+        Err(e) => return ActionResult::failed(format!("{kind}: {e}")),
+    };
     let run = spur_guards::PluginRun {
         env: ctx.env,
         cwd: Some(ctx.project_root),
         timeout: None,
         log_file: Some(ctx.log_path),
     };
-    match spur_guards::plugin_action(ctx.kind, ctx.options, &run) {
+    match spur_guards::plugin_action(kind, &options, &run) {
         Err(e) => ActionResult {
             timed_out: matches!(e, spur_guards::PluginError::TimedOut { .. }),
-            ..ActionResult::failed(format!("action {:?}: {e}", ctx.kind))
+            ..ActionResult::failed(format!("action {kind:?}: {e}"))
         },
         Ok(reply) => {
             if let Some(bad) = reply.set_vars.keys().find(|k| !is_var_name(k)) {
                 return ActionResult::failed(format!(
-                    "plugin spur-action-{} set an invalid var name {bad:?}",
-                    ctx.kind
+                    "plugin spur-action-{kind} set an invalid var name {bad:?}"
                 ));
             }
             let mut result = if reply.ok {
                 ActionResult::ok()
             } else {
-                ActionResult::failed(format!(
-                    "plugin spur-action-{} reported ok: false",
-                    ctx.kind
-                ))
+                ActionResult::failed(format!("plugin spur-action-{kind} reported ok: false"))
             };
             result.set_vars = reply.set_vars;
             if !reply.data.is_null() {

@@ -2,29 +2,27 @@
 
 use spur_guards::process::ProcessSpec;
 
-use super::{opt_millis, opt_str, process, process_result, project_path, required_str};
-use super::{ActionContext, ActionResult};
+use super::{process, process_result, project_path, ActionContext, ActionResult};
+use crate::pipeline::ShellOptions;
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
-    let command = match required_str(ctx.options, "shell", "command") {
-        Ok(c) => c,
-        Err(e) => return ActionResult::failed(e),
-    };
-    let timeout = match opt_millis(ctx.options, "shell", "timeoutMs") {
-        Ok(t) => t,
-        Err(e) => return ActionResult::failed(e),
-    };
-    let mut spec = process(ctx, ProcessSpec::shell(command));
-    if let Some(cwd) = opt_str(ctx.options, "cwd") {
-        spec = spec.cwd(project_path(ctx, cwd));
-    }
-    if let Some(serde_json::Value::Object(env)) = ctx.options.get("env") {
-        for (k, v) in env {
-            spec = spec.env(k, super::scalar_text(v));
+pub fn run(ctx: &ActionContext<'_>, options: &ShellOptions) -> ActionResult {
+    let result = (|| {
+        let command = ctx.required(&options.command)?;
+        let timeout = ctx.millis(options.timeout_ms.as_ref())?;
+        let mut spec = process(ctx, ProcessSpec::shell(&command));
+        if let Some(cwd) = ctx.optional(options.cwd.as_ref())? {
+            spec = spec.cwd(project_path(ctx, &cwd));
         }
-    }
-    if let Some(t) = timeout {
-        spec = spec.timeout(t);
-    }
-    process_result("shell command", &spec.run())
+        // An `env` that is not a mapping adds nothing.
+        if let Some(env) = ctx.optional(options.env.as_ref())? {
+            for (k, v) in env.0 {
+                spec = spec.env(k, v);
+            }
+        }
+        if let Some(t) = timeout {
+            spec = spec.timeout(t);
+        }
+        Ok::<_, String>(process_result("shell command", &spec.run()))
+    })();
+    result.unwrap_or_else(ActionResult::failed)
 }

@@ -7,14 +7,22 @@
 use crate::answer::{derive_verdict, DeriveRequest};
 use crate::wbs::Wbs;
 
-use super::{opt_str, project_path, required_str, ActionContext, ActionResult};
+use super::{project_path, ActionContext, ActionResult};
+use crate::pipeline::VerdictDeriveOptions;
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
-    let answer = match required_str(ctx.options, "verdict.derive", "answer") {
-        Ok(a) => a,
+pub fn run(ctx: &ActionContext<'_>, options: &VerdictDeriveOptions) -> ActionResult {
+    let resolved = (|| {
+        let answer = ctx.required_opt(options.answer.as_ref(), "answer")?;
+        let wbs = ctx.optional(options.wbs.as_ref())?;
+        let task = ctx.optional(options.task.as_ref())?;
+        Ok::<_, String>((answer, wbs, task))
+    })();
+    let (answer, wbs, task) = match resolved {
+        Ok(r) => r,
         Err(e) => return ActionResult::failed(e),
     };
-    let wbs_text = opt_str(ctx.options, "wbs")
+    let wbs_text = wbs
+        .as_deref()
         .or_else(|| ctx.vars.get("wbs").map(String::as_str))
         .unwrap_or_default();
     let wbs = match Wbs::parse(wbs_text) {
@@ -23,10 +31,10 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     };
     let request = DeriveRequest {
         wbs,
-        answer: project_path(ctx, answer),
-        task: opt_str(ctx.options, "task")
+        answer: project_path(ctx, &answer),
+        task: task
             .filter(|t| !t.is_empty())
-            .map(|t| project_path(ctx, t)),
+            .map(|t| project_path(ctx, &t)),
         state_dir: ctx.state_dir.clone(),
         project_root: ctx.project_root.to_path_buf(),
         write: true,

@@ -6,10 +6,23 @@
 use crate::verify::{run_gates, VerifyRequest};
 use crate::wbs::Wbs;
 
-use super::{opt_bool, opt_str, ActionContext, ActionResult};
+use super::{ActionContext, ActionResult};
+use crate::pipeline::VerifyRunOptions;
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
-    let wbs = match opt_str(ctx.options, "wbs").or_else(|| ctx.vars.get("wbs").map(String::as_str))
+pub fn run(ctx: &ActionContext<'_>, options: &VerifyRunOptions) -> ActionResult {
+    let resolved = (|| {
+        let wbs = ctx.optional(options.wbs.as_ref())?;
+        let gate = ctx.optional(options.gate.as_ref())?;
+        let soft_fail = ctx.flag(options.soft_fail.as_ref())?;
+        Ok::<_, String>((wbs, gate, soft_fail))
+    })();
+    let (wbs, gate, soft_fail) = match resolved {
+        Ok(r) => r,
+        Err(e) => return ActionResult::failed(e),
+    };
+    let wbs = match wbs
+        .as_deref()
+        .or_else(|| ctx.vars.get("wbs").map(String::as_str))
     {
         None | Some("") => None,
         Some(w) => match Wbs::parse(w) {
@@ -19,9 +32,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
     };
     let mut request = VerifyRequest::new(ctx.state_dir.clone());
     request.wbs = wbs;
-    request.gate = opt_str(ctx.options, "gate")
-        .filter(|g| !g.is_empty())
-        .map(str::to_owned);
+    request.gate = gate.filter(|g| !g.is_empty());
     request.run_id = Some(ctx.run_id.to_owned());
     request.env = ctx.env.to_vec();
     match run_gates(&request) {
@@ -37,7 +48,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionResult {
                 outcome.gates.len(),
                 if outcome.gates.len() == 1 { "" } else { "s" }
             );
-            if outcome.passed || opt_bool(ctx.options, "softFail") {
+            if outcome.passed || soft_fail {
                 ActionResult {
                     message: Some(message),
                     ..ActionResult::ok()

@@ -3,14 +3,18 @@
 //! ignored directory such as `target/` counts by name only, so it stays cheap), or of every
 //! file under the root when it is not a git repository. The state directory is never part
 //! of it (the run's own journal changes all the time). Used by `agent.run requireDiff` and
-//! `proof.fingerprint`.
+//! `proof.fingerprint`. Files are read through the shared bounded reader's regular-file
+//! check and streamed into the hash, so a FIFO or a link to a device counts as unreadable
+//! and a large file costs no memory.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use sha2::{Digest, Sha256};
+
+use crate::store::bounded_read::{open_regular, ReadError};
 
 /// Fingerprint of the files under `root`, excluding `state_dir`.
 pub fn fingerprint(root: &Path, state_dir: &Path) -> io::Result<String> {
@@ -34,13 +38,32 @@ pub fn fingerprint(root: &Path, state_dir: &Path) -> io::Result<String> {
     for rel in files {
         hasher.update(rel.to_string_lossy().as_bytes());
         hasher.update([0]);
-        match fs::read(root.join(&rel)) {
-            Ok(bytes) => hasher.update(Sha256::digest(&bytes)),
+        // An ignored directory is listed by name: it too is "<missing>".
+        match file_sha256(&root.join(&rel)) {
+            Ok(digest) => hasher.update(digest),
             Err(_) => hasher.update(b"<missing>"),
         }
         hasher.update([0]);
     }
     Ok(crate::store::digest::hex(&hasher.finalize()))
+}
+
+/// The sha256 of a regular file's content, read in chunks.
+pub(crate) fn file_sha256(path: &Path) -> Result<[u8; 32], ReadError> {
+    let mut file = open_regular(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        let n = match file.read(&mut buffer) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            read => read?,
+        };
+        let Some(chunk) = buffer.get(..n).filter(|c| !c.is_empty()) else {
+            break;
+        };
+        hasher.update(chunk);
+    }
+    Ok(hasher.finalize().into())
 }
 
 fn git_files(root: &Path) -> Option<Vec<PathBuf>> {
@@ -113,6 +136,27 @@ mod tests {
         assert_eq!(before, fingerprint(root, &state).unwrap());
         fs::write(root.join("a.txt"), "two").unwrap();
         assert_ne!(before, fingerprint(root, &state).unwrap());
+    }
+
+    #[test]
+    fn a_file_digest_is_the_sha256_of_its_content_and_a_fifo_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let content = vec![7u8; 200_000];
+        fs::write(&path, &content).unwrap();
+        let digest: [u8; 32] = Sha256::digest(&content).into();
+        assert_eq!(file_sha256(&path).unwrap(), digest);
+        let fifo = dir.path().join("fifo");
+        if Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            assert!(matches!(
+                file_sha256(&fifo),
+                Err(ReadError::NotRegular { .. })
+            ));
+        }
     }
 
     #[test]

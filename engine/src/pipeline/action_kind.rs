@@ -1,0 +1,275 @@
+//! Action kinds: the built-in ones with their typed options, and any other name, which is
+//! the plugin `spur-action-<name>`. An option the loader reports as missing is a field
+//! without `Option`; one the action itself insists on at run time is an `Option` here.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::pipeline::load::option_reader::OptionReader;
+use crate::pipeline::templated::{EnvVars, ShellText, Templated};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ActionKind {
+    Shell(ShellOptions),
+    Note(NoteOptions),
+    FileReadIntoVar(FileReadOptions),
+    HitlConfirm(HitlConfirmOptions),
+    HitlSelect(HitlSelectOptions),
+    AgentRun(AgentRunOptions),
+    ProofFingerprint(FingerprintOptions),
+    RunArtifact(ArtifactOptions),
+    CommandGate(CommandGateOptions),
+    JsonUpdate(JsonUpdateOptions),
+    VerdictDerive(VerdictDeriveOptions),
+    VerifyRun(VerifyRunOptions),
+    /// Any other kind: the plugin `spur-action-<name>`, given the options as JSON.
+    Plugin(String),
+}
+
+/// `shell`: `sh -c command`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShellOptions {
+    pub command: Templated<ShellText>,
+    pub cwd: Option<Templated<String>>,
+    pub timeout_ms: Option<Templated<Duration>>,
+    pub env: Option<Templated<EnvVars>>,
+}
+
+/// `note`: a message for the run's log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteOptions {
+    pub message: Option<Templated<String>>,
+}
+
+/// `file.read.into-var`: a file's text into a var.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileReadOptions {
+    pub path: Templated<String>,
+    pub var: Templated<String>,
+}
+
+/// `hitl.confirm`: yes / no / cancel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HitlConfirmOptions {
+    pub prompt: Option<Templated<String>>,
+}
+
+/// `hitl.select`: one of `options`, into `var` too.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HitlSelectOptions {
+    pub prompt: Option<Templated<String>>,
+    /// Written `options:`.
+    pub choices: Option<Templated<Vec<String>>>,
+    pub var: Option<Templated<String>>,
+}
+
+/// `agent.run`: the command `.spur/config.yaml` maps `agent` to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentRunOptions {
+    pub agent: Option<Templated<String>>,
+    pub input: Option<Templated<String>>,
+    pub role: Option<Templated<String>>,
+    pub timeout_ms: Option<Templated<Duration>>,
+    pub answer_file: Option<Templated<String>>,
+    pub expect_file: Option<Templated<String>>,
+    pub require_diff: Option<Templated<bool>>,
+}
+
+/// `proof.fingerprint`: the tree's fingerprint into `var`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FingerprintOptions {
+    pub var: Templated<String>,
+    pub task_file: Option<Templated<String>>,
+    pub expect: Option<Templated<String>>,
+}
+
+/// `run.artifact`: a path recorded in the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArtifactOptions {
+    pub path: Option<Templated<String>>,
+    pub artifact_kind: Option<Templated<String>>,
+    /// The older spelling of `artifactKind`.
+    pub kind: Option<Templated<String>>,
+}
+
+/// `command.gate`: `executable` with `args`, retried, PASS/FAIL into `resultFile`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandGateOptions {
+    pub executable: Templated<String>,
+    pub args: Option<Templated<Vec<String>>>,
+    pub timeout_ms: Option<Templated<Duration>>,
+    pub retry: Option<RetryOptions>,
+    pub result_file: Option<Templated<String>>,
+    pub soft_fail: Option<Templated<bool>>,
+}
+
+/// `retry:` of a command gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryOptions {
+    pub max_attempts: Option<Templated<u64>>,
+    pub delay_ms: Option<Templated<u64>>,
+    /// Retry only when the output contains one of these.
+    pub on: Option<Templated<Vec<String>>>,
+    /// `on` as YAML 1.1 spells a bare `on:` key: `true`.
+    pub on_as_true: Option<Templated<Vec<String>>>,
+}
+
+/// `json.update`: a JSON file rewritten by a jq expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonUpdateOptions {
+    pub path: Templated<String>,
+    pub expr: Templated<String>,
+}
+
+/// `verdict.derive`: the verifier's answer file into the verdict artifact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictDeriveOptions {
+    pub answer: Option<Templated<String>>,
+    pub task: Option<Templated<String>>,
+    pub wbs: Option<Templated<String>>,
+}
+
+/// `verify.run`: the verify gates of `.spur/config.yaml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifyRunOptions {
+    pub gate: Option<Templated<String>>,
+    pub wbs: Option<Templated<String>>,
+    pub soft_fail: Option<Templated<bool>>,
+}
+
+impl ActionKind {
+    /// The built-in kinds, as written.
+    pub const NAMES: [&'static str; 12] = [
+        "shell",
+        "note",
+        "file.read.into-var",
+        "hitl.confirm",
+        "hitl.select",
+        "agent.run",
+        "proof.fingerprint",
+        "run.artifact",
+        "command.gate",
+        "json.update",
+        "verdict.derive",
+        "verify.run",
+    ];
+
+    /// The kind as written.
+    pub fn name(&self) -> &str {
+        match self {
+            ActionKind::Shell(_) => "shell",
+            ActionKind::Note(_) => "note",
+            ActionKind::FileReadIntoVar(_) => "file.read.into-var",
+            ActionKind::HitlConfirm(_) => "hitl.confirm",
+            ActionKind::HitlSelect(_) => "hitl.select",
+            ActionKind::AgentRun(_) => "agent.run",
+            ActionKind::ProofFingerprint(_) => "proof.fingerprint",
+            ActionKind::RunArtifact(_) => "run.artifact",
+            ActionKind::CommandGate(_) => "command.gate",
+            ActionKind::JsonUpdate(_) => "json.update",
+            ActionKind::VerdictDerive(_) => "verdict.derive",
+            ActionKind::VerifyRun(_) => "verify.run",
+            ActionKind::Plugin(name) => name,
+        }
+    }
+
+    /// The kind `name` with its options read from `r`. Options a pipeline of the corpus
+    /// writes that spur has no use for are accepted without a warning.
+    pub(crate) fn read(name: &str, r: &mut OptionReader<'_>) -> ActionKind {
+        match name {
+            "shell" => ActionKind::Shell(ShellOptions {
+                command: r.required("command"),
+                cwd: r.optional("cwd"),
+                timeout_ms: r.optional("timeoutMs"),
+                env: r.optional("env"),
+            }),
+            "note" => ActionKind::Note(NoteOptions {
+                message: r.optional("message"),
+            }),
+            "file.read.into-var" => ActionKind::FileReadIntoVar(FileReadOptions {
+                path: r.required("path"),
+                var: r.required("var"),
+            }),
+            "hitl.confirm" => {
+                r.ignore(&["decision"]);
+                ActionKind::HitlConfirm(HitlConfirmOptions {
+                    prompt: r.optional("prompt"),
+                })
+            }
+            "hitl.select" => {
+                r.ignore(&["decision"]);
+                ActionKind::HitlSelect(HitlSelectOptions {
+                    prompt: r.optional("prompt"),
+                    choices: r.optional("options"),
+                    var: r.optional("var"),
+                })
+            }
+            "agent.run" => {
+                r.ignore(&["capture", "mode"]);
+                ActionKind::AgentRun(AgentRunOptions {
+                    agent: r.optional("agent"),
+                    input: r.optional("input"),
+                    role: r.optional("role"),
+                    timeout_ms: r.optional("timeoutMs"),
+                    answer_file: r.optional("answerFile"),
+                    expect_file: r.optional("expectFile"),
+                    require_diff: r.optional("requireDiff"),
+                })
+            }
+            "proof.fingerprint" => ActionKind::ProofFingerprint(FingerprintOptions {
+                var: r.required("var"),
+                task_file: r.optional("taskFile"),
+                expect: r.optional("expect"),
+            }),
+            "run.artifact" => ActionKind::RunArtifact(ArtifactOptions {
+                path: r.optional("path"),
+                artifact_kind: r.optional("artifactKind"),
+                kind: r.unlisted("kind"),
+            }),
+            "command.gate" => {
+                r.ignore(&["id"]);
+                ActionKind::CommandGate(CommandGateOptions {
+                    executable: r.required("executable"),
+                    args: r.optional("args"),
+                    timeout_ms: r.optional("timeoutMs"),
+                    retry: r.map("retry").map(|mut retry| {
+                        let options = RetryOptions {
+                            max_attempts: retry.optional("maxAttempts"),
+                            delay_ms: retry.optional("delayMs"),
+                            on: retry.optional("on"),
+                            on_as_true: retry.unlisted("true"),
+                        };
+                        retry.finish();
+                        options
+                    }),
+                    result_file: r.optional("resultFile"),
+                    soft_fail: r.optional("softFail"),
+                })
+            }
+            "json.update" => ActionKind::JsonUpdate(JsonUpdateOptions {
+                path: r.required("path"),
+                expr: r.required("expr"),
+            }),
+            "verdict.derive" => ActionKind::VerdictDerive(VerdictDeriveOptions {
+                answer: r.optional("answer"),
+                task: r.optional("task"),
+                wbs: r.optional("wbs"),
+            }),
+            "verify.run" => ActionKind::VerifyRun(VerifyRunOptions {
+                gate: r.optional("gate"),
+                wbs: r.optional("wbs"),
+                soft_fail: r.optional("softFail"),
+            }),
+            other => {
+                r.free_form();
+                ActionKind::Plugin(other.to_owned())
+            }
+        }
+    }
+}
+
+impl fmt::Display for ActionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,144 @@
+//! `vars:` (name → default string, declaration order) and `env.allow:` (the environment
+//! variables templates may read). Names must be identifiers: vars become environment
+//! variables of shell steps.
+
+use crate::diagnostic::Diagnostic;
+use crate::pipeline::from_node::{FromNode, Loader, CODE_DUPLICATE_KEY};
+use crate::pipeline::model::VarDecl;
+use crate::pipeline::node::{Node, NodeValue};
+use crate::source::Located;
+use crate::template::is_identifier;
+
+use super::ENV_KEYS;
+
+/// The `vars` mapping.
+pub(crate) struct Vars(pub Vec<VarDecl>);
+
+impl FromNode for Vars {
+    const EXPECTED: &'static str = "a mapping of name to string";
+
+    fn from_node(cx: &mut Loader<'_>, node: &Node, what: &str) -> Option<Self> {
+        let entries = match &node.value {
+            NodeValue::Null => return Some(Vars(Vec::new())),
+            NodeValue::Map(entries) => entries,
+            _ => {
+                cx.wrong_type(node, what, Self::EXPECTED);
+                return Some(Vars(Vec::new()));
+            }
+        };
+        let mut vars: Vec<VarDecl> = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            let Some(name) = key.key_text() else {
+                cx.wrong_type(key, "a var name", "a string");
+                continue;
+            };
+            if let Some(first) = vars.iter().find(|v| v.name.value == name) {
+                let d = Diagnostic::error(
+                    CODE_DUPLICATE_KEY,
+                    cx.source,
+                    key.span,
+                    format!("var `{name}` is declared twice"),
+                )
+                .label("declared again here")
+                .secondary(first.name.span, "first declared here")
+                .help("remove one of the declarations");
+                cx.push(d);
+                continue;
+            }
+            if !is_identifier(&name) {
+                let d = Diagnostic::error(
+                    "spur::check::var-name",
+                    cx.source,
+                    key.span,
+                    format!("invalid var name `{name}`"),
+                )
+                .label("not a valid name")
+                .help("var names match ^[A-Za-z_][A-Za-z0-9_]*$ (they become environment variables of shell steps)");
+                cx.push(d);
+                continue;
+            }
+            let Some(default) = var_default(cx, &name, value) else {
+                continue;
+            };
+            vars.push(VarDecl {
+                name: Located::new(name, key.span),
+                default,
+            });
+        }
+        Some(Vars(vars))
+    }
+}
+
+/// A var's default: a string, or a number or boolean read as its text (with a warning).
+fn var_default(cx: &mut Loader<'_>, name: &str, value: &Node) -> Option<Located<String>> {
+    match &value.value {
+        NodeValue::String(s) => Some(Located::new(s.clone(), value.span)),
+        NodeValue::Number(_) | NodeValue::Bool(_) => {
+            let text = cx
+                .source
+                .text()
+                .get(value.span.offset..value.span.end())
+                .unwrap_or_default()
+                .to_owned();
+            let d = Diagnostic::warning(
+                "spur::check::var-not-string",
+                cx.source,
+                value.span,
+                format!(
+                    "var `{name}` has a {} default; vars are strings",
+                    match value.value {
+                        NodeValue::Bool(_) => "boolean",
+                        _ => "number",
+                    }
+                ),
+            )
+            .label(format!("read as the string \"{text}\""))
+            .help(format!("quote it: `{name}: \"{text}\"`"));
+            cx.push(d);
+            Some(Located::new(text, value.span))
+        }
+        _ => {
+            cx.wrong_type(value, &format!("the default of var `{name}`"), "a string");
+            None
+        }
+    }
+}
+
+/// The `env` mapping: its `allow` list of environment variable names.
+pub(crate) struct Env(pub Vec<Located<String>>);
+
+impl FromNode for Env {
+    const EXPECTED: &'static str = "a mapping";
+
+    fn from_node(cx: &mut Loader<'_>, node: &Node, what: &str) -> Option<Self> {
+        let fields = cx.fields(node, what, ENV_KEYS)?;
+        let Some(allow) = fields.get("allow") else {
+            return Some(Env(Vec::new()));
+        };
+        // Unlike the dialect's other lists, `allow: ~` is not an empty list.
+        let NodeValue::Seq(items) = &allow.value else {
+            cx.wrong_type(allow, "`env.allow`", "a list of environment variable names");
+            return None;
+        };
+        let mut names = Vec::new();
+        for item in items {
+            let Some(name) = cx.read::<Located<String>>(item, "an item of `env.allow`") else {
+                continue;
+            };
+            if !is_identifier(&name.value) {
+                let d = Diagnostic::error(
+                    "spur::check::var-name",
+                    cx.source,
+                    item.span,
+                    format!("invalid environment variable name `{}`", name.value),
+                )
+                .label("not a valid name")
+                .help("names match ^[A-Za-z_][A-Za-z0-9_]*$");
+                cx.push(d);
+                continue;
+            }
+            names.push(name);
+        }
+        Some(Env(names))
+    }
+}

@@ -1,0 +1,86 @@
+//! The YAML document as a generic tree of nodes, each with the byte span it came from,
+//! built straight from the parser's events under limits (depth, nodes, aliases). The
+//! loader types this tree; keeping every mapping entry in order, repeated keys included,
+//! is what lets it report a duplicate key with both places.
+
+mod core_schema;
+mod parse;
+
+pub use parse::{parse, Limits, ParseError};
+
+use crate::source::Span;
+
+/// One YAML node with its span.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub value: NodeValue,
+    pub span: Span,
+}
+
+/// The value of a YAML node. Mapping entries keep their order and any repeated key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeValue {
+    Null,
+    Bool(bool),
+    Number(serde_json::Number),
+    String(String),
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+impl NodeValue {
+    /// The YAML type name, for "expected X, found Y" messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            NodeValue::Null => "null",
+            NodeValue::Bool(_) => "a boolean",
+            NodeValue::Number(_) => "a number",
+            NodeValue::String(_) => "a string",
+            NodeValue::Seq(_) => "a list",
+            NodeValue::Map(_) => "a mapping",
+        }
+    }
+}
+
+impl Node {
+    /// The full extent of the node (an alias copy keeps the span of the alias).
+    pub fn extent(&self) -> Span {
+        let start = self.span.offset;
+        let mut end = self.span.end();
+        match &self.value {
+            NodeValue::Seq(items) => {
+                for item in items {
+                    end = end.max(item.extent().end());
+                }
+            }
+            NodeValue::Map(entries) => {
+                for (k, v) in entries {
+                    end = end.max(k.span.end()).max(v.extent().end());
+                }
+            }
+            _ => {}
+        }
+        Span::new(start, end.saturating_sub(start))
+    }
+
+    /// Where a diagnostic points for this node: its extent, never empty.
+    pub fn pointed(&self) -> Span {
+        let span = self.extent();
+        if span.len == 0 {
+            Span::new(span.offset, 1)
+        } else {
+            span
+        }
+    }
+
+    /// The text of a scalar used as a key (`1: x` → "1"); `None` for a collection.
+    pub fn key_text(&self) -> Option<String> {
+        match &self.value {
+            NodeValue::String(s) => Some(s.clone()),
+            NodeValue::Number(n) => Some(n.to_string()),
+            NodeValue::Bool(b) => Some(b.to_string()),
+            NodeValue::Null => Some("null".into()),
+            NodeValue::Seq(_) | NodeValue::Map(_) => None,
+        }
+    }
+}
