@@ -1,4 +1,4 @@
-//! Crash safety (DESIGN §5): a run killed with SIGKILL right after any journal record, then
+//! Crash safety (ARCHITECTURE.md, *Durability*): a run killed with SIGKILL right after any journal record, then
 //! resumed with `spur continue`, finishes with the same history as an uninterrupted run:
 //! every committed transition exactly once, no finished action run again, gap-free seq.
 //! The kill point is exact: debug builds honour SPUR_TEST_KILL_AFTER_JOURNAL_SEQ=N, which

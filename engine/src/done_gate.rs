@@ -1,4 +1,4 @@
-//! The done gate (DESIGN §6): the one code path that can certify a task done. The runner
+//! The done gate (ARCHITECTURE.md, *The done gate*): the one code path that can certify a task done. The runner
 //! calls it before entering a success terminal of a run with a wbs; `spur task update WBS
 //! done` calls it too.
 //!
@@ -160,7 +160,7 @@ impl DoneDecision {
 
 /// Decide whether `request.wbs` may become done.
 ///
-/// Order (DESIGN §6): already done → noop; forced → allow forced once the audit record is
+/// Order: already done → noop; forced → allow forced once the audit record is
 /// durably written (a failed write denies); else the artifact at
 /// `.spur/run/<wbs>-verdict.json` (which must resolve inside the project) must be valid,
 /// name this task, and be a self-consistent PASS.

@@ -1,4 +1,4 @@
-//! The semantics of DESIGN §2: guard order, failing guards and actions, the iteration
+//! The semantics of a run: guard order, failing guards and actions, the iteration
 //! bound, onError, var merging and precedence, onExit, failure states, the JSON outcome
 //! and the human output.
 

@@ -1,7 +1,7 @@
 //! Derivation: linted rows → the verdict artifact, through the one aggregation function.
 //!
 //! A clean answer becomes its rows (in task order) plus three checks: `answer-lint` (pass),
-//! `evidence-rule-pass` / `evidence-rule-failed` (DESIGN §7.6: a MET core behaviour-bearing
+//! `evidence-rule-pass` / `evidence-rule-failed` (aggregation rule 6: a MET core behaviour-bearing
 //! AC without `test`/`command` evidence is written PARTIAL) and `answer-verdict-line` (the
 //! answer's own `Verdict:` line, which can only make the result harsher). An answer that
 //! fails the lint becomes an explicit FAIL artifact — every requirement and criterion UNMET,

@@ -1,4 +1,4 @@
-//! Answer files → verdict (DESIGN §8): the verifier's Markdown answer is parsed, linted
+//! Answer files → verdict: the verifier's Markdown answer is parsed, linted
 //! against the task file (requirement ids, acceptance criteria, concrete anchors) and turned
 //! into the verdict artifact the done gate reads.
 //!

@@ -1,4 +1,4 @@
-//! Guard evaluation (DESIGN §3). Guards are compiled once when the run starts (jq
+//! Guard evaluation. Guards are compiled once when the run starts (jq
 //! programs included, combinators unfolded) and evaluated with options templated just
 //! before use. A guard that cannot be evaluated does not pass (fails closed), and says why.
 

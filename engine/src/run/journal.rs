@@ -1,4 +1,4 @@
-//! The run journal (DESIGN §5): `.spur/runs/<run-id>/journal.jsonl`, append-only JSON lines
+//! The run journal (ARCHITECTURE.md, *Durability*): `.spur/runs/<run-id>/journal.jsonl`, append-only JSON lines
 //! with a gap-free `seq`. Records that guard a side effect are fsync'd before the effect
 //! happens; the rest ride along with the next fsync (one file, appended in order, so a
 //! crash can lose only a tail, never a middle line). Reading ignores a torn last line.

@@ -1,7 +1,7 @@
-//! Templates rendered just before use (DESIGN §2.8): `${vars.X}`, `${env.X}` (allow-listed
+//! Templates rendered just before use: `${vars.X}`, `${env.X}` (allow-listed
 //! only), `${workflow}`, `${runId}`, `${state}`, `${iteration}`, parsed by
 //! [`crate::template`] (shell's `$name` is not a template). In shell command text every substitution is escaped for its
-//! quoting context (DESIGN §2.10), so a value is always exactly one literal string.
+//! quoting context (ARCHITECTURE.md, *Threat model*), so a value is always exactly one literal string.
 
 use crate::pipeline::{FromRendered, OptionValue, Options, Problem, Templated};
 use crate::source::{Located, Span};

@@ -1,5 +1,5 @@
 //! Why a run could not start or go on: one enum with a stable code per case. Each case
-//! belongs to an exit class of DESIGN §10 (usage 2, could-not-start 4, failed 1).
+//! belongs to an exit class (usage 2, could-not-start 4, failed 1).
 
 use super::guard_eval::GuardCompileError;
 use super::journal::JournalError;
@@ -105,7 +105,7 @@ pub enum RunError {
     },
 }
 
-/// The exit classes of DESIGN §10 a run error maps to.
+/// The exit classes a run error maps to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
     /// Bad usage or invalid input (exit 2).

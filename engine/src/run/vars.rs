@@ -1,5 +1,5 @@
 //! Run vars: precedence (pipeline defaults < `--vars JSON` < `--var k=v`, later wins) and
-//! the values every template and shell step sees. Values are strings (DESIGN §2.9).
+//! the values every template and shell step sees. Values are strings.
 
 use std::collections::BTreeMap;
 

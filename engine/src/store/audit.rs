@@ -1,4 +1,4 @@
-//! The audit log (`.spur/audit.jsonl`, DESIGN §6): one JSON line per forced done override,
+//! The audit log (`.spur/audit.jsonl`): one JSON line per forced done override,
 //! chained by hashes so an edited, removed, inserted or reordered record is detected.
 //!
 //! Each line is a JSON object whose `prevHash` is the sha256 of the previous line's bytes

@@ -1,4 +1,4 @@
-//! The verdict contract (DESIGN §7): the artifact a verifier writes, the one parser that
+//! The verdict contract: the artifact a verifier writes, the one parser that
 //! reads it (`read`, row by row in `rows`, to an `outcome`), and the one aggregation
 //! policy every consumer applies.
 //!

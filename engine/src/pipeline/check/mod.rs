@@ -1,4 +1,4 @@
-//! The static checker (DESIGN §2 "Static check"): every finding about a loaded pipeline,
+//! The static checker: every finding about a loaded pipeline,
 //! as diagnostics with stable codes. One file per group of checks; `spur check` renders
 //! them, and [`CheckedPipeline`] exists only for pipelines without errors.
 

@@ -1,6 +1,6 @@
 //! Templates in guard and action options: every `${…}` must name a known var, an
 //! allow-listed environment variable or a built-in — an undefined name is an error here,
-//! never an empty string at run time (DESIGN §2.8).
+//! never an empty string at run time.
 
 use super::Context;
 use crate::diagnostic::{did_you_mean, Diagnostic};
