@@ -8,6 +8,7 @@ mod check_hostile;
 mod completions;
 mod done_gate;
 mod graph;
+mod journal_forgery;
 mod jq;
 mod run;
 mod run_crash;

@@ -5,6 +5,7 @@ use super::guard_eval::GuardCompileError;
 use super::journal::JournalError;
 use super::lock::LockError;
 use super::render::RenderError;
+use super::replay_check::RecordDoesNotFit;
 use super::vars::VarError;
 
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
@@ -45,6 +46,15 @@ pub enum RunError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Journal(#[from] JournalError),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    DoesNotFit(#[from] RecordDoesNotFit),
+    #[error("run {run_id} was written by an older spur (a journal without a format version): it cannot be resumed")]
+    #[diagnostic(
+        code("spur::journal::older-format"),
+        help("nothing shows that its journal was not edited since; start a new run with `spur run` (`spur trace {run_id}` still shows its history)")
+    )]
+    OlderJournal { run_id: String },
     #[error("run {run_id} already finished ({outcome} at {state})")]
     #[diagnostic(code(spur::run::finished), help("start a new run with `spur run`"))]
     AlreadyFinished {
@@ -131,6 +141,8 @@ impl RunError {
             | RunError::AnswerUnexpected(_) => ErrorClass::Usage,
             RunError::Locked(_)
             | RunError::Journal(_)
+            | RunError::DoesNotFit(_)
+            | RunError::OlderJournal { .. }
             | RunError::AlreadyFinished { .. }
             | RunError::PipelineChanged { .. }
             | RunError::Ambiguous { .. }
