@@ -187,3 +187,73 @@ fn a_run_that_starts_in_a_done_terminal_is_gated() {
     let records = p.newest_trace();
     assert!(events(&records, "state-entered").is_empty(), "{records:#?}");
 }
+
+/// A force reason is this process's, like the gate's answer: `run-started` records the
+/// reason a run was started with, but the journal is a file a step can write, so a resumed
+/// run forces only when `spur continue` itself is given `--force-done --reason`.
+#[test]
+fn a_resumed_run_forces_only_with_its_own_force_reason() {
+    let p = Spur::new().file("pipeline.yaml", PAUSING);
+    let started = p
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--force-done",
+            "--reason",
+            "by hand",
+        ])
+        .json()
+        .run()
+        .code(3)
+        .stdout_json();
+    let run_id = started["runId"].as_str().unwrap().to_owned();
+    let out = p
+        .args(["continue", &run_id, "--json"])
+        .run()
+        .code(1)
+        .stdout_json();
+    assert_eq!(out["reason"], "done-gate-denied", "{out}");
+    assert_eq!(out["forced"], false, "{out}");
+    assert!(!p.exists(".spur/audit.jsonl"), "nothing was forced");
+
+    let p = Spur::new().file("pipeline.yaml", PAUSING);
+    let run_id = paused_run(&p);
+    p.args(["continue", &run_id, "--force-done", "--reason", "  "])
+        .run()
+        .code(2);
+    let out = p
+        .args([
+            "continue",
+            &run_id,
+            "--force-done",
+            "--reason",
+            "checked by hand",
+        ])
+        .json()
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(out["outcome"], "done", "{out}");
+    assert_eq!(out["forced"], true, "{out}");
+    assert!(p.read(".spur/audit.jsonl").contains("checked by hand"));
+    let records = p.trace(&run_id);
+    let resumed = events(&records, "resumed");
+    assert_eq!(
+        resumed.last().unwrap()["forceDoneReason"],
+        "checked by hand"
+    );
+}
+
+#[test]
+fn continue_with_force_done_on_a_run_without_a_task_is_a_usage_error() {
+    let p = Spur::new().file(
+        "pipeline.yaml",
+        PAUSING.replace("vars: {wbs: \"0592\"}\n", ""),
+    );
+    let run_id = paused_run(&p);
+    p.args(["continue", &run_id, "--force-done", "--reason", "why"])
+        .run()
+        .code(2)
+        .stderr_contains("spur::run::force-done-without-task");
+    p.args(["continue", &run_id]).run().success();
+}

@@ -1,8 +1,8 @@
 //! Whether a journaled run may go on, judged before anything runs: its journal is of this
 //! format and unbroken, every record fits the run before it and the pipeline, the run is
 //! not finished, its pipeline text is the one it started with (unless allowed), an hitl
-//! pause gets a valid answer and only a pause gets one, and an action that started and
-//! never finished runs again only when asked to.
+//! pause gets a valid answer and only a pause gets one, a force applies to a run with a
+//! task, and an action that started and never finished runs again only when asked to.
 
 use std::path::PathBuf;
 
@@ -105,6 +105,11 @@ pub(super) fn check(
         state,
         state_id: &state_id,
     };
+    if request.force_done_reason.is_some() && wbs.is_none() {
+        return Err(RunError::ForceDoneWithoutTask {
+            run_id: run_id.to_string(),
+        });
+    }
     at.check_answer(request.answer.as_deref())?;
     if !request.rerun_ambiguous {
         at.check_ambiguous(&run_dir)?;

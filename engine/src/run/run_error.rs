@@ -55,6 +55,12 @@ pub enum RunError {
         help("nothing shows that its journal was not edited since; start a new run with `spur run` (`spur trace {run_id}` still shows its history)")
     )]
     OlderJournal { run_id: String },
+    #[error("run {run_id} has no task (no wbs): --force-done has nothing to mark done")]
+    #[diagnostic(
+        code("spur::run::force-done-without-task"),
+        help("resume it without --force-done and --reason")
+    )]
+    ForceDoneWithoutTask { run_id: String },
     #[error("run {run_id} already finished ({outcome} at {state})")]
     #[diagnostic(code(spur::run::finished), help("start a new run with `spur run`"))]
     AlreadyFinished {
@@ -138,7 +144,8 @@ impl RunError {
             | RunError::RunNotFound(..)
             | RunError::AnswerRequired { .. }
             | RunError::AnswerInvalid { .. }
-            | RunError::AnswerUnexpected(_) => ErrorClass::Usage,
+            | RunError::AnswerUnexpected(_)
+            | RunError::ForceDoneWithoutTask { .. } => ErrorClass::Usage,
             RunError::Locked(_)
             | RunError::Journal(_)
             | RunError::DoesNotFit(_)

@@ -60,6 +60,10 @@ pub struct ResumeRequest<'a> {
     pub answer: Option<String>,
     pub rerun_ambiguous: bool,
     pub allow_changed_pipeline: bool,
+    /// `--force-done --reason R` given to this resume. The reason the run was started with
+    /// is in its journal, a file a step can write: like a done-gate answer, it is not
+    /// taken from there.
+    pub force_done_reason: Option<String>,
 }
 
 /// Start a run on this machine ([`LocalHost`]) and drive it to a terminal state or a pause.
@@ -156,7 +160,7 @@ pub fn resume_on(
             run_id: request.run_id,
             settings,
             wbs: resumable.wbs,
-            force_reason: position.force_done_reason.clone(),
+            force_reason: request.force_done_reason.clone(),
         },
         vars: position.vars.clone(),
         host,
@@ -169,6 +173,7 @@ pub fn resume_on(
     run.append(Event::Resumed {
         answer: request.answer.clone(),
         rerun_ambiguous: request.rerun_ambiguous,
+        force_done_reason: request.force_done_reason.clone(),
     })?;
     if let Some(answer) = &request.answer {
         run.vars.insert("__hitlAnswer".into(), answer.clone());
