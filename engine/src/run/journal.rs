@@ -72,6 +72,8 @@ pub enum JournalError {
     #[error("journal {path} is empty or does not start with run-started")]
     #[diagnostic(code(spur::journal::no_start))]
     NoStart { path: PathBuf },
+    /// A line of a format-1 journal is not chained to the one before it: edited, inserted
+    /// or removed.
     #[error("journal {path}: record seq {seq} is not the line spur wrote there: {what}")]
     #[diagnostic(
         code("spur::journal::chain-broken"),
@@ -83,16 +85,25 @@ pub enum JournalError {
         )
     )]
     ChainBroken {
+        /// The journal file.
         path: PathBuf,
+        /// The seq of the first line that is not chained to the one before it.
         seq: u64,
+        /// What does not match.
         what: String,
     },
+    /// A line carries a format version newer than [`FORMAT`].
     #[error("journal {path} was written by a newer spur (format {found}); this spur reads format {FORMAT}")]
     #[diagnostic(
         code("spur::journal::newer-format"),
         help("use the spur that wrote it, or a newer one")
     )]
-    NewerFormat { path: PathBuf, found: u64 },
+    NewerFormat {
+        /// The journal file.
+        path: PathBuf,
+        /// The format version a line carries.
+        found: u64,
+    },
 }
 
 /// How a journal's lines are written.
@@ -113,6 +124,7 @@ pub struct JournalContent {
     pub valid_len: u64,
     /// A final line without its newline was found and ignored.
     pub torn_tail: bool,
+    /// The format of the journal's lines (that of its first line).
     pub format: JournalFormat,
     /// sha256 of the last complete line: the `prev` of the next record.
     pub tip: String,

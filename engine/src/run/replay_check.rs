@@ -33,9 +33,13 @@ pub(super) enum Against<'a> {
     )
 )]
 pub struct RecordDoesNotFit {
+    /// The run whose resume was refused.
     pub run_id: String,
+    /// The seq of the first record that does not fit.
     pub seq: u64,
+    /// Its event, as named in the journal.
     pub event: &'static str,
+    /// What does not fit.
     pub what: String,
 }
 

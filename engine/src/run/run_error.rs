@@ -46,21 +46,30 @@ pub enum RunError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Journal(#[from] JournalError),
+    /// A journal record does not fit the run before it or its pipeline.
     #[error(transparent)]
     #[diagnostic(transparent)]
     DoesNotFit(#[from] RecordDoesNotFit),
+    /// The journal has no format version: an older spur wrote it.
     #[error("run {run_id} was written by an older spur (a journal without a format version): it cannot be resumed")]
     #[diagnostic(
         code("spur::journal::older-format"),
         help("nothing shows that its journal was not edited since; start a new run with `spur run` (`spur trace {run_id}` still shows its history)")
     )]
-    OlderJournal { run_id: String },
+    OlderJournal {
+        /// The run.
+        run_id: String,
+    },
+    /// `spur continue --force-done` of a run without a wbs.
     #[error("run {run_id} has no task (no wbs): --force-done has nothing to mark done")]
     #[diagnostic(
         code("spur::run::force-done-without-task"),
         help("resume it without --force-done and --reason")
     )]
-    ForceDoneWithoutTask { run_id: String },
+    ForceDoneWithoutTask {
+        /// The run.
+        run_id: String,
+    },
     #[error("run {run_id} already finished ({outcome} at {state})")]
     #[diagnostic(code(spur::run::finished), help("start a new run with `spur run`"))]
     AlreadyFinished {
