@@ -56,37 +56,56 @@ pub(super) fn replay_checked(
     let Some(mut position) = Position::started(first) else {
         return Ok(None);
     };
-    let mut finished_at = None;
+    let mut seen = Seen::default();
     for record in rest {
-        let fits = match finished_at {
-            Some(seq) => Err(format!(
-                "it follows run-finished (seq {seq}): a run writes nothing after it finished"
-            )),
-            None => fits(&position, record, against),
-        };
-        fits.map_err(|what| RecordDoesNotFit {
+        fits(&position, &seen, record, against).map_err(|what| RecordDoesNotFit {
             run_id: run_id.to_owned(),
             seq: record.seq,
             event: record.event.name(),
             what,
         })?;
-        if let Event::RunFinished { .. } = record.event {
-            finished_at = Some(record.seq);
-        }
+        seen.note(record);
         position.apply(record);
     }
     Ok(Some(position))
 }
 
+/// What the checks need beyond the replayed position.
+#[derive(Default)]
+struct Seen {
+    /// The seq of `run-finished`, once written.
+    finished_at: Option<u64>,
+    /// The target the last passing guard of this visit named.
+    guarded_to: Option<String>,
+}
+
+impl Seen {
+    fn note(&mut self, record: &Record) {
+        match &record.event {
+            Event::RunFinished { .. } => self.finished_at = Some(record.seq),
+            Event::GuardEvaluated {
+                to, passed: true, ..
+            } => self.guarded_to = Some(to.clone()),
+            Event::Transition { .. } => self.guarded_to = None,
+            _ => {}
+        }
+    }
+}
+
 /// `Err(what is wrong)` when `record` cannot follow the run at `p`.
-fn fits(p: &Position, record: &Record, against: Against<'_>) -> Result<(), String> {
+fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Result<(), String> {
+    if let Some(seq) = seen.finished_at {
+        return Err(format!(
+            "it follows run-finished (seq {seq}): a run writes nothing after it finished"
+        ));
+    }
     let pipeline = match against {
         Against::Pipeline(pipeline, plan) => Some((pipeline, plan)),
         Against::Themselves => None,
     };
     let name = record.event.name();
-    // The state a record must name: the one the run is in, or (before the first
-    // state-entered) the initial state, where only the done gate and an end can happen.
+    // Most records name the state the run is in; before the first state-entered only the
+    // done gate and an end can happen, at the initial state.
     let here = || -> Result<&str, String> {
         p.state
             .as_deref()
@@ -108,19 +127,12 @@ fn fits(p: &Position, record: &Record, against: Against<'_>) -> Result<(), Strin
             let expected = match p.transitions.last() {
                 Some(t) => Some((
                     t.to.as_str(),
-                    format!("the last transition (seq {})", t.seq),
+                    format!("the last transition (seq {}) entered", t.seq),
                 )),
                 None => at_or_before_entry.map(|s| (s, "the run starts in".to_owned())),
             };
-            if let Some((expected, by)) = expected {
-                if state != expected {
-                    let by = if p.transitions.is_empty() {
-                        format!("{by} {expected:?}")
-                    } else {
-                        format!("{by} entered {expected:?}")
-                    };
-                    return Err(format!("it enters {state:?}, but {by}"));
-                }
+            if let Some((expected, by)) = expected.filter(|(e, _)| state != e) {
+                return Err(format!("it enters {state:?}, but {by} {expected:?}"));
             }
             if *iteration != p.iteration {
                 return Err(format!(
@@ -241,6 +253,12 @@ fn fits(p: &Position, record: &Record, against: Against<'_>) -> Result<(), Strin
                 }
             }
             chosen(p, *transition, current, against)?;
+            let named = seen.guarded_to.as_deref();
+            if let Some(named) = named.filter(|n| p.chosen == Some(*transition) && n != to) {
+                return Err(format!(
+                    "the guard of transition {transition} that passed named {named:?}, the transition goes to {to:?}"
+                ));
+            }
             if u64::from(*iteration) != u64::from(p.iteration) + 1 {
                 return Err(format!(
                     "it says it is transition #{iteration}, but the run has taken {}",
@@ -559,6 +577,13 @@ transitions:
             true,
             9,
             r#"goes "a" → "b", the record says "a" → "done""#,
+        );
+        let retargeted = forged(9, Some(transition(1, "a", "done", 1)));
+        refused(
+            retargeted,
+            false,
+            9,
+            r#"passed named "b", the transition goes to "done""#,
         );
         let not_chosen = forged(9, Some(transition(0, "a", "done", 1)));
         refused(
