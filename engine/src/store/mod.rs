@@ -9,6 +9,7 @@ pub mod audit;
 pub mod bounded_read;
 pub mod digest;
 pub mod file_lock;
+pub(crate) mod format_version;
 pub mod state_dir;
 pub mod task_status;
 pub mod timestamp;
