@@ -128,3 +128,160 @@ fn a_step_that_rewrites_the_view_of_a_ledgered_task_is_tampering() {
     assert!(text.contains("task T1 is tampered"), "{text}");
     assert!(text.contains("says done"), "{text}");
 }
+
+#[test]
+fn task_certify_runs_the_gate_for_an_uncertified_task() {
+    let project = project();
+    project.file(
+        ".spur/tasks/0592.json",
+        r#"{"wbs":"0592","status":"done","history":[]}"#,
+    );
+    assert_eq!(show(&project, "0592")["certification"], "uncertified");
+
+    // No verdict: denied, still uncertified.
+    let out = project
+        .args(["task", "certify", "0592", "--json"])
+        .run()
+        .code(1)
+        .stdout_json();
+    assert_eq!(out["decision"], "deny", "{out}");
+    assert_eq!(show(&project, "0592")["certification"], "uncertified");
+
+    // A PASS: certified, the view rewritten from the ledger.
+    project.fixture("examples/verdicts/pass.json", ".spur/run/0592-verdict.json");
+    let out = project
+        .args(["task", "certify", "0592", "--json"])
+        .env("USER", "ada")
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(
+        (&out["decision"], &out["reason"], &out["status"]),
+        (&"allow".into(), &"pass".into(), &"done".into()),
+        "{out}"
+    );
+    let task = show(&project, "0592");
+    assert_eq!(task["certification"], "certified", "{task}");
+    assert_eq!(task["history"][0]["via"]["how"], "done-gate-pass");
+    let ledger = project.read(".spur/ledger/tasks/0592.jsonl");
+    let record: Value = serde_json::from_str(ledger.lines().next().unwrap()).unwrap();
+    assert_eq!(record["to"], "done");
+    assert_eq!(record["gate"]["reason"], "pass");
+    assert_eq!(record["verdictSha256"].as_str().unwrap().len(), 64);
+
+    // Certified: a noop; and a noop puts a tampered view back.
+    project.file(
+        ".spur/tasks/0592.json",
+        r#"{"wbs":"0592","status":"todo","history":[]}"#,
+    );
+    assert_eq!(show(&project, "0592")["certification"], "tampered");
+    let out = project
+        .args(["task", "certify", "0592", "--json"])
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(out["decision"], "noop", "{out}");
+    assert_eq!(show(&project, "0592")["certification"], "certified");
+    assert_eq!(audit_verify(&project).0, 0);
+}
+
+#[test]
+fn task_certify_with_force_done_adopts_an_uncertified_task_audited() {
+    let project = project();
+    project.file(
+        ".spur/tasks/0600.json",
+        r#"{"wbs":"0600","status":"done","history":[]}"#,
+    );
+    project
+        .args(["task", "certify", "0600", "--force-done"])
+        .run()
+        .code(2);
+    let out = project
+        .args([
+            "task",
+            "certify",
+            "0600",
+            "--force-done",
+            "--reason",
+            "done before spur had a ledger",
+            "--json",
+        ])
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(out["reason"], "forced", "{out}");
+    let task = show(&project, "0600");
+    assert_eq!(task["certification"], "certified", "{task}");
+    let via = &task["history"][0]["via"];
+    assert_eq!(via["how"], "forced-override");
+    assert_eq!(via["reason"], "done before spur had a ledger");
+    let audit: Value =
+        serde_json::from_str(project.read(".spur/audit.jsonl").lines().next().unwrap()).unwrap();
+    assert_eq!(via["auditHash"], audit["hash"]);
+    assert_eq!(audit["v"], 1);
+    let (code, text) = audit_verify(&project);
+    assert_eq!(code, 0, "{text}");
+}
+
+#[test]
+fn a_ledger_of_a_newer_format_is_a_clear_error() {
+    let project = project();
+    update(&project, &["T1", "in-progress"]);
+    let path = ".spur/ledger/tasks/T1.jsonl";
+    // The version is read before anything else of a record: nothing else needs to fit.
+    let first = project.read(path);
+    project.file(path, format!("{first}{{\"v\":2,\"new\":true}}\n"));
+    let out = project
+        .args(["task", "update", "T1", "review"])
+        .run()
+        .code(2);
+    let message = out
+        .stderr()
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        message.contains("T1.jsonl cannot be read at seq 1"),
+        "{message}"
+    );
+    assert!(
+        message.contains("written by a newer spur (format 2); this spur reads format 1"),
+        "{message}"
+    );
+    let (code, text) = audit_verify(&project);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("task T1 is tampered"), "{text}");
+    assert!(text.contains("newer spur (format 2)"), "{text}");
+}
+
+/// Two records `spur task update … --force-done` wrote before audit records carried a
+/// format version.
+const UNVERSIONED_AUDIT_LOG: &str = concat!(
+    r#"{"time":"2026-12-01T20:24:36.223Z","user":"ada","wbs":"0600","runId":null,"reason":"verified by hand: CI is down","artifactPath":"/tmp/legacy/.spur/run/0600-verdict.json","artifactSha256":null,"storedVerdict":null,"recomputedVerdict":null,"effectiveVerdict":"UNKNOWN","denyMessage":"task 0600 cannot be marked done: missing verify verdict artifact /tmp/legacy/.spur/run/0600-verdict.json (verdict UNKNOWN). Re-verify the task to write a fresh artifact (spur verify --wbs 0600, or spur task verdict 0600 --from-answer FILE), or override with: spur task update 0600 done --force-done --reason \"why\" (recorded in the audit log)","prevHash":"0000000000000000000000000000000000000000000000000000000000000000","hash":"538035488865e511775fc5b699137c31c5c09dc2d1e2b0e030de508af26a6735"}"#,
+    "\n",
+    r#"{"time":"2026-12-01T20:24:36.279Z","user":"ada","wbs":"0601","runId":null,"reason":"second","artifactPath":"/tmp/legacy/.spur/run/0601-verdict.json","artifactSha256":null,"storedVerdict":null,"recomputedVerdict":null,"effectiveVerdict":"UNKNOWN","denyMessage":"task 0601 cannot be marked done: missing verify verdict artifact /tmp/legacy/.spur/run/0601-verdict.json (verdict UNKNOWN). Re-verify the task to write a fresh artifact (spur verify --wbs 0601, or spur task verdict 0601 --from-answer FILE), or override with: spur task update 0601 done --force-done --reason \"why\" (recorded in the audit log)","prevHash":"f4ef3bce0e25006b031fdf67be89e901257d5103efa3cc05fdb618d2530f42bb","hash":"069978facdd4b28acdbd1f026cc3c2329bf255c407e65dd50575237f8490e4c5"}"#,
+    "\n",
+);
+
+#[test]
+fn an_audit_log_written_before_format_versions_still_verifies() {
+    let project = project();
+    project.file(".spur/audit.jsonl", UNVERSIONED_AUDIT_LOG);
+    let (code, text) = audit_verify(&project);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("is intact: 2 records"), "{text}");
+    // A new override chains onto it with "v":1, and the whole log still verifies.
+    update(
+        &project,
+        &["0602", "done", "--force-done", "--reason", "third"],
+    );
+    let log = project.read(".spur/audit.jsonl");
+    assert!(
+        log.lines().nth(2).unwrap().starts_with(r#"{"v":1,"#),
+        "{log}"
+    );
+    let (code, text) = audit_verify(&project);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("is intact: 3 records"), "{text}");
+}

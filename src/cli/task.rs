@@ -180,10 +180,18 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
                  with `spur task certify {wbs} --force-done --reason \"why\"` (audited)"
             );
         }
+        Certification::Tampered if check.ledger.intact => {
+            println!("  tampered: {detail}");
+            println!(
+                "  the task ledger is the status; the next status change rewrites the view from \
+                 it (`spur task update {wbs} {status}` does so without changing it)"
+            );
+        }
         Certification::Tampered => {
             println!("  tampered: {detail}");
             println!(
-                "  the task ledger is the status; `spur audit verify` fails until this is resolved"
+                "  spur neither reads a status from this ledger nor appends to it: restore it \
+                 from a copy (git)"
             );
         }
         Certification::None if !detail.is_empty() => println!("  note: {detail}"),

@@ -188,12 +188,12 @@ fn differences(view: &TaskRecord, ledger: &TaskRecord, view_path: &str) -> Strin
     let mut found = Vec::new();
     if view.status != ledger.status {
         found.push(format!(
-            "its view {view_path} says {}, its task ledger says {}",
+            "it says {}, the ledger says {}",
             view.status, ledger.status
         ));
     }
     if view.wbs != ledger.wbs {
-        found.push(format!("its view {view_path} names task {:?}", view.wbs));
+        found.push(format!("it names task {:?}", view.wbs));
     }
     if view.history != ledger.history {
         let first = view
@@ -203,17 +203,20 @@ fn differences(view: &TaskRecord, ledger: &TaskRecord, view_path: &str) -> Strin
             .position(|(a, b)| a != b);
         found.push(match first {
             Some(i) => format!(
-                "history entry {} of its view {view_path} is not the ledger's record (seq {i})",
+                "its history entry {} is not the ledger's record seq {i}",
                 i + 1
             ),
             None => format!(
-                "its view {view_path} has {} history entries, its task ledger {}",
+                "its history has {} entries, the ledger {}",
                 view.history.len(),
                 ledger.history.len()
             ),
         });
     }
-    found.join("; ")
+    format!(
+        "its view {view_path} disagrees with its task ledger: {}",
+        found.join("; ")
+    )
 }
 
 /// Every task with a ledger or a view, checked, in wbs order.
@@ -275,11 +278,13 @@ mod tests {
         assert_eq!(check.certification, Certification::Tampered);
         let detail = check.detail.unwrap();
         assert!(
-            detail.contains("says done, its task ledger says in-progress"),
+            detail.contains(
+                "disagrees with its task ledger: it says done, the ledger says in-progress"
+            ),
             "{detail}"
         );
         assert!(
-            detail.contains("1 history entries") || detail.contains("0 history"),
+            detail.contains("its history has 0 entries, the ledger 1"),
             "{detail}"
         );
     }
