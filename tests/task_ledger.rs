@@ -285,3 +285,62 @@ fn an_audit_log_written_before_format_versions_still_verifies() {
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("is intact: 3 records"), "{text}");
 }
+
+/// A run of task T1 whose step appends a forged `done` record to the task's ledger, with a
+/// `prev` that is not the previous line's hash.
+const FORGE_LEDGER: &str = r#"name: forge-ledger
+initialState: work
+terminalStates: [done, failed]
+failureStates: [failed]
+vars:
+  wbs: "T1"
+states:
+  - id: work
+    onEnter:
+      - kind: shell
+        options:
+          command: |
+            printf '%s\n' '{"v":1,"seq":1,"wbs":"T1","from":"in-progress","to":"done","at":"2026-12-01T10:00:00.000Z","user":"eve","run":null,"gate":{"decision":"allow","reason":"pass"},"verdictSha256":null,"auditHash":null,"prev":"forged"}' >> .spur/ledger/tasks/T1.jsonl
+  - id: done
+  - id: failed
+transitions:
+  - from: work
+    to: done
+"#;
+
+#[test]
+fn a_broken_ledger_fails_the_run_at_the_gate_even_with_a_pass() {
+    let project = project();
+    update(&project, &["T1", "in-progress"]);
+    let pass = std::fs::read_to_string(crate::common::repo_path("examples/verdicts/pass.json"))
+        .unwrap()
+        .replace("\"0592\"", "\"T1\"");
+    project.file(".spur/run/T1-verdict.json", pass);
+    let out = project
+        .pipeline(FORGE_LEDGER)
+        .json()
+        .run()
+        .code(1)
+        .stdout_json();
+    assert_eq!(out["outcome"], "failed", "{out}");
+    assert_eq!(out["reason"], "done-gate-denied", "{out}");
+    let message = out["doneGate"]["message"].as_str().unwrap();
+    assert!(message.contains("T1.jsonl is broken at seq 1"), "{message}");
+
+    let task = show(&project, "T1");
+    assert_eq!(task["certification"], "tampered", "{task}");
+    assert_eq!(task["ledger"]["intact"], false, "{task}");
+    let (code, text) = audit_verify(&project);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("task T1 is tampered"), "{text}");
+    // Nothing is appended to it, not even by the gate's caller.
+    project
+        .args(["task", "update", "T1", "done"])
+        .run()
+        .code(2)
+        .stderr_contains("spur::task::ledger-broken");
+    assert_eq!(
+        project.read(".spur/ledger/tasks/T1.jsonl").lines().count(),
+        2
+    );
+}
