@@ -2,9 +2,9 @@
 //! Append-only JSON lines, one per status change, each carrying the sha256 of the line
 //! before it, so an edited, removed, inserted or reordered record breaks the chain.
 //!
-//! A record that says `to: "done"` is made only from the done gate's [`Done`] token (through
-//! [`StatusChange::Done`]). Appends happen under the task's [`DataLock`] and are fsync'd
-//! before they return. A broken chain fails closed: it is never read as a status, and
+//! A record that says `to: "done"` is made only from the done gate's
+//! [`Done`](crate::done_gate::Done) token (through [`StatusChange::Done`]). Appends happen
+//! under the task's [`DataLock`] and are fsync'd before they return. A broken chain fails closed: it is never read as a status, and
 //! nothing is appended to it.
 
 use std::fs::OpenOptions;
@@ -331,7 +331,7 @@ fn consistent_gate(record: &LedgerRecord) -> Result<(), String> {
 
 /// What an append did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Appended {
+pub(crate) enum Appended {
     /// The task already had that status: nothing was written.
     Unchanged(Vec<LedgerRecord>),
     /// The record was written; the ledger's records, it last.
@@ -340,7 +340,7 @@ pub enum Appended {
 
 impl Appended {
     /// The ledger's records after the append.
-    pub fn records(&self) -> &[LedgerRecord] {
+    pub(crate) fn records(&self) -> &[LedgerRecord] {
         match self {
             Appended::Unchanged(records) | Appended::Written(records) => records,
         }
@@ -351,7 +351,7 @@ impl Appended {
 /// fsync'd. A change to the current status writes nothing. A broken or unreadable ledger is
 /// an error and is left as it is; a torn last line (an append that never completed) is cut
 /// off first, so the new record follows the last complete one.
-pub fn append(
+pub(crate) fn append(
     lock: &DataLock,
     state_dir: &StateDir,
     change: StatusChange<'_>,
@@ -424,7 +424,7 @@ fn cut_torn_tail(path: &Path, complete_len: u64) -> io::Result<()> {
 }
 
 /// The tasks that have a ledger file, sorted (file names that are no valid wbs are skipped).
-pub fn ledgered_tasks(state_dir: &StateDir) -> Vec<Wbs> {
+pub(crate) fn ledgered_tasks(state_dir: &StateDir) -> Vec<Wbs> {
     let Ok(entries) = std::fs::read_dir(state_dir.task_ledgers_dir()) else {
         return Vec::new();
     };

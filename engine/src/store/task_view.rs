@@ -131,14 +131,14 @@ pub fn read_view(state_dir: &StateDir, wbs: &Wbs) -> View {
 }
 
 /// Replace the view of `wbs` with `record`, atomically.
-pub fn write_view(state_dir: &StateDir, wbs: &Wbs, record: &TaskRecord) -> io::Result<()> {
+pub(crate) fn write_view(state_dir: &StateDir, wbs: &Wbs, record: &TaskRecord) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(record).map_err(io::Error::other)?;
     text.push('\n');
     write_atomic(&state_dir.task_path(wbs), text.as_bytes())
 }
 
 /// The tasks that have a view (`.spur/tasks/<wbs>.json`), sorted.
-pub fn viewed_tasks(state_dir: &StateDir) -> Vec<Wbs> {
+pub(crate) fn viewed_tasks(state_dir: &StateDir) -> Vec<Wbs> {
     let Ok(entries) = std::fs::read_dir(state_dir.tasks_dir()) else {
         return Vec::new();
     };
