@@ -27,6 +27,12 @@ pub enum RunError {
         help("declare each under `vars:` with a default, or pass it with --var NAME=VALUE")
     )]
     UnsetVars { names: Vec<String> },
+    #[error("--force-done was given, but this run has no task to force: the pipeline declares no `wbs` var")]
+    #[diagnostic(
+        code(spur::usage::force_done_without_task),
+        help("--force-done overrides the done gate of a task; declare `wbs` under `vars:` and pass --var wbs=ID, or drop --force-done")
+    )]
+    ForceWithoutTask,
     #[error("the pipeline has no state {0:?}")]
     #[diagnostic(
         code(spur::run::unknown_state),
@@ -125,6 +131,7 @@ impl RunError {
             | RunError::GuardCompile(_)
             | RunError::UnknownState(_)
             | RunError::UnsetVars { .. }
+            | RunError::ForceWithoutTask
             | RunError::RunNotFound(..)
             | RunError::AnswerRequired { .. }
             | RunError::AnswerInvalid { .. }
