@@ -90,7 +90,15 @@ fn a_force_reason_needs_a_visible_character() {
     for reason in INVISIBLE_REASONS {
         let project = project();
         let out = project
-            .args(["task", "update", "T1", "done", "--force-done", "--reason", reason])
+            .args([
+                "task",
+                "update",
+                "T1",
+                "done",
+                "--force-done",
+                "--reason",
+                reason,
+            ])
             .run()
             .code(2);
         assert!(
@@ -98,7 +106,10 @@ fn a_force_reason_needs_a_visible_character() {
             "reason {reason:?}: {}",
             out.stderr()
         );
-        assert!(!project.exists(".spur/audit.jsonl"), "reason {reason:?} was audited");
+        assert!(
+            !project.exists(".spur/audit.jsonl"),
+            "reason {reason:?} was audited"
+        );
     }
 }
 
@@ -168,4 +179,77 @@ transitions:
         .stderr_contains("wbs");
     assert!(!project.exists(".spur/audit.jsonl"));
     assert!(!project.exists(".spur/runs"), "a run was started");
+}
+
+/// A run whose step certifies its own task with a nested `spur task update $wbs done`, as
+/// the reference pipelines do from their record steps. The run's state directory is not
+/// the project's `.spur/`, so the nested call must find it through the run's environment.
+const NESTED: &str = r#"
+name: nested
+initialState: record
+vars: { wbs: "0000" }
+states:
+  - id: record
+    onEnter:
+      - kind: shell
+        onError: continue
+        options:
+          command: '"$SPUR_BIN" task update "$wbs" done --json > nested.json 2> nested.err; echo $? > nested.code'
+  - id: done
+transitions:
+  - { from: record, to: done }
+"#;
+
+#[test]
+fn a_nested_task_update_done_from_a_step_certifies_through_the_gate() {
+    let project = project().file("elsewhere/keep", "");
+    project.fixture(
+        "examples/verdicts/pass.json",
+        "elsewhere/run/0592-verdict.json",
+    );
+    let out = project
+        .pipeline(NESTED)
+        .var("wbs", "0592")
+        .args(["--state-dir", "elsewhere"])
+        .json()
+        .run()
+        .success();
+    assert_eq!(out.stdout_json()["outcome"], "done");
+    assert_eq!(
+        project.read("nested.code").trim(),
+        "0",
+        "{}",
+        project.read("nested.err")
+    );
+    let nested: serde_json::Value = serde_json::from_str(&project.read("nested.json")).unwrap();
+    assert_eq!(nested["decision"], "allow", "{nested}");
+    assert_eq!(nested["reason"], "pass");
+    // The run's own gate found the task already done: certified once, by the nested call.
+    assert_eq!(out.stdout_json()["doneGate"]["decision"], "noop");
+    let show = project
+        .args(["task", "show", "0592", "--json", "--state-dir", "elsewhere"])
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(show["status"], "done");
+    assert!(
+        !project.exists(".spur/tasks"),
+        "the nested call wrote the wrong state dir"
+    );
+}
+
+#[test]
+fn a_nested_task_update_done_without_a_verdict_is_denied_and_so_is_the_run() {
+    let project = project().file("elsewhere/keep", "");
+    let out = project
+        .pipeline(NESTED)
+        .var("wbs", "0592")
+        .args(["--state-dir", "elsewhere"])
+        .json()
+        .run()
+        .code(1);
+    assert_eq!(project.read("nested.code").trim(), "1");
+    let nested: serde_json::Value = serde_json::from_str(&project.read("nested.json")).unwrap();
+    assert_eq!(nested["decision"], "deny");
+    assert_eq!(out.stdout_json()["doneGate"]["decision"], "deny");
 }

@@ -31,7 +31,10 @@ pub(crate) fn first_duplicate_key(bytes: &[u8]) -> Option<DuplicateKey> {
                 .and_then(|rest| rest.split(SUFFIX).next())
                 .unwrap_or_default()
                 .to_owned();
-            Some(DuplicateKey { key, line: e.line() })
+            Some(DuplicateKey {
+                key,
+                line: e.line(),
+            })
         }
         Err(_) => None,
     }
@@ -107,7 +110,8 @@ mod tests {
 
     #[test]
     fn finds_a_repeated_top_level_key_and_its_line() {
-        let text = "{\n  \"requirements\": [],\n  \"verdict\": \"PASS\",\n  \"requirements\": []\n}";
+        let text =
+            "{\n  \"requirements\": [],\n  \"verdict\": \"PASS\",\n  \"requirements\": []\n}";
         let dup = first_duplicate_key(text.as_bytes()).unwrap();
         assert_eq!(dup.key, "\"requirements\"");
         assert_eq!(dup.line, 4);
