@@ -6,6 +6,7 @@
 //! status store writes `done` only from one. The gate gives a token for a self-consistent
 //! PASS, or for a forced override after its audit record is durably written.
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::audit::{self, AuditEntry};
 use crate::store::state_dir::StateDir;
 use crate::store::task_status::Status;
@@ -39,13 +40,16 @@ pub struct ForceReason(String);
 
 /// A `--reason` with nothing a person can read: empty, whitespace, control characters or
 /// zero-width and other invisible characters only.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("--force-done needs a --reason with at least one visible character (it was empty, blank or invisible)")]
-#[diagnostic(
-    code(spur::usage::blank_force_reason),
-    help("e.g. --force-done --reason \"verified by hand: CI is down, see ticket 42\"")
-)]
 pub struct BlankReason;
+
+coded_diagnostic! {
+    BlankReason {
+        Self => Code::UsageBlankForceReason,
+            help("e.g. --force-done --reason \"verified by hand: CI is down, see ticket 42\"");
+    }
+}
 
 impl ForceReason {
     pub fn new(reason: impl Into<String>) -> Result<Self, BlankReason> {

@@ -2,14 +2,9 @@
 //! returns, what is wrong with it, so one pass over a pipeline collects every finding. The
 //! [`Loader`] holds the source and the findings so far.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::node::{Node, NodeValue};
 use crate::source::{Located, SourceFile};
-
-pub(crate) const CODE_TYPE: &str = "spur::check::wrong-type";
-pub(crate) const CODE_MISSING: &str = "spur::check::missing-key";
-pub(crate) const CODE_UNKNOWN_KEY: &str = "spur::check::unknown-key";
-pub(crate) const CODE_DUPLICATE_KEY: &str = "spur::check::duplicate-key";
 
 /// One load in progress: the text being read and what was found wrong with it so far.
 pub(crate) struct Loader<'s> {
@@ -32,7 +27,7 @@ impl<'s> Loader<'s> {
     /// `{what} must be {expected}, found {type}`, pointing at the whole node.
     pub fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
         let d = Diagnostic::error(
-            CODE_TYPE,
+            Code::CheckWrongType,
             self.source,
             node.pointed(),
             format!(

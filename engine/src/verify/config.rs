@@ -410,12 +410,13 @@ impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for Ordered
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostic::Code;
 
     fn parse(text: &str) -> Result<VerifyConfig, VerifyConfigErrors> {
         VerifyConfig::parse(Path::new(".spur/config.yaml"), text)
     }
 
-    fn codes(text: &str) -> Vec<&'static str> {
+    fn codes(text: &str) -> Vec<Code> {
         parse(text)
             .unwrap_err()
             .diagnostics()
@@ -498,7 +499,7 @@ mod tests {
         let [d] = err.diagnostics() else {
             panic!("{err:?}");
         };
-        assert_eq!(d.code, "spur::verify::unknown-need");
+        assert_eq!(d.code, Code::VerifyUnknownNeed);
         assert_eq!(d.help.as_deref(), Some("did you mean `build`?"));
         let span = d.primary.span;
         assert_eq!(&text[span.offset..span.end()], "biuld");
@@ -509,21 +510,21 @@ mod tests {
         assert_eq!(
             codes("verify:\n  gates:\n    a: {command: x, executable: y}\n    b: {command: ' '}\n    c: {args: [x]}\n    d: {severity: blocking}\n    e: {timeoutMs: 0}\n    ../x: {command: y}\n    f: {expectFile: ../out}\n    g: {findingsFile: /etc/passwd}\n"),
             [
-                "spur::verify::command-conflict",
-                "spur::verify::empty-command",
-                "spur::verify::args-without-executable",
-                "spur::verify::invalid-severity",
-                "spur::verify::zero",
-                "spur::verify::invalid-gate-name",
-                "spur::verify::path-outside-project",
-                "spur::verify::path-outside-project",
+                Code::VerifyCommandConflict,
+                Code::VerifyEmptyCommand,
+                Code::VerifyArgsWithoutExecutable,
+                Code::VerifyInvalidSeverity,
+                Code::VerifyZero,
+                Code::VerifyInvalidGateName,
+                Code::VerifyPathOutsideProject,
+                Code::VerifyPathOutsideProject,
             ]
         );
         assert_eq!(
             codes("verify:\n  gates:\n    a: {comand: x}\n"),
-            ["spur::verify::yaml"]
+            [Code::VerifyYaml]
         );
-        assert_eq!(codes("verify:\n  parallelism: 0\n"), ["spur::verify::zero"]);
+        assert_eq!(codes("verify:\n  parallelism: 0\n"), [Code::VerifyZero]);
     }
 
     #[test]

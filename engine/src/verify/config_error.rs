@@ -4,31 +4,13 @@
 
 use std::path::PathBuf;
 
-use crate::diagnostic::{Diagnostic, JsonDiagnostic};
+use crate::diagnostic::{coded_diagnostic, Code, Diagnostic, JsonDiagnostic};
 use crate::source::{SourceFile, Span};
 
-/// Stable codes of configuration problems.
-pub mod code {
-    pub const YAML: &str = "spur::verify::yaml";
-    pub const INVALID_GATE_NAME: &str = "spur::verify::invalid-gate-name";
-    pub const COMMAND_CONFLICT: &str = "spur::verify::command-conflict";
-    pub const ARGS_WITHOUT_EXECUTABLE: &str = "spur::verify::args-without-executable";
-    pub const EMPTY_COMMAND: &str = "spur::verify::empty-command";
-    pub const PATH_OUTSIDE_PROJECT: &str = "spur::verify::path-outside-project";
-    pub const INVALID_SEVERITY: &str = "spur::verify::invalid-severity";
-    pub const ZERO: &str = "spur::verify::zero";
-    pub const UNKNOWN_NEED: &str = "spur::verify::unknown-need";
-    pub const NEEDS_CYCLE: &str = "spur::verify::needs-cycle";
-}
-
 /// Why the verify configuration cannot be used.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum VerifyConfigErrors {
     #[error("cannot read {}: {source}", path.display())]
-    #[diagnostic(
-        code("spur::verify::config-unreadable"),
-        help("check that the file is readable")
-    )]
     Unreadable {
         path: PathBuf,
         #[source]
@@ -36,15 +18,20 @@ pub enum VerifyConfigErrors {
     },
 
     #[error("{} in the verify configuration ({})", plural(errors.len()), path.display())]
-    #[diagnostic(
-        code("spur::verify::invalid-config"),
-        help("fix the verify configuration and run `spur verify` again")
-    )]
     Invalid {
         path: PathBuf,
-        #[related]
         errors: Vec<Diagnostic>,
     },
+}
+
+coded_diagnostic! {
+    VerifyConfigErrors {
+        Self::Unreadable { .. } => Code::VerifyConfigUnreadable,
+            help("check that the file is readable");
+        Self::Invalid { errors, .. } => Code::VerifyInvalidConfig,
+            help("fix the verify configuration and run `spur verify` again"),
+            related(errors);
+    }
 }
 
 impl VerifyConfigErrors {
@@ -79,7 +66,7 @@ pub struct ConfigProblems<'a> {
 impl ConfigProblems<'_> {
     pub fn yaml(self, message: String, span: Option<Span>) -> Diagnostic {
         Diagnostic::error(
-            code::YAML,
+            Code::VerifyYaml,
             self.source,
             span.unwrap_or_default(),
             format!("invalid verify configuration: {message}"),
@@ -90,7 +77,7 @@ impl ConfigProblems<'_> {
 
     pub fn invalid_gate_name(self, name: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::INVALID_GATE_NAME,
+            Code::VerifyInvalidGateName,
             self.source,
             span,
             format!("invalid gate name {name:?}"),
@@ -101,7 +88,7 @@ impl ConfigProblems<'_> {
 
     pub fn command_conflict(self, gate: &str, command: Span, executable: Span) -> Diagnostic {
         Diagnostic::error(
-            code::COMMAND_CONFLICT,
+            Code::VerifyCommandConflict,
             self.source,
             command,
             format!("gate `{gate}` has both `command` and `executable`"),
@@ -113,7 +100,7 @@ impl ConfigProblems<'_> {
 
     pub fn args_without_executable(self, gate: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::ARGS_WITHOUT_EXECUTABLE,
+            Code::VerifyArgsWithoutExecutable,
             self.source,
             span,
             format!("gate `{gate}` has `args` but no `executable`"),
@@ -124,7 +111,7 @@ impl ConfigProblems<'_> {
 
     pub fn empty_command(self, gate: &str, field: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::EMPTY_COMMAND,
+            Code::VerifyEmptyCommand,
             self.source,
             span,
             format!("gate `{gate}` has an empty {field}"),
@@ -137,7 +124,7 @@ impl ConfigProblems<'_> {
 
     pub fn path_outside_project(self, gate: &str, field: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::PATH_OUTSIDE_PROJECT,
+            Code::VerifyPathOutsideProject,
             self.source,
             span,
             format!("`{field}` of gate `{gate}` must be a relative path inside the project"),
@@ -148,7 +135,7 @@ impl ConfigProblems<'_> {
 
     pub fn invalid_severity(self, gate: &str, value: &str, help: String, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::INVALID_SEVERITY,
+            Code::VerifyInvalidSeverity,
             self.source,
             span,
             format!("unknown severity {value:?} for gate `{gate}`"),
@@ -159,7 +146,7 @@ impl ConfigProblems<'_> {
 
     pub fn zero(self, field: &str, help: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::ZERO,
+            Code::VerifyZero,
             self.source,
             span,
             format!("`{field}` must be greater than 0"),
@@ -170,7 +157,7 @@ impl ConfigProblems<'_> {
 
     pub fn unknown_need(self, gate: &str, need: &str, help: String, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::UNKNOWN_NEED,
+            Code::VerifyUnknownNeed,
             self.source,
             span,
             format!("gate `{gate}` needs `{need}`, which is not a configured gate"),
@@ -184,7 +171,7 @@ impl ConfigProblems<'_> {
         let mut spans = spans.iter();
         let first = spans.next().copied().unwrap_or_default();
         let mut diagnostic = Diagnostic::error(
-            code::NEEDS_CYCLE,
+            Code::VerifyNeedsCycle,
             self.source,
             first,
             format!(

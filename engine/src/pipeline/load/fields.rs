@@ -2,10 +2,8 @@
 //! duplicate keys (both places) and non-string keys are reported once, here, and every
 //! field is then read through [`FromNode`].
 
-use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::pipeline::from_node::{
-    FromNode, Loader, CODE_DUPLICATE_KEY, CODE_MISSING, CODE_UNKNOWN_KEY,
-};
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::pipeline::from_node::{FromNode, Loader};
 use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Span;
 
@@ -53,7 +51,7 @@ impl Loader<'_> {
         for (key, value) in entries {
             let NodeValue::String(name) = &key.value else {
                 let d = Diagnostic::error(
-                    CODE_UNKNOWN_KEY,
+                    Code::CheckUnknownKey,
                     self.source,
                     key.span,
                     format!(
@@ -68,7 +66,7 @@ impl Loader<'_> {
             };
             if let Some((_, first, _)) = fields.entries.iter().find(|(k, _, _)| k == name) {
                 let d = Diagnostic::error(
-                    CODE_DUPLICATE_KEY,
+                    Code::CheckDuplicateKey,
                     self.source,
                     key.span,
                     format!("duplicate key `{name}` in {what}"),
@@ -81,7 +79,7 @@ impl Loader<'_> {
             }
             if !known.contains(&name.as_str()) {
                 let mut d = Diagnostic::error(
-                    CODE_UNKNOWN_KEY,
+                    Code::CheckUnknownKey,
                     self.source,
                     key.span,
                     format!("unknown key `{name}` in {what}"),
@@ -102,7 +100,7 @@ impl Loader<'_> {
     /// `{what} has no `{key}``, at the mapping's first key.
     pub fn missing(&mut self, fields: &Fields<'_>, key: &str, what: &str) {
         let d = Diagnostic::error(
-            CODE_MISSING,
+            Code::CheckMissingKey,
             self.source,
             fields.anchor(),
             format!("{what} has no `{key}`"),

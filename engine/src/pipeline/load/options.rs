@@ -1,8 +1,8 @@
 //! `options:` of an action or a guard, read as written: a tree of values with spans, keys
 //! in order, a repeated option reported with both places.
 
-use crate::diagnostic::Diagnostic;
-use crate::pipeline::from_node::{Loader, CODE_DUPLICATE_KEY};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::pipeline::from_node::Loader;
 use crate::pipeline::model::{OptionValue, Options};
 use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Located;
@@ -58,7 +58,7 @@ impl Loader<'_> {
                     if let Some((first, _)) = options.entries.iter().find(|(k, _)| k.value == name)
                     {
                         let d = Diagnostic::error(
-                            CODE_DUPLICATE_KEY,
+                            Code::CheckDuplicateKey,
                             self.source,
                             key.span,
                             format!("duplicate option `{name}`"),

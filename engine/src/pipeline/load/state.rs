@@ -1,9 +1,9 @@
 //! A state (`id`, `description`, `pause`, `onEnter`, `onExit`) and its actions (`kind`,
 //! `options`, `onError`). A state without a valid id is left out (the finding says why).
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::action_kind::ActionKind;
-use crate::pipeline::from_node::{FromNode, Loader, CODE_TYPE};
+use crate::pipeline::from_node::{FromNode, Loader};
 use crate::pipeline::model::{Action, OnError, State};
 use crate::pipeline::node::Node;
 use crate::source::Located;
@@ -82,7 +82,7 @@ impl Loader<'_> {
         let kind = self.read::<Located<String>>(node, &format!("the `kind` of a {what}"))?;
         if kind.value.trim().is_empty() {
             self.push(Diagnostic::error(
-                CODE_TYPE,
+                Code::CheckWrongType,
                 self.source,
                 node.pointed(),
                 format!("the `kind` of a {what} must not be empty"),
