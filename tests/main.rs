@@ -12,6 +12,7 @@ mod jq;
 mod run;
 mod run_crash;
 mod run_injection;
+mod strict_input;
 mod task_verdict;
 mod verdict;
 mod verify;

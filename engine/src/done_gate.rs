@@ -34,13 +34,14 @@ impl Done {
     }
 }
 
-/// The reason of a forced override: never empty or blank.
+/// The reason of a forced override: always holds a visible character.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForceReason(String);
 
-/// A `--reason` that is empty or only whitespace.
+/// A `--reason` with nothing a person can read: empty, whitespace, control characters or
+/// zero-width and other invisible characters only.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--force-done needs a --reason that says why (it was empty or blank)")]
+#[error("--force-done needs a --reason with at least one visible character (it was empty, blank or invisible)")]
 pub struct BlankReason;
 
 coded_diagnostic! {
@@ -53,7 +54,7 @@ coded_diagnostic! {
 impl ForceReason {
     pub fn new(reason: impl Into<String>) -> Result<Self, BlankReason> {
         let reason = reason.into();
-        if reason.trim().is_empty() {
+        if !crate::visible_text::has_visible_char(&reason) {
             Err(BlankReason)
         } else {
             Ok(Self(reason))

@@ -52,7 +52,7 @@ pub struct CommonRunArgs {
     #[arg(long)]
     pub json: bool,
     /// The state directory (default: the nearest `.spur/` up from here, else ./.spur).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", env = "SPUR_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
     /// Which jq shell steps see: the system jq if any (auto), always spur's (embedded),
     /// or only the system's (system).

@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// The state directory (default: the nearest `.spur/`).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
 }
 
@@ -46,7 +46,7 @@ struct HistoryArgs {
     wbs: Option<String>,
     #[arg(long)]
     json: bool,
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
 }
 

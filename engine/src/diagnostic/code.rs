@@ -161,12 +161,16 @@ codes! {
     UsageVarName = "spur::usage::var-name",
     /// `--vars` is not a JSON object of scalars
     UsageVarsJson = "spur::usage::vars-json",
+    /// `--var` or `--vars` names a var the pipeline does not declare
+    UsageUndeclaredVar = "spur::usage::undeclared-var",
     /// not a valid task id (wbs)
     UsageInvalidWbs = "spur::usage::invalid-wbs",
     /// not a valid task status
     UsageInvalidStatus = "spur::usage::invalid-status",
-    /// `--force-done` without a non-blank `--reason`
+    /// `--force-done` without a `--reason` that has a visible character
     UsageBlankForceReason = "spur::usage::blank-force-reason",
+    /// `--force-done` on a run whose pipeline declares no `wbs`
+    UsageForceDoneWithoutTask = "spur::usage::force-done-without-task",
     /// `--force-done` with a status other than done
     UsageForceDoneNeedsDone = "spur::usage::force-done-needs-done",
     /// the current directory cannot be read

@@ -21,6 +21,8 @@ pub enum RunError {
     GuardCompile(#[from] GuardCompileError),
     #[error("the pipeline uses {} with no value: {}", if names.len() == 1 { "a var" } else { "vars" }, names.join(", "))]
     UnsetVars { names: Vec<String> },
+    #[error("--force-done was given, but this run has no task to force: the pipeline declares no `wbs` var")]
+    ForceWithoutTask,
     #[error("the pipeline has no state {0:?}")]
     UnknownState(String),
     #[error(transparent)]
@@ -74,6 +76,8 @@ coded_diagnostic! {
         forward { Var, InvalidWbs, Template, GuardCompile, Locked, Journal }
         Self::UnsetVars { .. } => Code::RunUnsetVar,
             help("declare each under `vars:` with a default, or pass it with --var NAME=VALUE");
+        Self::ForceWithoutTask => Code::UsageForceDoneWithoutTask,
+            help("--force-done overrides the done gate of a task; declare `wbs` under `vars:` and pass --var wbs=ID, or drop --force-done");
         Self::UnknownState(..) => Code::RunUnknownState,
             help("run `spur check` on the pipeline");
         Self::RunNotFound(..) => Code::RunNotFound,
@@ -116,6 +120,7 @@ impl RunError {
             | RunError::GuardCompile(_)
             | RunError::UnknownState(_)
             | RunError::UnsetVars { .. }
+            | RunError::ForceWithoutTask
             | RunError::RunNotFound(..)
             | RunError::AnswerRequired { .. }
             | RunError::AnswerInvalid { .. }

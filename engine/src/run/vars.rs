@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::diagnostic::{coded_diagnostic, Code};
+use crate::diagnostic::{coded_diagnostic, did_you_mean, Code};
 use crate::pipeline::Pipeline;
 
 /// The vars of a run, by name.
@@ -20,6 +20,17 @@ pub enum VarError {
     Json(String),
     #[error("--vars must be a JSON object of name → value")]
     NotAnObject,
+    #[error("{flag} {name:?}: the pipeline declares no var of that name{}", .suggestion.as_ref().map(|s| format!(" (did you mean {s:?}?)")).unwrap_or_default())]
+    Undeclared {
+        /// `--var` or `--vars`.
+        flag: &'static str,
+        /// The name as given.
+        name: String,
+        /// The declared var closest to it, if any is close.
+        suggestion: Option<String>,
+        /// Every var the pipeline declares, in declaration order.
+        declared: Vec<String>,
+    },
     #[error("--vars value of {0:?} is not a string, number or boolean")]
     NotScalar(String),
 }
@@ -34,8 +45,21 @@ coded_diagnostic! {
             help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#);
         Self::NotAnObject => Code::UsageVarsJson,
             help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#);
+        Self::Undeclared { declared, .. } => Code::UsageUndeclaredVar,
+            help("{}", declared_help(declared));
         Self::NotScalar(..) => Code::UsageVarsJson,
             help("vars are strings; numbers and booleans are converted");
+    }
+}
+
+fn declared_help(declared: &[String]) -> String {
+    if declared.is_empty() {
+        "this pipeline declares no vars; declare one under `vars:` to set it".to_owned()
+    } else {
+        format!(
+            "the pipeline declares: {}; a var must be declared under `vars:` to be set",
+            declared.join(", ")
+        )
     }
 }
 
@@ -69,6 +93,7 @@ pub fn resolve(
             if !is_var_name(&name) {
                 return Err(VarError::BadName(name));
             }
+            declared(pipeline, "--vars", &name)?;
             let text = match value {
                 serde_json::Value::String(s) => s,
                 serde_json::Value::Number(n) => n.to_string(),
@@ -85,9 +110,26 @@ pub fn resolve(
         if !is_var_name(name) {
             return Err(VarError::BadName(name.to_owned()));
         }
+        declared(pipeline, "--var", name)?;
         vars.insert(name.to_owned(), value.to_owned());
     }
     Ok(vars)
+}
+
+/// A var set from the command line must be one the pipeline declares: a typo (`wsb` for
+/// `wbs`) would otherwise run the pipeline on its default and, for the `wbs`, without its
+/// task and its done gate.
+fn declared(pipeline: &Pipeline, flag: &'static str, name: &str) -> Result<(), VarError> {
+    if pipeline.vars.iter().any(|v| v.name.value == name) {
+        return Ok(());
+    }
+    let names: Vec<String> = pipeline.vars.iter().map(|v| v.name.value.clone()).collect();
+    Err(VarError::Undeclared {
+        flag,
+        name: name.to_owned(),
+        suggestion: did_you_mean(name, names.iter().map(String::as_str)).map(str::to_owned),
+        declared: names,
+    })
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 pub mod aggregate;
 pub mod artifact;
 pub mod artifact_file;
+mod duplicate_keys;
 pub mod evaluation;
 pub mod outcome;
 mod raw;
