@@ -28,3 +28,4 @@ pub mod template;
 pub mod verdict;
 pub mod verify;
 pub mod wbs;
+mod yaml;

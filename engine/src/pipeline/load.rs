@@ -3,7 +3,6 @@
 //! built (unknown keys, wrong types, duplicate keys…) are collected, all at once, as
 //! diagnostics in [`Loaded`].
 
-mod fields;
 pub(crate) mod option_reader;
 mod options;
 mod scalars;
@@ -12,15 +11,24 @@ mod transition;
 mod vars;
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::pipeline::from_node::{Loader, CODE_TYPE};
 use crate::pipeline::load_failure::LoadFailure;
 use crate::pipeline::model::*;
-use crate::pipeline::node::{Node, NodeValue};
 use crate::pipeline::yaml_error::parse_document;
 use crate::source::{Located, SourceFile, Span};
+use crate::yaml::{Codes, Fields, Loader, Node, NodeValue};
 
-use fields::Fields;
 use scalars::IterationBound;
+
+pub(crate) const CODE_TYPE: &str = "spur::check::wrong-type";
+pub(crate) const CODE_DUPLICATE_KEY: &str = "spur::check::duplicate-key";
+
+/// The codes of the pipeline's generic findings.
+const CODES: Codes = Codes {
+    wrong_type: CODE_TYPE,
+    missing_key: "spur::check::missing-key",
+    unknown_key: "spur::check::unknown-key",
+    duplicate_key: CODE_DUPLICATE_KEY,
+};
 
 /// Top-level keys the loader accepts (kept in sync with `schema.json` by a test).
 pub const TOP_LEVEL_KEYS: &[&str] = &[
@@ -63,7 +71,7 @@ pub struct Loaded {
 /// Load a pipeline from its source text.
 pub fn load(source: &SourceFile) -> Result<Loaded, LoadFailure> {
     let root = parse_document(source)?;
-    let mut cx = Loader::new(source);
+    let mut cx = Loader::new(source, CODES);
     let pipeline = cx.pipeline(&root)?;
     Ok(Loaded {
         pipeline,

@@ -2,12 +2,11 @@
 //! in order, a repeated option reported with both places.
 
 use crate::diagnostic::Diagnostic;
-use crate::pipeline::from_node::{Loader, CODE_DUPLICATE_KEY};
 use crate::pipeline::model::{OptionValue, Options};
-use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Located;
+use crate::yaml::{Fields, Loader, Node, NodeValue};
 
-use super::fields::Fields;
+use super::CODE_DUPLICATE_KEY;
 
 impl Loader<'_> {
     /// The `options` field of an action or guard (empty when absent), pointing at the

@@ -3,10 +3,11 @@
 //! finding when the text is not one of them.
 
 use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::pipeline::from_node::{FromNode, Loader, CODE_TYPE};
 use crate::pipeline::model::{OnError, TerminalReason, DEFAULT_ITERATION_BOUND};
-use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Located;
+use crate::yaml::{FromNode, Loader, Node, NodeValue};
+
+use super::CODE_TYPE;
 
 /// A reference to a state (`initialState`, `from`, `to`, list items): a non-empty string.
 pub(crate) struct StateRef(pub Located<String>);

@@ -3,15 +3,13 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::pipeline::action_kind::ActionKind;
-use crate::pipeline::from_node::{FromNode, Loader, CODE_TYPE};
 use crate::pipeline::model::{Action, OnError, State};
-use crate::pipeline::node::Node;
 use crate::source::Located;
+use crate::yaml::{Fields, FromNode, Loader, Node};
 
-use super::fields::Fields;
 use super::option_reader::OptionReader;
 use super::scalars::StateRef;
-use super::{ACTION_KEYS, STATE_KEYS};
+use super::{ACTION_KEYS, CODE_TYPE, STATE_KEYS};
 
 impl FromNode for State {
     const EXPECTED: &'static str = "a mapping";

@@ -3,13 +3,12 @@
 //! variables of shell steps.
 
 use crate::diagnostic::Diagnostic;
-use crate::pipeline::from_node::{FromNode, Loader, CODE_DUPLICATE_KEY};
 use crate::pipeline::model::VarDecl;
-use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Located;
 use crate::template::is_identifier;
+use crate::yaml::{FromNode, Loader, Node, NodeValue};
 
-use super::ENV_KEYS;
+use super::{CODE_DUPLICATE_KEY, ENV_KEYS};
 
 /// The `vars` mapping.
 pub(crate) struct Vars(pub Vec<VarDecl>);

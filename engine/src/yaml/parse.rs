@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::{Node, NodeValue};
+use super::{Node, NodeValue, ParseError};
 use crate::source::Span;
 
 /// Limits on what one parse may build.
@@ -16,21 +16,6 @@ pub struct Limits {
     pub max_depth: usize,
     /// Most aliases.
     pub max_aliases: usize,
-}
-
-/// Why a document could not be parsed into a node tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParseError {
-    /// YAML syntax error.
-    Syntax { message: String, span: Span },
-    /// Nested deeper than [`Limits::max_depth`].
-    TooDeep { span: Span },
-    /// More nodes (alias expansions included) or aliases than allowed.
-    TooLarge { span: Span },
-    /// More than one document.
-    MultipleDocuments { span: Span },
-    /// `*name` with no `&name` before it.
-    UnknownAnchor { name: String, span: Span },
 }
 
 /// Parse one YAML document into a node tree, straight from the parser's events (three
@@ -260,9 +245,9 @@ mod tests {
     #[test]
     fn reads_real_pipelines_as_serde_saphyr_does_with_exact_scalar_spans() {
         for text in [
-            include_str!("../../../../examples/corpus/task-pipeline.yaml"),
-            include_str!("../../../../examples/corpus/feature-verification.yaml"),
-            include_str!("../../../../examples/corpus/decision-routing-example.yaml"),
+            include_str!("../../../examples/corpus/task-pipeline.yaml"),
+            include_str!("../../../examples/corpus/feature-verification.yaml"),
+            include_str!("../../../examples/corpus/decision-routing-example.yaml"),
             "a: [1, -2, 0x1F, 1.5, .5, 1e3, true, ~, null, '', \"q\", !!str 3]\nb: {k: v}\n",
         ] {
             let node = parse(text, LIMITS).unwrap().unwrap();

@@ -1,13 +1,21 @@
-//! A mapping of the dialect read as named fields: unknown keys (with did-you-mean),
-//! duplicate keys (both places) and non-string keys are reported once, here, and every
-//! field is then read through [`FromNode`].
+//! A mapping read as named fields: unknown keys (with did-you-mean), duplicate keys (both
+//! places) and non-string keys are reported once, here, and every field is then read
+//! through [`FromNode`].
 
-use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::pipeline::from_node::{
-    FromNode, Loader, CODE_DUPLICATE_KEY, CODE_MISSING, CODE_UNKNOWN_KEY,
-};
-use crate::pipeline::node::{Node, NodeValue};
+use crate::diagnostic::{did_you_mean, Diagnostic, Severity};
 use crate::source::Span;
+use crate::yaml::{FromNode, Loader, Node, NodeValue};
+
+/// What a mapping's keys that the reader does not know are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnknownKeys {
+    /// An error (with did-you-mean): the mapping is the reader's alone.
+    Error,
+    /// A warning (with did-you-mean): the key is ignored.
+    Warn,
+    /// Nothing: the keys belong to other readers of the same file, duplicates included.
+    Ignore,
+}
 
 /// The known entries of a mapping, first occurrence of each key.
 pub(crate) struct Fields<'n> {
@@ -39,36 +47,74 @@ impl<'n> Fields<'n> {
 }
 
 impl Loader<'_> {
-    /// The entries of a mapping node with the keys in `known`. `None` (reported) when the
-    /// node is not a mapping.
+    /// The entries of a mapping node with the keys in `known`, any other key an error.
+    /// `None` (reported) when the node is not a mapping.
     pub fn fields<'n>(&mut self, node: &'n Node, what: &str, known: &[&str]) -> Option<Fields<'n>> {
+        self.fields_with(node, what, known, UnknownKeys::Error)
+    }
+
+    /// Like [`Loader::fields`], with the other keys reported as `unknown` says.
+    pub fn fields_with<'n>(
+        &mut self,
+        node: &'n Node,
+        what: &str,
+        known: &[&str],
+        unknown: UnknownKeys,
+    ) -> Option<Fields<'n>> {
         let NodeValue::Map(entries) = &node.value else {
             self.wrong_type(node, what, "a mapping");
             return None;
         };
+        let severity = match unknown {
+            UnknownKeys::Error => Severity::Error,
+            UnknownKeys::Warn => Severity::Warning,
+            UnknownKeys::Ignore => Severity::Info,
+        };
+        let report = unknown != UnknownKeys::Ignore;
         let mut fields = Fields {
             entries: Vec::with_capacity(entries.len()),
             span: node.extent(),
         };
         for (key, value) in entries {
             let NodeValue::String(name) = &key.value else {
-                let d = Diagnostic::error(
-                    CODE_UNKNOWN_KEY,
-                    self.source,
-                    key.span,
-                    format!(
-                        "{what} keys must be strings, found {}",
-                        key.value.type_name()
-                    ),
-                )
-                .label("not a known key")
-                .help(format!("known keys: {}", known.join(", ")));
-                self.push(d);
+                if report {
+                    let d = Diagnostic::new(
+                        severity,
+                        self.codes.unknown_key,
+                        self.source,
+                        key.span,
+                        format!(
+                            "{what} keys must be strings, found {}",
+                            key.value.type_name()
+                        ),
+                    )
+                    .label("not a known key")
+                    .help(format!("known keys: {}", known.join(", ")));
+                    self.push(d);
+                }
                 continue;
             };
+            if !known.contains(&name.as_str()) {
+                if report {
+                    let mut d = Diagnostic::new(
+                        severity,
+                        self.codes.unknown_key,
+                        self.source,
+                        key.span,
+                        format!("unknown key `{name}` in {what}"),
+                    )
+                    .label("unknown key");
+                    d = match did_you_mean(name, known.iter().copied()) {
+                        Some(s) => d.help(format!("did you mean `{s}`?")),
+                        None => d.help(format!("known keys: {}", known.join(", "))),
+                    };
+                    self.push(d);
+                }
+                continue;
+            }
             if let Some((_, first, _)) = fields.entries.iter().find(|(k, _, _)| k == name) {
                 let d = Diagnostic::error(
-                    CODE_DUPLICATE_KEY,
+                    self.codes.duplicate_key,
                     self.source,
                     key.span,
                     format!("duplicate key `{name}` in {what}"),
@@ -76,21 +122,6 @@ impl Loader<'_> {
                 .label("declared again here")
                 .secondary(first.span, "first declared here")
                 .help("YAML keys must be unique; remove one of them");
-                self.push(d);
-                continue;
-            }
-            if !known.contains(&name.as_str()) {
-                let mut d = Diagnostic::error(
-                    CODE_UNKNOWN_KEY,
-                    self.source,
-                    key.span,
-                    format!("unknown key `{name}` in {what}"),
-                )
-                .label("unknown key");
-                d = match did_you_mean(name, known.iter().copied()) {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
-                    None => d.help(format!("known keys: {}", known.join(", "))),
-                };
                 self.push(d);
                 continue;
             }
@@ -102,7 +133,7 @@ impl Loader<'_> {
     /// `{what} has no `{key}``, at the mapping's first key.
     pub fn missing(&mut self, fields: &Fields<'_>, key: &str, what: &str) {
         let d = Diagnostic::error(
-            CODE_MISSING,
+            self.codes.missing_key,
             self.source,
             fields.anchor(),
             format!("{what} has no `{key}`"),
