@@ -39,9 +39,9 @@ impl fmt::Display for ParseError {
         match self {
             Self::Syntax { message, .. } => f.write_str(message),
             Self::TooDeep { .. } => f.write_str("the YAML is nested too deeply"),
-            Self::TooLarge { .. } => f.write_str(
-                "the YAML expands to too many nodes or aliases (an alias bomb?)",
-            ),
+            Self::TooLarge { .. } => {
+                f.write_str("the YAML expands to too many nodes or aliases (an alias bomb?)")
+            }
             Self::MultipleDocuments { .. } => {
                 f.write_str("a second YAML document starts here; the file holds one")
             }

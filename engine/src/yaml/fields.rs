@@ -113,21 +113,26 @@ impl Loader<'_> {
                 continue;
             }
             if let Some((_, first, _)) = fields.entries.iter().find(|(k, _, _)| k == name) {
-                let d = Diagnostic::error(
-                    self.codes.duplicate_key,
-                    self.source,
-                    key.span,
-                    format!("duplicate key `{name}` in {what}"),
-                )
-                .label("declared again here")
-                .secondary(first.span, "first declared here")
-                .help("YAML keys must be unique; remove one of them");
-                self.push(d);
+                self.duplicate_key(key.span, name, what, first.span);
                 continue;
             }
             fields.entries.push((name.as_str(), key, value));
         }
         Some(fields)
+    }
+
+    /// `duplicate key `{name}` in {what}`, at the repeated key, pointing at the first too.
+    pub fn duplicate_key(&mut self, again: Span, name: &str, what: &str, first: Span) {
+        let d = Diagnostic::error(
+            self.codes.duplicate_key,
+            self.source,
+            again,
+            format!("duplicate key `{name}` in {what}"),
+        )
+        .label("declared again here")
+        .secondary(first, "first declared here")
+        .help("YAML keys must be unique; remove one of them");
+        self.push(d);
     }
 
     /// `{what} has no `{key}``, at the mapping's first key.

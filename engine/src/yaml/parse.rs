@@ -22,7 +22,7 @@ pub struct Limits {
 /// times faster than going through serde), enforcing `limits` as it goes: nesting depth,
 /// node count including alias expansions, alias count. Plain scalars resolve by the YAML
 /// 1.2 core schema (null, booleans, integers, floats); quoted and block scalars are
-/// strings. Merge keys (`<<`) are ordinary keys.
+/// strings. Merge keys (`<<`) are ordinary keys here (configuration resolves them after).
 pub fn parse(text: &str, limits: Limits) -> Result<Option<Node>, ParseError> {
     use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
     let mut options = serde_saphyr::granit_parser::Options::default();
