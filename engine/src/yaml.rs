@@ -13,7 +13,6 @@ mod node;
 mod parse;
 
 pub(crate) use document::{parse_config, CONFIG_LIMITS};
-
 pub(crate) use error::ParseError;
 pub(crate) use fields::{Fields, UnknownKeys};
 pub(crate) use from_node::{Codes, FromNode, Loader};
