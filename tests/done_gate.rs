@@ -299,7 +299,7 @@ fn a_corrupt_task_record_is_a_usage_error_and_left_alone() {
         .args(["task", "update", "0592", "blocked"])
         .run()
         .code(2)
-        .stderr_contains("spur::task::corrupt_record");
+        .stderr_contains("spur::task::corrupt-record");
     assert_eq!(project.read(".spur/tasks/0592.json"), "{ not json");
 }
 

@@ -1,4 +1,4 @@
-//! Shell safety (DESIGN §2.10): a var value substituted into shell text — unquoted, inside
+//! Shell safety: a var value substituted into shell text — unquoted, inside
 //! "…" or inside '…', in a shell action or a shell guard — is always exactly one literal
 //! string. Nothing in it runs; the value arrives byte for byte.
 

@@ -1,4 +1,4 @@
-//! The done gate (DESIGN §6): the one code path that can certify a task done. The runner
+//! The done gate (ARCHITECTURE.md, *The done gate*): the one code path that can certify a task done. The runner
 //! calls it before entering a success terminal of a run with a wbs; `spur task update WBS
 //! done` calls it too.
 //!
@@ -6,6 +6,7 @@
 //! status store writes `done` only from one. The gate gives a token for a self-consistent
 //! PASS, or for a forced override after its audit record is durably written.
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::audit::{self, AuditEntry};
 use crate::store::state_dir::StateDir;
 use crate::store::task_status::Status;
@@ -38,13 +39,16 @@ impl Done {
 pub struct ForceReason(String);
 
 /// A `--reason` that is empty or only whitespace.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("--force-done needs a --reason that says why (it was empty or blank)")]
-#[diagnostic(
-    code(spur::usage::blank_force_reason),
-    help("e.g. --force-done --reason \"verified by hand: CI is down, see ticket 42\"")
-)]
 pub struct BlankReason;
+
+coded_diagnostic! {
+    BlankReason {
+        Self => Code::UsageBlankForceReason,
+            help("e.g. --force-done --reason \"verified by hand: CI is down, see ticket 42\"");
+    }
+}
 
 impl ForceReason {
     pub fn new(reason: impl Into<String>) -> Result<Self, BlankReason> {
@@ -160,7 +164,7 @@ impl DoneDecision {
 
 /// Decide whether `request.wbs` may become done.
 ///
-/// Order (DESIGN §6): already done → noop; forced → allow forced once the audit record is
+/// Order: already done → noop; forced → allow forced once the audit record is
 /// durably written (a failed write denies); else the artifact at
 /// `.spur/run/<wbs>-verdict.json` (which must resolve inside the project) must be valid,
 /// name this task, and be a self-consistent PASS.

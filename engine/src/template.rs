@@ -1,5 +1,5 @@
 //! Templates in option strings: `${vars.X}`, `${env.X}` and the built-ins `${workflow}`,
-//! `${runId}`, `${state}`, `${iteration}` (DESIGN §2.8). Parsing splits a string into
+//! `${runId}`, `${state}`, `${iteration}`. Parsing splits a string into
 //! literal text and placeholders, each with its span in the source file; the checker
 //! verifies every name, the runner renders. A `$` not followed by `{` is literal text, so
 //! shell variables (`$wbs`) stay shell text.

@@ -1,4 +1,4 @@
-//! Guard costs (DESIGN §3, issue 4):
+//! Guard costs:
 //! - a native jq guard vs the same check as a shell guard calling jq (target ≥ 1,000×);
 //! - a shell guard through `process::run` vs spawning `sh -c true` with std directly
 //!   (target ≤ 1.15×).

@@ -1,4 +1,4 @@
-//! The `jq` guard (DESIGN §3): passes only when the first output is exactly `true`.
+//! The `jq` guard: passes only when the first output is exactly `true`.
 //! Anything else — `false`, a non-boolean, no output, a runtime error, a deadline or size
 //! overrun, a missing or malformed input file — fails closed with the reason recorded.
 

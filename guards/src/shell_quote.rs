@@ -1,4 +1,4 @@
-//! Escaping `${vars.X}` substitutions for the quoting context they sit in (DESIGN §2.10), so
+//! Escaping `${vars.X}` substitutions for the quoting context they sit in, so
 //! that whatever a var value contains, `sh` sees exactly that literal text as one word part
 //! and never runs any of it.
 //!

@@ -1,4 +1,4 @@
-//! Injection tests (DESIGN §2.10): a var value substituted into shell text is one literal
+//! Injection tests: a var value substituted into shell text is one literal
 //! string in every quoting context — nothing in it is executed, and the exact value arrives.
 //! Each case really runs `sh -c` (and `bash -c` for the named nasty values).
 
@@ -346,7 +346,7 @@ fn check_batch(dir: &Path, values: &[String]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// DESIGN §2.10 as a search: for generated values (at least 10,000: `PROPTEST_CASES`
+/// Shell safety as a search: for generated values (at least 10,000: `PROPTEST_CASES`
 /// batches of ten, default 1,000), `sh -c` prints exactly the literal value in every
 /// position, exits 0, writes nothing to stderr, and creates no file.
 #[test]
@@ -396,7 +396,7 @@ fn a_value_that_would_end_a_here_document_is_refused_not_run() {
 
 #[test]
 fn vars_as_environment_variables_are_never_re_parsed() {
-    // The other safe path (DESIGN §2.10): the corpus writes `$x`, which sh expands once.
+    // The other safe path: the corpus writes `$x`, which sh expands once.
     let dir = tempfile::tempdir().unwrap();
     let out = ProcessSpec::shell(r#"printf '%s' "$x""#)
         .cwd(dir.path())

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-/// Exit codes of DESIGN §10.
+/// spur's exit codes (the book's running chapter lists them for users).
 pub mod exit {
     pub const SUCCESS: u8 = 0;
     pub const FAILED: u8 = 1;

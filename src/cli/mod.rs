@@ -1,4 +1,4 @@
-//! Command-line surface (DESIGN §10). One file per subcommand; each parses its arguments,
+//! Command-line surface. One file per subcommand; each parses its arguments,
 //! calls the engine and renders. No domain logic lives here.
 
 mod audit;

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use spur_engine::diagnostic::Code;
 use spur_engine::done_gate::ForceReason;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::run_error::ErrorClass;
@@ -141,7 +142,7 @@ pub fn load_checked(path: &Path) -> Result<CheckedPipeline, Failure> {
                 eprintln!("{:?}", miette::Report::new(d));
             }
             Err(Failure::usage(miette::miette!(
-                code = "spur::run::pipeline_invalid",
+                code = Code::RunPipelineInvalid,
                 help = "`spur check` shows every finding; fix the errors and run again",
                 "{} has {errors} error(s): not running it",
                 path.display()

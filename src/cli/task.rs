@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use spur_engine::diagnostic::Code;
 use spur_engine::done_gate::{
     evaluate_done_transition, DoneDecision, DoneRequest, ForceReason, GateDecision,
 };
@@ -103,7 +104,7 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
     };
     if force.is_some() && !to_done {
         return Err(Failure::usage(miette::miette!(
-            code = "spur::usage::force_done_needs_done",
+            code = Code::UsageForceDoneNeedsDone,
             help = "use `spur task update WBS done --force-done --reason \"why\"`",
             "--force-done applies only to the status done, not {:?}",
             args.status

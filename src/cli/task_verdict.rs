@@ -1,5 +1,5 @@
 //! `spur task verdict WBS --from-answer FILE [--task FILE] [--json] [--lint-only]`: lint the
-//! verifier's answer and derive the verdict artifact from it (DESIGN §8).
+//! verifier's answer and derive the verdict artifact from it.
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! `spur run` / `spur continue` / `spur runs` / `spur trace` through the binary: the
-//! semantics of DESIGN §2, every guard and action kind, the done gate, exit codes, --json.
+//! semantics of a run, every guard and action kind, the done gate, exit codes, --json.
 //! Crash safety and shell safety have modules of their own: `run_crash`, `run_injection`.
 
 mod actions;

@@ -3,7 +3,7 @@
 //! checklist token `` `cli-json`: ``), the bare title, and linked scenario titles
 //! (`Scenario: …`, or a Markdown link into a `.feature` file).
 
-/// The tags that exempt an AC from the executable-evidence rule (DESIGN §7.6).
+/// The tags that exempt an AC from the executable-evidence rule (aggregation rule 6).
 pub const EXEMPTING_TAGS: [&str; 4] = ["advisory", "non-core", "non-behavior", "docs-only"];
 
 /// A label taken apart.

@@ -1,4 +1,4 @@
-//! Answer files → verdict (DESIGN §8): the verifier's Markdown answer is parsed, linted
+//! Answer files → verdict: the verifier's Markdown answer is parsed, linted
 //! against the task file (requirement ids, acceptance criteria, concrete anchors) and turned
 //! into the verdict artifact the done gate reads.
 //!
@@ -43,7 +43,7 @@ pub mod table;
 pub mod task_file;
 
 pub use derive::{derive_artifact, Derivation};
-pub use diagnostic::{AnswerDiagnostic, LintCode, Severity};
+pub use diagnostic::{AnswerDiagnostic, Severity};
 pub use lint::{lint, LintReport};
 pub use parse::{parse_answer, AcRow, Answer, DeclaredVerdict, RequirementRow, VerdictLine};
 pub use request::{

@@ -10,7 +10,7 @@ mod state;
 mod transition;
 mod vars;
 
-use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::pipeline::load_failure::LoadFailure;
 use crate::pipeline::model::*;
 use crate::pipeline::yaml_error::parse_document;
@@ -19,15 +19,12 @@ use crate::yaml::{Codes, Fields, Loader, Node, NodeValue};
 
 use scalars::IterationBound;
 
-pub(crate) const CODE_TYPE: &str = "spur::check::wrong-type";
-pub(crate) const CODE_DUPLICATE_KEY: &str = "spur::check::duplicate-key";
-
 /// The codes of the pipeline's generic findings.
 const CODES: Codes = Codes {
-    wrong_type: CODE_TYPE,
-    missing_key: "spur::check::missing-key",
-    unknown_key: "spur::check::unknown-key",
-    duplicate_key: CODE_DUPLICATE_KEY,
+    wrong_type: Code::CheckWrongType,
+    missing_key: Code::CheckMissingKey,
+    unknown_key: Code::CheckUnknownKey,
+    duplicate_key: Code::CheckDuplicateKey,
 };
 
 /// Top-level keys the loader accepts (kept in sync with `schema.json` by a test).
@@ -83,7 +80,7 @@ impl Loader<'_> {
     fn pipeline(&mut self, root: &Node) -> Result<Pipeline, LoadFailure> {
         let Some(top) = self.fields(root, "the pipeline", TOP_LEVEL_KEYS) else {
             return Err(LoadFailure::invalid(Diagnostic::error(
-                "spur::load::not-a-mapping",
+                Code::LoadNotAMapping,
                 self.source,
                 root.span,
                 "a pipeline must be a YAML mapping",
@@ -175,7 +172,7 @@ impl Loader<'_> {
         if let Some(node) = top.get("name") {
             if matches!(&node.value, NodeValue::String(s) if s.trim().is_empty()) {
                 let d = Diagnostic::error(
-                    CODE_TYPE,
+                    Code::CheckWrongType,
                     self.source,
                     node.pointed(),
                     "`name` must not be empty",
@@ -196,7 +193,7 @@ impl Loader<'_> {
             NodeValue::String(s) if s == "state-machine" => Ok(()),
             NodeValue::String(s) if s == "transition-flow" => Err(LoadFailure::invalid(
                 Diagnostic::error(
-                    "spur::load::unsupported-kind",
+                    Code::LoadUnsupportedKind,
                     self.source,
                     node.span,
                     "`kind: transition-flow` pipelines are not supported yet",
@@ -206,7 +203,7 @@ impl Loader<'_> {
             )),
             NodeValue::String(s) => {
                 let d = Diagnostic::error(
-                    "spur::check::unknown-kind",
+                    Code::CheckUnknownKind,
                     self.source,
                     node.span,
                     format!("unknown pipeline kind `{s}`"),
@@ -232,7 +229,7 @@ mod tests {
     use super::*;
     use crate::pipeline::{ActionKind, GuardKind};
 
-    fn codes(text: &str) -> Vec<&'static str> {
+    fn codes(text: &str) -> Vec<Code> {
         let loaded = load(&SourceFile::new("p.yaml", text.to_owned())).unwrap();
         loaded.diagnostics.iter().map(|d| d.code).collect()
     }
@@ -243,9 +240,9 @@ mod tests {
         assert_eq!(
             codes(text),
             [
-                "spur::check::wrong-type",
-                "spur::check::missing-key",
-                "spur::check::missing-key"
+                Code::CheckWrongType,
+                Code::CheckMissingKey,
+                Code::CheckMissingKey
             ]
         );
     }
@@ -313,7 +310,7 @@ mod tests {
         );
         let actions = &loaded.pipeline.states[0].on_enter;
         assert_eq!(actions[0].missing_options, ["path", "expr"]);
-        let found: Vec<(&str, &str)> = loaded
+        let found: Vec<(Code, &str)> = loaded
             .diagnostics
             .iter()
             .map(|d| (d.code, d.message.as_str()))
@@ -321,7 +318,7 @@ mod tests {
         assert_eq!(
             found,
             [(
-                "spur::check::unknown-option",
+                Code::CheckUnknownOption,
                 "unknown option `pth` of action `json.update`"
             )]
         );
@@ -333,7 +330,7 @@ mod tests {
         let checked = crate::pipeline::check(&loaded.pipeline);
         let missing: Vec<&str> = checked
             .iter()
-            .filter(|d| d.code == "spur::check::missing-option")
+            .filter(|d| d.code == Code::CheckMissingOption)
             .map(|d| d.message.as_str())
             .collect();
         assert_eq!(
@@ -356,7 +353,7 @@ mod tests {
         assert_eq!(shell.command.written_str().unwrap().value, "echo ${vars.x}");
         assert_eq!(shell.timeout_ms.as_ref().unwrap().key(), "timeoutMs");
         let warning = &loaded.diagnostics[0];
-        assert_eq!(warning.code, "spur::check::unknown-option");
+        assert_eq!(warning.code, Code::CheckUnknownOption);
         assert_eq!(
             warning.help.as_deref(),
             Some("options of `shell`: `command`, `cwd`, `timeoutMs`, `env`")

@@ -181,7 +181,7 @@ impl OnError {
     }
 }
 
-/// Why a finished run ended: the closed vocabulary of DESIGN §2.
+/// Why a finished run ended: a closed vocabulary (the book's pipeline-format chapter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TerminalReason {
     Done,

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{SourceFile, Span};
 use crate::store::bounded_read::read_string;
 use crate::store::state_dir::MAX_CONFIG_BYTES;
@@ -18,12 +18,11 @@ use crate::yaml::{parse_config, Codes, Loader, Loose, Node, NodeValue, UnknownKe
 
 /// What is wrong with `agents:` is reported as text (the action's error), under one code.
 const CODES: Codes = Codes {
-    wrong_type: CODE,
-    missing_key: CODE,
-    unknown_key: CODE,
-    duplicate_key: CODE,
+    wrong_type: Code::RunAgentConfig,
+    missing_key: Code::RunAgentConfig,
+    unknown_key: Code::RunAgentConfig,
+    duplicate_key: Code::RunAgentConfig,
 };
-const CODE: &str = "spur::run::agent-config";
 const AGENT_KEYS: &[&str] = &["command"];
 
 /// The command of one agent.

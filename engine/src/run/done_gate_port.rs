@@ -1,4 +1,4 @@
-//! The runner's view of the done gate (DESIGN §6): before a run with a wbs enters a success
+//! The runner's view of the done gate: before a run with a wbs enters a success
 //! terminal it asks the gate, and only an allow lets it in. The gate itself lives in
 //! `crate::done_gate`; this port keeps the runner testable and the call in one place.
 

@@ -75,7 +75,7 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         exit_code: Option<i32>,
         duration_ms: u64,
-        /// Vars the action set; merged after the whole sequence (DESIGN §2.2).
+        /// Vars the action set; merged after the whole sequence.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         set_vars: BTreeMap<String, String>,
         /// A line for people (a note's message, a gate's PASS/FAIL…).

@@ -1,4 +1,4 @@
-//! Running pipelines (DESIGN §2, §5): the runner drives a checked pipeline from its initial
+//! Running pipelines: the runner drives a checked pipeline from its initial
 //! state to a terminal state or a pause, journaling every step durably so a crashed or
 //! paused run resumes exactly where it stopped.
 //!

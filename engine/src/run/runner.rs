@@ -1,4 +1,4 @@
-//! The run loop (DESIGN §2 semantics, §5 durability). One visit of a state:
+//! The run loop (ARCHITECTURE.md, *Durability*). One visit of a state:
 //! onEnter in order (vars set by actions merged after the whole sequence) → terminal? →
 //! `pause: true`? → the first transition whose guard passes, in declaration order, among
 //! the state's own transitions (O(out-degree)) → the done gate when the target is a

@@ -1,43 +1,42 @@
 //! Run vars: precedence (pipeline defaults < `--vars JSON` < `--var k=v`, later wins) and
-//! the values every template and shell step sees. Values are strings (DESIGN §2.9).
+//! the values every template and shell step sees. Values are strings.
 
 use std::collections::BTreeMap;
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::pipeline::Pipeline;
 
 /// The vars of a run, by name.
 pub type Vars = BTreeMap<String, String>;
 
 /// A var given on the command line is unusable.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VarError {
     #[error("--var {0:?} is not of the form name=value")]
-    #[diagnostic(code(spur::usage::var_syntax), help("write --var wbs=0592"))]
     NotAPair(String),
     #[error("{0:?} is not a valid var name")]
-    #[diagnostic(
-        code(spur::usage::var_name),
-        help("var names match ^[A-Za-z_][A-Za-z0-9_]*$ (they become environment variables)")
-    )]
     BadName(String),
     #[error("--vars is not valid JSON: {0}")]
-    #[diagnostic(
-        code(spur::usage::vars_json),
-        help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#)
-    )]
     Json(String),
     #[error("--vars must be a JSON object of name → value")]
-    #[diagnostic(
-        code(spur::usage::vars_json),
-        help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#)
-    )]
     NotAnObject,
     #[error("--vars value of {0:?} is not a string, number or boolean")]
-    #[diagnostic(
-        code(spur::usage::vars_json),
-        help("vars are strings; numbers and booleans are converted")
-    )]
     NotScalar(String),
+}
+
+coded_diagnostic! {
+    VarError {
+        Self::NotAPair(..) => Code::UsageVarSyntax,
+            help("write --var wbs=0592");
+        Self::BadName(..) => Code::UsageVarName,
+            help("var names match ^[A-Za-z_][A-Za-z0-9_]*$ (they become environment variables)");
+        Self::Json(..) => Code::UsageVarsJson,
+            help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#);
+        Self::NotAnObject => Code::UsageVarsJson,
+            help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#);
+        Self::NotScalar(..) => Code::UsageVarsJson,
+            help("vars are strings; numbers and booleans are converted");
+    }
 }
 
 /// Whether `name` can be a var (and so an environment variable).

@@ -1,4 +1,4 @@
-//! The audit log (`.spur/audit.jsonl`, DESIGN §6): one JSON line per forced done override,
+//! The audit log (`.spur/audit.jsonl`): one JSON line per forced done override,
 //! chained by hashes so an edited, removed, inserted or reordered record is detected.
 //!
 //! Each line is a JSON object whose `prevHash` is the sha256 of the previous line's bytes
@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::bounded_read::{read_bounded, read_capped, ReadError};
 use crate::store::digest::sha256_hex;
 use crate::store::file_lock::FileLock;
@@ -63,25 +64,28 @@ pub struct AuditRecord {
 }
 
 /// Why the log could not be appended to or read.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum AuditError {
     #[error("could not write the audit log {path}: {source}")]
-    #[diagnostic(
-        code(spur::audit::write_failed),
-        help("the override was not applied; fix the state directory and retry")
-    )]
     Write {
         path: String,
         #[source]
         source: std::io::Error,
     },
     #[error("could not read the audit log {path}: {source}")]
-    #[diagnostic(code(spur::audit::read_failed))]
     Read {
         path: String,
         #[source]
         source: std::io::Error,
     },
+}
+
+coded_diagnostic! {
+    AuditError {
+        Self::Write { .. } => Code::AuditWriteFailed,
+            help("the override was not applied; fix the state directory and retry");
+        Self::Read { .. } => Code::AuditReadFailed;
+    }
 }
 
 /// Append `entry` durably (fsync'd before returning) under an exclusive lock, chained to

@@ -1,5 +1,5 @@
 //! The state directory (`.spur/`): found like git finds `.git`, or given explicitly.
-//! Knows the layout of DESIGN §5 so no other module builds these paths by hand.
+//! Knows the layout of the state directory so no other module builds these paths by hand.
 
 use std::path::{Path, PathBuf};
 

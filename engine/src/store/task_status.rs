@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::done_gate::{Done, DoneVia};
 use crate::store::atomic_file::write_atomic;
 use crate::store::audit::AuditAnchor;
@@ -107,20 +108,21 @@ impl fmt::Display for Status {
 }
 
 /// A status that cannot be accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StatusError {
     #[error("invalid status {0:?}")]
-    #[diagnostic(
-        code(spur::usage::invalid_status),
-        help("a status is a lower-case word such as todo, in-progress, blocked, review, cancelled or done")
-    )]
     Invalid(String),
     #[error("done is certified only by the done gate")]
-    #[diagnostic(
-        code(spur::task::done_needs_gate),
-        help("use `spur task update WBS done`, which reads the verdict artifact")
-    )]
     DoneNeedsTheGate,
+}
+
+coded_diagnostic! {
+    StatusError {
+        Self::Invalid(..) => Code::UsageInvalidStatus,
+            help("a status is a lower-case word such as todo, in-progress, blocked, review, cancelled or done");
+        Self::DoneNeedsTheGate => Code::TaskDoneNeedsGate,
+            help("use `spur task update WBS done`, which reads the verdict artifact");
+    }
 }
 
 /// How a status change was made.
@@ -179,28 +181,31 @@ pub struct ChangeContext<'a> {
 }
 
 /// Why a task record could not be read or written.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     #[error("could not read task status {path}: {source}")]
-    #[diagnostic(code(spur::task::read_failed))]
     Read {
         path: String,
         #[source]
         source: std::io::Error,
     },
     #[error("task status {path} is not a valid task record: {problem}")]
-    #[diagnostic(
-        code(spur::task::corrupt_record),
-        help("fix or remove the file; its history is the record of how the task's status changed")
-    )]
     Corrupt { path: String, problem: String },
     #[error("could not write task status {path}: {source}")]
-    #[diagnostic(code(spur::task::write_failed))]
     Write {
         path: String,
         #[source]
         source: std::io::Error,
     },
+}
+
+coded_diagnostic! {
+    TaskError {
+        Self::Read { .. } => Code::TaskReadFailed;
+        Self::Corrupt { .. } => Code::TaskCorruptRecord,
+            help("fix or remove the file; its history is the record of how the task's status changed");
+        Self::Write { .. } => Code::TaskWriteFailed;
+    }
 }
 
 /// The record of `wbs`, or `None` when it has none yet.

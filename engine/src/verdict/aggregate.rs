@@ -1,4 +1,4 @@
-//! The one aggregation policy (DESIGN §7): eight ordered rules from rows to a verdict.
+//! The one aggregation policy: eight ordered rules from rows to a verdict.
 //! Every consumer (done gate, `spur verdict check`, answer derivation, reports) calls
 //! [`aggregate`]; nothing else decides what a set of rows means.
 

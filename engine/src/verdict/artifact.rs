@@ -197,7 +197,7 @@ impl EvidenceKind {
         }
     }
 
-    /// `test` and `command` are deterministic, executable evidence (DESIGN §7 rule 6).
+    /// `test` and `command` are deterministic, executable evidence (aggregation rule 6).
     pub fn is_executable(self) -> bool {
         matches!(self, EvidenceKind::Test | EvidenceKind::Command)
     }

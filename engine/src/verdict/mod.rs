@@ -1,4 +1,4 @@
-//! The verdict contract (DESIGN §7): the artifact a verifier writes, the one parser that
+//! The verdict contract: the artifact a verifier writes, the one parser that
 //! reads it (`read`, row by row in `rows`, to an `outcome`), and the one aggregation
 //! policy every consumer applies.
 //!
@@ -26,7 +26,7 @@ pub use artifact::{
     RowStatus, Severity, Verdict,
 };
 pub use artifact_file::{replace_checks, write_artifact, ArtifactWriteError};
-pub use evaluation::{Evaluation, Warning, WbsMismatch, MALFORMED_ARTIFACT};
+pub use evaluation::{Evaluation, Warning, WbsMismatch};
 pub use outcome::{
     ArtifactOutcome, FieldProblem, Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section,
 };

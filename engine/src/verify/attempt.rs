@@ -39,7 +39,7 @@ pub struct Attempt {
 }
 
 impl Attempt {
-    /// PASS/WARN/FAIL/ERROR as DESIGN §9 defines them. A non-zero exit is FAIL even when an
+    /// PASS/WARN/FAIL/ERROR as the verify chapter of the book defines them. A non-zero exit is FAIL even when an
     /// expected file is missing (the exit code is evidence of failure); exit 0 without its
     /// expected file is ERROR: a success claim without evidence is not trusted.
     pub fn status(&self) -> GateStatus {

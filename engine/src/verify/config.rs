@@ -164,6 +164,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::diagnostic::Code;
     use crate::source::Span;
     use crate::verify::gate::{GateCommand, GateSeverity, DEFAULT_TIMEOUT};
 
@@ -171,7 +172,7 @@ mod tests {
         VerifyConfig::parse(Path::new(".spur/config.yaml"), text)
     }
 
-    fn codes(text: &str) -> Vec<&'static str> {
+    fn codes(text: &str) -> Vec<Code> {
         parse(text)
             .unwrap_err()
             .diagnostics()
@@ -254,7 +255,7 @@ mod tests {
         let [d] = err.diagnostics() else {
             panic!("{err:?}");
         };
-        assert_eq!(d.code, "spur::verify::unknown-need");
+        assert_eq!(d.code, Code::VerifyUnknownNeed);
         assert_eq!(d.help.as_deref(), Some("did you mean `build`?"));
         let span = d.primary.span;
         assert_eq!(&text[span.offset..span.end()], "biuld");
@@ -265,28 +266,28 @@ mod tests {
         assert_eq!(
             codes("verify:\n  gates:\n    a: {command: x, executable: y}\n    b: {command: ' '}\n    c: {args: [x]}\n    d: {severity: blocking}\n    e: {timeoutMs: 0}\n    ../x: {command: y}\n    f: {expectFile: ../out}\n    g: {findingsFile: /etc/passwd}\n"),
             [
-                "spur::verify::command-conflict",
-                "spur::verify::empty-command",
-                "spur::verify::args-without-executable",
-                "spur::verify::invalid-severity",
-                "spur::verify::zero",
-                "spur::verify::invalid-gate-name",
-                "spur::verify::path-outside-project",
-                "spur::verify::path-outside-project",
+                Code::VerifyCommandConflict,
+                Code::VerifyEmptyCommand,
+                Code::VerifyArgsWithoutExecutable,
+                Code::VerifyInvalidSeverity,
+                Code::VerifyZero,
+                Code::VerifyInvalidGateName,
+                Code::VerifyPathOutsideProject,
+                Code::VerifyPathOutsideProject,
             ]
         );
         assert_eq!(
             codes("verify:\n  gates:\n    a: {comand: x}\n"),
-            ["spur::verify::yaml"]
+            [Code::VerifyYaml]
         );
-        assert_eq!(codes("verify:\n  parallelism: 0\n"), ["spur::verify::zero"]);
+        assert_eq!(codes("verify:\n  parallelism: 0\n"), [Code::VerifyZero]);
     }
 
     #[test]
     fn yaml_findings_come_all_at_once_in_the_loader_wording() {
         let text = "verify:\n  gates:\n    a: {comand: x, timeoutMs: abc}\n    b: {command: ' '}\n    a: {command: y}\n";
         let err = parse(text).unwrap_err();
-        let found: Vec<(&str, &str)> = err
+        let found: Vec<(Code, &str)> = err
             .diagnostics()
             .iter()
             .map(|d| (d.code, d.message.as_str()))
@@ -294,16 +295,13 @@ mod tests {
         assert_eq!(
             found,
             [
-                ("spur::verify::yaml", "unknown key `comand` in gate `a`"),
+                (Code::VerifyYaml, "unknown key `comand` in gate `a`"),
                 (
-                    "spur::verify::yaml",
+                    Code::VerifyYaml,
                     "`timeoutMs` of gate `a` must be a whole number of 0 or more, not \"abc\""
                 ),
-                ("spur::verify::yaml", "duplicate key `a` in `verify.gates`"),
-                (
-                    "spur::verify::empty-command",
-                    "gate `b` has an empty command"
-                ),
+                (Code::VerifyYaml, "duplicate key `a` in `verify.gates`"),
+                (Code::VerifyEmptyCommand, "gate `b` has an empty command"),
             ]
         );
         let [unknown, _, duplicate, _] = err.diagnostics() else {
@@ -342,7 +340,7 @@ mod tests {
         let [d] = err.diagnostics() else {
             panic!("{err:?}")
         };
-        assert_eq!(d.code, "spur::verify::yaml");
+        assert_eq!(d.code, Code::VerifyYaml);
         assert!(d.message.contains("alias bomb"), "{}", d.message);
     }
 
@@ -353,7 +351,7 @@ mod tests {
         let [d] = err.diagnostics() else {
             panic!("{err:?}")
         };
-        assert_eq!(d.code, "spur::verify::args-without-executable");
+        assert_eq!(d.code, Code::VerifyArgsWithoutExecutable);
         assert_eq!(d.primary.span, Span::new(text.find('-').unwrap(), 0));
     }
 

@@ -4,55 +4,26 @@
 
 use std::path::PathBuf;
 
-use crate::diagnostic::{Diagnostic, JsonDiagnostic};
+use crate::diagnostic::{coded_diagnostic, Code, Diagnostic, JsonDiagnostic};
 use crate::source::{SourceFile, Span};
 use crate::yaml::{Codes, ParseError, CONFIG_LIMITS};
 
-/// Stable codes of configuration problems.
-pub mod code {
-    /// Not one YAML document within the limits, or a value of the wrong type, an unknown
-    /// key, a repeated key.
-    pub const YAML: &str = "spur::verify::yaml";
-    /// A gate name that cannot name an evidence file.
-    pub const INVALID_GATE_NAME: &str = "spur::verify::invalid-gate-name";
-    /// Both `command` and `executable`.
-    pub const COMMAND_CONFLICT: &str = "spur::verify::command-conflict";
-    /// `args` with no `executable`.
-    pub const ARGS_WITHOUT_EXECUTABLE: &str = "spur::verify::args-without-executable";
-    /// A blank `command` or `executable`.
-    pub const EMPTY_COMMAND: &str = "spur::verify::empty-command";
-    /// `expectFile` or `findingsFile` not relative and inside the project.
-    pub const PATH_OUTSIDE_PROJECT: &str = "spur::verify::path-outside-project";
-    /// A `severity` that is not one.
-    pub const INVALID_SEVERITY: &str = "spur::verify::invalid-severity";
-    /// `timeoutMs` or `parallelism` of 0.
-    pub const ZERO: &str = "spur::verify::zero";
-    /// A `needs` entry that names no configured gate.
-    pub const UNKNOWN_NEED: &str = "spur::verify::unknown-need";
-    /// Gates that need each other.
-    pub const NEEDS_CYCLE: &str = "spur::verify::needs-cycle";
-}
-
 /// The YAML typer's findings (wrong type, unknown or duplicate key) all report as
-/// [`code::YAML`].
+/// [`Code::VerifyYaml`].
 pub(crate) const CODES: Codes = Codes {
-    wrong_type: code::YAML,
-    missing_key: code::YAML,
-    unknown_key: code::YAML,
-    duplicate_key: code::YAML,
+    wrong_type: Code::VerifyYaml,
+    missing_key: Code::VerifyYaml,
+    unknown_key: Code::VerifyYaml,
+    duplicate_key: Code::VerifyYaml,
 };
 
 /// The help of a YAML finding that has none of its own: what the section holds.
 const SHAPE_HELP: &str = "`verify.gates` maps a gate name to {command | executable + args, needs, timeoutMs, readOnly, severity, enabled, expectFile, findingsFile}";
 
 /// Why the verify configuration cannot be used.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum VerifyConfigErrors {
     #[error("cannot read {}: {source}", path.display())]
-    #[diagnostic(
-        code("spur::verify::config-unreadable"),
-        help("check that the file is readable")
-    )]
     Unreadable {
         /// The configuration file.
         path: PathBuf,
@@ -62,17 +33,22 @@ pub enum VerifyConfigErrors {
     },
 
     #[error("{} in the verify configuration ({})", plural(errors.len()), path.display())]
-    #[diagnostic(
-        code("spur::verify::invalid-config"),
-        help("fix the verify configuration and run `spur verify` again")
-    )]
     Invalid {
         /// The configuration file.
         path: PathBuf,
         /// Every problem found, in the order of the file (cycles last).
-        #[related]
         errors: Vec<Diagnostic>,
     },
+}
+
+coded_diagnostic! {
+    VerifyConfigErrors {
+        Self::Unreadable { .. } => Code::VerifyConfigUnreadable,
+            help("check that the file is readable");
+        Self::Invalid { errors, .. } => Code::VerifyInvalidConfig,
+            help("fix the verify configuration and run `spur verify` again"),
+            related(errors);
+    }
 }
 
 impl VerifyConfigErrors {
@@ -140,7 +116,7 @@ impl ConfigProblems<'_> {
             }
         };
         Diagnostic::error(
-            code::YAML,
+            Code::VerifyYaml,
             self.source,
             span,
             format!("invalid verify configuration: {message}"),
@@ -158,10 +134,10 @@ impl ConfigProblems<'_> {
         finding
     }
 
-    /// [`code::INVALID_GATE_NAME`], at the name.
+    /// [`Code::VerifyInvalidGateName`], at the name.
     pub fn invalid_gate_name(self, name: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::INVALID_GATE_NAME,
+            Code::VerifyInvalidGateName,
             self.source,
             span,
             format!("invalid gate name {name:?}"),
@@ -170,10 +146,10 @@ impl ConfigProblems<'_> {
         .help("a gate name names its evidence file: use letters, digits, '.', '_' and '-', starting with a letter or digit")
     }
 
-    /// [`code::COMMAND_CONFLICT`], at both values.
+    /// [`Code::VerifyCommandConflict`], at both values.
     pub fn command_conflict(self, gate: &str, command: Span, executable: Span) -> Diagnostic {
         Diagnostic::error(
-            code::COMMAND_CONFLICT,
+            Code::VerifyCommandConflict,
             self.source,
             command,
             format!("gate `{gate}` has both `command` and `executable`"),
@@ -183,10 +159,10 @@ impl ConfigProblems<'_> {
         .help("use `command` for a shell command line, or `executable` + `args` to run a program with no shell — not both")
     }
 
-    /// [`code::ARGS_WITHOUT_EXECUTABLE`], where `args` opens.
+    /// [`Code::VerifyArgsWithoutExecutable`], where `args` opens.
     pub fn args_without_executable(self, gate: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::ARGS_WITHOUT_EXECUTABLE,
+            Code::VerifyArgsWithoutExecutable,
             self.source,
             span,
             format!("gate `{gate}` has `args` but no `executable`"),
@@ -195,10 +171,10 @@ impl ConfigProblems<'_> {
         .help("`args` belong to `executable`; with `command`, write the arguments in the command line")
     }
 
-    /// [`code::EMPTY_COMMAND`], at the blank value of `field`.
+    /// [`Code::VerifyEmptyCommand`], at the blank value of `field`.
     pub fn empty_command(self, gate: &str, field: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::EMPTY_COMMAND,
+            Code::VerifyEmptyCommand,
             self.source,
             span,
             format!("gate `{gate}` has an empty {field}"),
@@ -209,10 +185,10 @@ impl ConfigProblems<'_> {
         ))
     }
 
-    /// [`code::PATH_OUTSIDE_PROJECT`], at the path.
+    /// [`Code::VerifyPathOutsideProject`], at the path.
     pub fn path_outside_project(self, gate: &str, field: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::PATH_OUTSIDE_PROJECT,
+            Code::VerifyPathOutsideProject,
             self.source,
             span,
             format!("`{field}` of gate `{gate}` must be a relative path inside the project"),
@@ -221,10 +197,10 @@ impl ConfigProblems<'_> {
         .help("spur removes this file before each run of the gate (so a stale one never counts as evidence); it must be relative to the project root, with no `..`")
     }
 
-    /// [`code::INVALID_SEVERITY`], at the value.
+    /// [`Code::VerifyInvalidSeverity`], at the value.
     pub fn invalid_severity(self, gate: &str, value: &str, help: String, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::INVALID_SEVERITY,
+            Code::VerifyInvalidSeverity,
             self.source,
             span,
             format!("unknown severity {value:?} for gate `{gate}`"),
@@ -233,10 +209,10 @@ impl ConfigProblems<'_> {
         .help(help)
     }
 
-    /// [`code::ZERO`], at the 0.
+    /// [`Code::VerifyZero`], at the 0.
     pub fn zero(self, field: &str, help: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::ZERO,
+            Code::VerifyZero,
             self.source,
             span,
             format!("`{field}` must be greater than 0"),
@@ -245,10 +221,10 @@ impl ConfigProblems<'_> {
         .help(help)
     }
 
-    /// [`code::UNKNOWN_NEED`], at the need.
+    /// [`Code::VerifyUnknownNeed`], at the need.
     pub fn unknown_need(self, gate: &str, need: &str, help: String, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::UNKNOWN_NEED,
+            Code::VerifyUnknownNeed,
             self.source,
             span,
             format!("gate `{gate}` needs `{need}`, which is not a configured gate"),
@@ -257,13 +233,13 @@ impl ConfigProblems<'_> {
         .help(help)
     }
 
-    /// [`code::NEEDS_CYCLE`]. `cycle` names the gates in `needs` order, ending where it
+    /// [`Code::VerifyNeedsCycle`]. `cycle` names the gates in `needs` order, ending where it
     /// started.
     pub fn needs_cycle(self, cycle: &[String], spans: &[Span]) -> Diagnostic {
         let mut spans = spans.iter();
         let first = spans.next().copied().unwrap_or_default();
         let mut diagnostic = Diagnostic::error(
-            code::NEEDS_CYCLE,
+            Code::VerifyNeedsCycle,
             self.source,
             first,
             format!(

@@ -72,7 +72,7 @@ fn quote_for_display(word: &str) -> String {
     }
 }
 
-/// The severity a gate's check row carries (DESIGN §7): a non-pass `blocker` fails the
+/// The severity a gate's check row carries: a non-pass `blocker` fails the
 /// verdict, a non-pass `major` makes it PARTIAL, `minor` and `advisory` never block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -1,4 +1,4 @@
-//! Verify gates (DESIGN §9): configured in `.spur/config.yaml` `verify.gates`, run in the
+//! Verify gates: configured in `.spur/config.yaml` `verify.gates`, run in the
 //! topological order of their `needs` (read-only gates side by side), each FAIL re-probed
 //! once, one evidence file per gate, every verdict appended to the ledger, and the results
 //! merged into the task's verdict artifact as `checks[]` rows.

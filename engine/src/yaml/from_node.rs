@@ -2,7 +2,7 @@
 //! returns, what is wrong with it, so one pass over a file collects every finding. The
 //! [`Loader`] holds the source, the codes its file reports under, and the findings so far.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{Located, SourceFile};
 use crate::yaml::{Node, NodeValue};
 
@@ -11,13 +11,13 @@ use crate::yaml::{Node, NodeValue};
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Codes {
     /// A value of the wrong type.
-    pub wrong_type: &'static str,
+    pub wrong_type: Code,
     /// A required key that is not there.
-    pub missing_key: &'static str,
+    pub missing_key: Code,
     /// A key the reader does not know (or one that is not a string).
-    pub unknown_key: &'static str,
+    pub unknown_key: Code,
     /// A key written twice in one mapping.
-    pub duplicate_key: &'static str,
+    pub duplicate_key: Code,
 }
 
 /// One load in progress: the text being read and what was found wrong with it so far.
@@ -164,10 +164,10 @@ mod tests {
     use crate::yaml::{parse, Limits};
 
     const CODES: Codes = Codes {
-        wrong_type: "t::wrong-type",
-        missing_key: "t::missing-key",
-        unknown_key: "t::unknown-key",
-        duplicate_key: "t::duplicate-key",
+        wrong_type: Code::CheckWrongType,
+        missing_key: Code::CheckMissingKey,
+        unknown_key: Code::CheckUnknownKey,
+        duplicate_key: Code::CheckDuplicateKey,
     };
 
     fn read<T: FromNode>(text: &str) -> (Option<T>, Vec<String>) {

@@ -150,6 +150,7 @@ fn trim(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostic::Code;
     use crate::source::SourceFile;
     use crate::yaml::{parse, Codes, Limits};
 
@@ -165,10 +166,10 @@ mod tests {
             max_aliases: 8,
         };
         let codes = Codes {
-            wrong_type: "t::wrong-type",
-            missing_key: "t::missing-key",
-            unknown_key: "t::unknown-key",
-            duplicate_key: "t::duplicate-key",
+            wrong_type: Code::CheckWrongType,
+            missing_key: Code::CheckMissingKey,
+            unknown_key: Code::CheckUnknownKey,
+            duplicate_key: Code::CheckDuplicateKey,
         };
         let root = parse(text, limits).unwrap().unwrap();
         let NodeValue::Map(entries) = &root.value else {

@@ -1,4 +1,4 @@
-//! Aggregation never softens (DESIGN §7): generated artifacts, each property searched over
+//! Aggregation never softens: generated artifacts, each property searched over
 //! at least 10,000 of them. Artifacts go through their JSON and the one parser, so what is
 //! aggregated is what a verifier could have written.
 

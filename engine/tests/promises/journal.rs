@@ -1,4 +1,4 @@
-//! The journal (DESIGN §5): a crash can cut the journal at any byte. Whatever the cut,
+//! The journal (ARCHITECTURE.md, *Durability*): a crash can cut the journal at any byte. Whatever the cut,
 //! resuming never invents, drops or repeats a committed transition: the committed lines
 //! stay as they were, and the resumed run's transitions are exactly those of the
 //! uninterrupted run (routing is deterministic). A cut before `run-started` is complete

@@ -1,4 +1,4 @@
-//! Non-bypass (DESIGN §6): whatever a pipeline's routing does — cycles, several success and
+//! Non-bypass: whatever a pipeline's routing does — cycles, several success and
 //! failure terminals, `always`/`never`/jq guards, no transition passing, the iteration
 //! bound — a run ends `done` if and only if it reaches a success terminal and the verdict
 //! artifact recomputes to PASS, or the run was forced with a reason (and then the audit
@@ -183,7 +183,7 @@ impl Spec {
         .expect("JSON")
     }
 
-    /// Where the run must end, by DESIGN §2 semantics, before the done gate is asked.
+    /// Where the run must end, by the routing rules of a run, before the done gate is asked.
     pub(crate) fn route(&self) -> End {
         let all = self.all_transitions();
         let mut at = match self.initial {

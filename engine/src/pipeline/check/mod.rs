@@ -1,4 +1,4 @@
-//! The static checker (DESIGN §2 "Static check"): every finding about a loaded pipeline,
+//! The static checker: every finding about a loaded pipeline,
 //! as diagnostics with stable codes. One file per group of checks; `spur check` renders
 //! them, and [`CheckedPipeline`] exists only for pipelines without errors.
 
@@ -89,6 +89,6 @@ pub fn sort(diagnostics: &mut [Diagnostic]) {
             .offset
             .cmp(&b.primary.span.offset)
             .then(b.severity.cmp(&a.severity))
-            .then(a.code.cmp(b.code))
+            .then(a.code.as_str().cmp(b.code.as_str()))
     });
 }

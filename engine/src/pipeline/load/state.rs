@@ -1,7 +1,7 @@
 //! A state (`id`, `description`, `pause`, `onEnter`, `onExit`) and its actions (`kind`,
 //! `options`, `onError`). A state without a valid id is left out (the finding says why).
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::action_kind::ActionKind;
 use crate::pipeline::model::{Action, OnError, State};
 use crate::source::Located;
@@ -9,7 +9,7 @@ use crate::yaml::{Fields, FromNode, Loader, Node};
 
 use super::option_reader::OptionReader;
 use super::scalars::StateRef;
-use super::{ACTION_KEYS, CODE_TYPE, STATE_KEYS};
+use super::{ACTION_KEYS, STATE_KEYS};
 
 impl FromNode for State {
     const EXPECTED: &'static str = "a mapping";
@@ -80,7 +80,7 @@ impl Loader<'_> {
         let kind = self.read::<Located<String>>(node, &format!("the `kind` of a {what}"))?;
         if kind.value.trim().is_empty() {
             self.push(Diagnostic::error(
-                CODE_TYPE,
+                Code::CheckWrongType,
                 self.source,
                 node.pointed(),
                 format!("the `kind` of a {what} must not be empty"),

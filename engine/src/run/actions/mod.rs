@@ -1,4 +1,4 @@
-//! Actions (DESIGN §4): one file per built-in kind; anything else is a plugin
+//! Actions: one file per built-in kind; anything else is a plugin
 //! `spur-action-<kind>`. An action reads its typed options, each rendered just before
 //! use, and returns an [`ActionResult`]; it never touches the journal (the runner records
 //! start and finish).
