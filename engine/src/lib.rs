@@ -29,3 +29,4 @@ pub mod verdict;
 pub mod verify;
 pub mod visible_text;
 pub mod wbs;
+mod yaml;

@@ -145,6 +145,8 @@ codes! {
     RunJournalIo = "spur::run::journal-io",
     /// the run directory cannot be created
     RunRunDir = "spur::run::run-dir",
+    /// `agents:` in `.spur/config.yaml` is not agent name → `{command: …}` (fails `agent.run`)
+    RunAgentConfig = "spur::run::agent-config",
 
     /// a run journal cannot be read
     JournalUnreadable = "spur::journal::unreadable",

@@ -3,7 +3,6 @@
 //! built (unknown keys, wrong types, duplicate keys…) are collected, all at once, as
 //! diagnostics in [`Loaded`].
 
-mod fields;
 pub(crate) mod option_reader;
 mod options;
 mod scalars;
@@ -12,15 +11,21 @@ mod transition;
 mod vars;
 
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
-use crate::pipeline::from_node::Loader;
 use crate::pipeline::load_failure::LoadFailure;
 use crate::pipeline::model::*;
-use crate::pipeline::node::{Node, NodeValue};
 use crate::pipeline::yaml_error::parse_document;
 use crate::source::{Located, SourceFile, Span};
+use crate::yaml::{Codes, Fields, Loader, Node, NodeValue};
 
-use fields::Fields;
 use scalars::IterationBound;
+
+/// The codes of the pipeline's generic findings.
+const CODES: Codes = Codes {
+    wrong_type: Code::CheckWrongType,
+    missing_key: Code::CheckMissingKey,
+    unknown_key: Code::CheckUnknownKey,
+    duplicate_key: Code::CheckDuplicateKey,
+};
 
 /// Top-level keys the loader accepts (kept in sync with `schema.json` by a test).
 pub const TOP_LEVEL_KEYS: &[&str] = &[
@@ -63,7 +68,7 @@ pub struct Loaded {
 /// Load a pipeline from its source text.
 pub fn load(source: &SourceFile) -> Result<Loaded, LoadFailure> {
     let root = parse_document(source)?;
-    let mut cx = Loader::new(source);
+    let mut cx = Loader::new(source, CODES);
     let pipeline = cx.pipeline(&root)?;
     Ok(Loaded {
         pipeline,

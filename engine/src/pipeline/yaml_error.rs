@@ -4,8 +4,8 @@
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::load_failure::LoadFailure;
-use crate::pipeline::node::{self, Node, NodeValue, ParseError};
 use crate::source::{SourceFile, Span};
+use crate::yaml::{self, Node, NodeValue, ParseError};
 
 /// Most YAML nodes (scalars, lists, mappings) in one pipeline.
 pub const MAX_NODES: usize = 200_000;
@@ -20,12 +20,12 @@ pub(crate) fn parse_document(source: &SourceFile) -> Result<Node, LoadFailure> {
     if text.trim().is_empty() {
         return Err(empty(source));
     }
-    let limits = node::Limits {
+    let limits = yaml::Limits {
         max_nodes: MAX_NODES,
         max_depth: MAX_DEPTH,
         max_aliases: MAX_ALIASES,
     };
-    let node = match node::parse(text, limits) {
+    let node = match yaml::parse(text, limits) {
         Ok(Some(node)) => node,
         Ok(None) => return Err(empty(source)),
         Err(e) => return Err(yaml_error(source, e)),

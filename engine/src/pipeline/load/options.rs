@@ -2,12 +2,9 @@
 //! in order, a repeated option reported with both places.
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::pipeline::from_node::Loader;
 use crate::pipeline::model::{OptionValue, Options};
-use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Located;
-
-use super::fields::Fields;
+use crate::yaml::{Fields, Loader, Node, NodeValue};
 
 impl Loader<'_> {
     /// The `options` field of an action or guard (empty when absent), pointing at the

@@ -3,10 +3,9 @@
 //! finding when the text is not one of them.
 
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
-use crate::pipeline::from_node::{FromNode, Loader};
 use crate::pipeline::model::{OnError, TerminalReason, DEFAULT_ITERATION_BOUND};
-use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Located;
+use crate::yaml::{FromNode, Loader, Node, NodeValue};
 
 /// A reference to a state (`initialState`, `from`, `to`, list items): a non-empty string.
 pub(crate) struct StateRef(pub Located<String>);

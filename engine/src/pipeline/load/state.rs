@@ -3,12 +3,10 @@
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::action_kind::ActionKind;
-use crate::pipeline::from_node::{FromNode, Loader};
 use crate::pipeline::model::{Action, OnError, State};
-use crate::pipeline::node::Node;
 use crate::source::Located;
+use crate::yaml::{Fields, FromNode, Loader, Node};
 
-use super::fields::Fields;
 use super::option_reader::OptionReader;
 use super::scalars::StateRef;
 use super::{ACTION_KEYS, STATE_KEYS};

@@ -3,11 +3,10 @@
 //! variables of shell steps.
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::pipeline::from_node::{FromNode, Loader};
 use crate::pipeline::model::VarDecl;
-use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Located;
 use crate::template::is_identifier;
+use crate::yaml::{FromNode, Loader, Node, NodeValue};
 
 use super::ENV_KEYS;
 
