@@ -13,6 +13,7 @@ mod jq;
 mod run;
 mod run_crash;
 mod run_injection;
+mod strict_input;
 mod task_ledger;
 mod task_verdict;
 mod verdict;

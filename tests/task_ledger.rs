@@ -344,3 +344,55 @@ fn a_broken_ledger_fails_the_run_at_the_gate_even_with_a_pass() {
         2
     );
 }
+
+/// A step that certifies its own task with a nested `spur task certify`: the run's state
+/// directory is not the project's `.spur/`, and the nested call finds it through the run's
+/// environment (`SPUR_STATE_DIR`), as `task update` does.
+#[test]
+fn a_nested_task_certify_from_a_step_uses_the_runs_state_dir() {
+    let project = project().file("elsewhere/keep", "");
+    project.fixture(
+        "examples/verdicts/pass.json",
+        "elsewhere/run/0592-verdict.json",
+    );
+    let out = project
+        .pipeline(
+            r#"
+name: nested-certify
+initialState: record
+vars: { wbs: "0000" }
+states:
+  - id: record
+    onEnter:
+      - kind: shell
+        onError: continue
+        options:
+          command: '"$SPUR_BIN" task certify "$wbs" --json > nested.json 2> nested.err; echo $? > nested.code'
+  - id: done
+transitions:
+  - { from: record, to: done }
+"#,
+        )
+        .var("wbs", "0592")
+        .args(["--state-dir", "elsewhere"])
+        .json()
+        .run()
+        .success();
+    assert_eq!(
+        project.read("nested.code").trim(),
+        "0",
+        "{}",
+        project.read("nested.err")
+    );
+    let nested: Value = serde_json::from_str(&project.read("nested.json")).unwrap();
+    assert_eq!(
+        (&nested["decision"], &nested["reason"]),
+        (&"allow".into(), &"pass".into())
+    );
+    assert_eq!(out.stdout_json()["doneGate"]["decision"], "noop");
+    assert!(project.exists("elsewhere/ledger/tasks/0592.jsonl"));
+    assert!(
+        !project.exists(".spur/ledger"),
+        "the nested call wrote the wrong state dir"
+    );
+}

@@ -9,6 +9,7 @@
 //! "already done" comes only from the ledger and nothing changes the artifact between
 //! the gate's read and the caller's ledger append.
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::audit::{self, AuditEntry};
 use crate::store::data_lock::DataLock;
 use crate::store::state_dir::StateDir;
@@ -44,23 +45,27 @@ impl Done {
     }
 }
 
-/// The reason of a forced override: never empty or blank.
+/// The reason of a forced override: always holds a visible character.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForceReason(String);
 
-/// A `--reason` that is empty or only whitespace.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
-#[error("--force-done needs a --reason that says why (it was empty or blank)")]
-#[diagnostic(
-    code(spur::usage::blank_force_reason),
-    help("e.g. --force-done --reason \"verified by hand: CI is down, see ticket 42\"")
-)]
+/// A `--reason` with nothing a person can read: empty, whitespace, control characters or
+/// zero-width and other invisible characters only.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--force-done needs a --reason with at least one visible character (it was empty, blank or invisible)")]
 pub struct BlankReason;
+
+coded_diagnostic! {
+    BlankReason {
+        Self => Code::UsageBlankForceReason,
+            help("e.g. --force-done --reason \"verified by hand: CI is down, see ticket 42\"");
+    }
+}
 
 impl ForceReason {
     pub fn new(reason: impl Into<String>) -> Result<Self, BlankReason> {
         let reason = reason.into();
-        if reason.trim().is_empty() {
+        if !crate::visible_text::has_visible_char(&reason) {
             Err(BlankReason)
         } else {
             Ok(Self(reason))

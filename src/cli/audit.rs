@@ -18,7 +18,7 @@ pub struct Args {
     #[command(subcommand)]
     command: AuditCommand,
     /// The state directory (default: the nearest .spur/ walking up, else ./.spur).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
 }
 

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use spur_engine::diagnostic::Code;
 use spur_engine::done_gate::{ForceReason, GateDecision};
 use spur_engine::store::audit::current_user;
 use spur_engine::store::certification::{self, Certification, LedgerSummary, ViewSummary};
@@ -24,7 +25,7 @@ pub struct Args {
     #[command(subcommand)]
     command: TaskCommand,
     /// The state directory (default: the nearest .spur/ walking up, else ./.spur).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
 }
 
@@ -91,7 +92,7 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
     };
     if force.is_some() && !to_done {
         return Err(Failure::usage(miette::miette!(
-            code = "spur::usage::force_done_needs_done",
+            code = Code::UsageForceDoneNeedsDone,
             help = "use `spur task update WBS done --force-done --reason \"why\"`",
             "--force-done applies only to the status done, not {:?}",
             args.status

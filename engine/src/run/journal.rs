@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use super::event::{Event, PauseKind, Phase};
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::timestamp::Timestamp;
 
 /// One line of the journal.
@@ -31,37 +32,38 @@ pub enum Durability {
 }
 
 /// Reading a journal failed.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     #[error("cannot read journal {path}: {source}")]
-    #[diagnostic(code(spur::journal::unreadable))]
     Unreadable {
         path: PathBuf,
         #[source]
         source: io::Error,
     },
     #[error("journal {path} line {line} is not a journal record: {message}")]
-    #[diagnostic(
-        code(spur::journal::corrupt),
-        help(
-            "only a torn last line is tolerated; a damaged middle line means the file was edited"
-        )
-    )]
     Corrupt {
         path: PathBuf,
         line: usize,
         message: String,
     },
     #[error("journal {path} has a gap: seq {found} follows seq {previous}")]
-    #[diagnostic(code(spur::journal::seq_gap))]
     SeqGap {
         path: PathBuf,
         previous: u64,
         found: u64,
     },
     #[error("journal {path} is empty or does not start with run-started")]
-    #[diagnostic(code(spur::journal::no_start))]
     NoStart { path: PathBuf },
+}
+
+coded_diagnostic! {
+    JournalError {
+        Self::Unreadable { .. } => Code::JournalUnreadable;
+        Self::Corrupt { .. } => Code::JournalCorrupt,
+            help("only a torn last line is tolerated; a damaged middle line means the file was edited");
+        Self::SeqGap { .. } => Code::JournalSeqGap;
+        Self::NoStart { .. } => Code::JournalNoStart;
+    }
 }
 
 /// The parsed content of a journal file.

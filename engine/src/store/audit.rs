@@ -12,6 +12,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::bounded_read::{read_bounded, read_capped, ReadError};
 use crate::store::digest::sha256_hex;
 use crate::store::file_lock::FileLock;
@@ -76,14 +77,10 @@ fn format_1() -> u64 {
 }
 
 /// Why the log could not be appended to or read.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum AuditError {
     /// A record of a format this spur does not read.
     #[error("the audit log {path} cannot be read at line {line}: {problem}")]
-    #[diagnostic(
-        code("spur::audit::format"),
-        help("use the spur that wrote it (or a newer one); nothing was written")
-    )]
     UnknownVersion {
         /// The log.
         path: String,
@@ -93,22 +90,27 @@ pub enum AuditError {
         problem: String,
     },
     #[error("could not write the audit log {path}: {source}")]
-    #[diagnostic(
-        code(spur::audit::write_failed),
-        help("the override was not applied; fix the state directory and retry")
-    )]
     Write {
         path: String,
         #[source]
         source: std::io::Error,
     },
     #[error("could not read the audit log {path}: {source}")]
-    #[diagnostic(code(spur::audit::read_failed))]
     Read {
         path: String,
         #[source]
         source: std::io::Error,
     },
+}
+
+coded_diagnostic! {
+    AuditError {
+        Self::UnknownVersion { .. } => Code::AuditFormat,
+            help("use the spur that wrote it (or a newer one); nothing was written");
+        Self::Write { .. } => Code::AuditWriteFailed,
+            help("the override was not applied; fix the state directory and retry");
+        Self::Read { .. } => Code::AuditReadFailed;
+    }
 }
 
 /// Append `entry` durably (fsync'd before returning) under an exclusive lock, chained to

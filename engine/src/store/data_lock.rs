@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::file_lock::FileLock;
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
@@ -22,12 +23,8 @@ pub struct DataLock {
 }
 
 /// The data lock could not be taken.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 #[error("cannot take the data lock of task {wbs} ({}): {source}", path.display())]
-#[diagnostic(
-    code("spur::task::data-lock"),
-    help("the lock file must be a regular file the user can open; nothing was written")
-)]
 pub struct DataLockError {
     /// The task.
     pub wbs: String,
@@ -36,6 +33,13 @@ pub struct DataLockError {
     /// Why it could not be opened or locked.
     #[source]
     pub source: std::io::Error,
+}
+
+coded_diagnostic! {
+    DataLockError {
+        Self { .. } => Code::TaskDataLock,
+            help("the lock file must be a regular file the user can open; nothing was written");
+    }
 }
 
 impl DataLock {

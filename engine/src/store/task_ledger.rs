@@ -4,8 +4,8 @@
 //!
 //! A record that says `to: "done"` is made only from the done gate's
 //! [`Done`](crate::done_gate::Done) token (through [`StatusChange::Done`]). Appends happen
-//! under the task's [`DataLock`] and are fsync'd before they return. A broken chain fails closed: it is never read as a status, and
-//! nothing is appended to it.
+//! under the task's [`DataLock`] and are fsync'd before they return. A broken chain fails
+//! closed: it is never read as a status, and nothing is appended to it.
 
 use std::fs::OpenOptions;
 use std::io;
@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::done_gate::{AllowReason, DoneVia, GateDecision};
 use crate::store::atomic_file::append_line_durable;
 use crate::store::bounded_read::{read_bounded, ReadError};
@@ -137,11 +138,10 @@ impl LedgerRead {
 }
 
 /// Why a ledger could not be read, trusted or appended to.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
     /// The file could not be read.
     #[error("could not read the task ledger {path}: {source}")]
-    #[diagnostic(code("spur::task::ledger-read-failed"))]
     Read {
         /// The ledger file.
         path: String,
@@ -151,14 +151,6 @@ pub enum LedgerError {
     },
     /// A record does not fit the chain.
     #[error("the task ledger {path} is broken at seq {seq}: {problem}")]
-    #[diagnostic(
-        code("spur::task::ledger-broken"),
-        help(
-            "the ledger is the record of the task's status: spur neither reads a status from a \
-             broken one nor appends to it. Restore it from a copy (git) or investigate who \
-             edited it; `spur audit verify` lists every ledger's state"
-        )
-    )]
     Broken {
         /// The ledger file.
         path: String,
@@ -169,10 +161,6 @@ pub enum LedgerError {
     },
     /// A record of a format this spur does not read.
     #[error("the task ledger {path} cannot be read at seq {seq}: {problem}")]
-    #[diagnostic(
-        code("spur::task::ledger-format"),
-        help("use the spur that wrote it (or a newer one)")
-    )]
     UnknownVersion {
         /// The ledger file.
         path: String,
@@ -185,10 +173,6 @@ pub enum LedgerError {
     },
     /// The record could not be written.
     #[error("could not append to the task ledger {path}: {source}")]
-    #[diagnostic(
-        code("spur::task::ledger-write-failed"),
-        help("the status did not change; fix the state directory and retry")
-    )]
     Write {
         /// The ledger file.
         path: String,
@@ -196,6 +180,22 @@ pub enum LedgerError {
         #[source]
         source: io::Error,
     },
+}
+
+coded_diagnostic! {
+    LedgerError {
+        Self::Read { .. } => Code::TaskLedgerReadFailed;
+        Self::Broken { .. } => Code::TaskLedgerBroken,
+            help(
+                "the ledger is the record of the task's status: spur neither reads a status from a \
+                 broken one nor appends to it. Restore it from a copy (git) or investigate who \
+                 edited it; `spur audit verify` lists every ledger's state"
+            );
+        Self::UnknownVersion { .. } => Code::TaskLedgerFormat,
+            help("use the spur that wrote it (or a newer one)");
+        Self::Write { .. } => Code::TaskLedgerWriteFailed,
+            help("the status did not change; fix the state directory and retry");
+    }
 }
 
 /// Read and check the ledger of `wbs`. A missing ledger has no records; only a file that

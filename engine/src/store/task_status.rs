@@ -9,6 +9,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::done_gate::Done;
 use crate::store::audit::AuditAnchor;
 use crate::store::data_lock::DataLock;
@@ -104,20 +105,21 @@ impl fmt::Display for Status {
 }
 
 /// A status that cannot be accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StatusError {
     #[error("invalid status {0:?}")]
-    #[diagnostic(
-        code(spur::usage::invalid_status),
-        help("a status is a lower-case word such as todo, in-progress, blocked, review, cancelled or done")
-    )]
     Invalid(String),
     #[error("done is certified only by the done gate")]
-    #[diagnostic(
-        code(spur::task::done_needs_gate),
-        help("use `spur task update WBS done`, which reads the verdict artifact")
-    )]
     DoneNeedsTheGate,
+}
+
+coded_diagnostic! {
+    StatusError {
+        Self::Invalid(..) => Code::UsageInvalidStatus,
+            help("a status is a lower-case word such as todo, in-progress, blocked, review, cancelled or done");
+        Self::DoneNeedsTheGate => Code::TaskDoneNeedsGate,
+            help("use `spur task update WBS done`, which reads the verdict artifact");
+    }
 }
 
 /// The change to make.
@@ -141,18 +143,13 @@ pub struct ChangeContext<'a> {
 }
 
 /// Why a task's status could not be read or changed.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     /// The ledger cannot be read, is broken, or refused the append.
     #[error(transparent)]
-    #[diagnostic(transparent)]
     Ledger(#[from] LedgerError),
     /// The change is in the ledger, but the view could not be rewritten from it.
     #[error("the status change of task {wbs} is recorded in its ledger, but its view {path} could not be rewritten: {source}")]
-    #[diagnostic(
-        code("spur::task::view-write-failed"),
-        help("the ledger is the task's status; the view is rewritten after the next change")
-    )]
     ViewWrite {
         /// The task.
         wbs: String,
@@ -162,6 +159,14 @@ pub enum TaskError {
         #[source]
         source: std::io::Error,
     },
+}
+
+coded_diagnostic! {
+    TaskError {
+        forward { Ledger }
+        Self::ViewWrite { .. } => Code::TaskViewWriteFailed,
+            help("the ledger is the task's status; the view is rewritten after the next change");
+    }
 }
 
 /// The record of `wbs` its ledger says (no history and `todo` without a ledger). A broken
