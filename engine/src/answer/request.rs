@@ -15,6 +15,7 @@ use super::task_file::{locate_task_file, read_task_file, TaskFileError};
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::atomic_file::write_atomic;
 use crate::store::bounded_read::{read_bounded, ReadError};
+use crate::store::data_lock::DataLock;
 use crate::store::state_dir::StateDir;
 use crate::verdict::{Artifact, Verdict};
 use crate::wbs::Wbs;
@@ -130,15 +131,20 @@ pub fn derive_verdict_with(
     diagnostics.sort_by_key(|d| d.line.unwrap_or(usize::MAX));
     let artifact_path = if request.write {
         let path = request.state_dir.verdict_path(&request.wbs);
+        let write_err = |source| DeriveError::Write {
+            path: path.clone(),
+            source,
+        };
+        // The task's data lock: verify's merge of gate rows (a read-modify-write of this
+        // file) never straddles this commit, so it cannot put a stale artifact back.
+        let _lock = DataLock::acquire(&request.state_dir, &request.wbs)
+            .map_err(|e| write_err(io::Error::other(e.to_string())))?;
         commit(
             &path,
             derivation.artifact.to_json().as_bytes(),
             before_commit,
         )
-        .map_err(|source| DeriveError::Write {
-            path: path.clone(),
-            source,
-        })?;
+        .map_err(write_err)?;
         Some(path)
     } else {
         None

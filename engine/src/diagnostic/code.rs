@@ -180,12 +180,18 @@ codes! {
 
     /// done is set only through the done gate
     TaskDoneNeedsGate = "spur::task::done-needs-gate",
-    /// a task status file cannot be read
-    TaskReadFailed = "spur::task::read-failed",
-    /// a task status file is not a valid task record
-    TaskCorruptRecord = "spur::task::corrupt-record",
-    /// a task status file cannot be written
-    TaskWriteFailed = "spur::task::write-failed",
+    /// a task ledger cannot be read
+    TaskLedgerReadFailed = "spur::task::ledger-read-failed",
+    /// a task ledger record does not fit its chain (edited, reordered, removed or forged)
+    TaskLedgerBroken = "spur::task::ledger-broken",
+    /// a task ledger record of a format version this spur does not read
+    TaskLedgerFormat = "spur::task::ledger-format",
+    /// a task ledger cannot be appended to (the status did not change)
+    TaskLedgerWriteFailed = "spur::task::ledger-write-failed",
+    /// the change is in the ledger, but the task view cannot be rewritten from it
+    TaskViewWriteFailed = "spur::task::view-write-failed",
+    /// the task's data lock cannot be taken (nothing was written)
+    TaskDataLock = "spur::task::data-lock",
 
     /// no task file for the task id
     TaskFileNotFound = "spur::task-file::not-found",
@@ -202,6 +208,8 @@ codes! {
     AuditWriteFailed = "spur::audit::write-failed",
     /// the audit log cannot be read
     AuditReadFailed = "spur::audit::read-failed",
+    /// an audit record of a format version this spur does not read
+    AuditFormat = "spur::audit::format",
 
     /// the verdict ledger cannot be read
     LedgerUnreadable = "spur::ledger::unreadable",

@@ -23,6 +23,7 @@ use super::scope::VerifyScope;
 use super::status::{Confidence, GateStatus};
 use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
 use crate::diagnostic::{coded_diagnostic, did_you_mean, Code};
+use crate::store::data_lock::DataLock;
 use crate::store::file_lock::FileLock;
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::rfc3339_utc as rfc3339;
@@ -317,8 +318,13 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
                 .map(|g| check_name(&g.name))
                 .collect()
         };
-        match merge_gate_checks(&path, task, &rows, &removed) {
-            Ok(merge) => verdict_merge = Some(merge),
+        // Under the task's data lock: a derivation or the done gate never sees or writes
+        // the artifact between this merge's read and its write.
+        match DataLock::acquire(&request.state_dir, task) {
+            Ok(lock) => match merge_gate_checks(&lock, &path, &rows, &removed) {
+                Ok(merge) => verdict_merge = Some(merge),
+                Err(e) => problems.push(problem(&e)),
+            },
             Err(e) => problems.push(problem(&e)),
         }
         verdict = Some(display_path(&path, &project_root));
