@@ -125,7 +125,8 @@ fn the_done_gate_end_to_end() {
     assert_eq!(code, 0, "{text}");
     assert_eq!(
         text,
-        "audit log [PROJECT]/.spur/audit.jsonl is intact: 1 record\n"
+        "audit log [PROJECT]/.spur/audit.jsonl is intact: 1 record\n\
+         task ledgers and views agree: 2 tasks checked (2 certified)\n"
     );
 
     // A second override, then edit one byte of the first line → verify names line 1.
@@ -292,15 +293,45 @@ fn an_artifact_symlinked_outside_the_project_is_denied() {
 }
 
 #[test]
-fn a_corrupt_task_record_is_a_usage_error_and_left_alone() {
+fn a_broken_task_ledger_is_a_usage_error_and_left_alone() {
+    let project = project();
+    update(&project, &["0592", "in-progress"]);
+    update(&project, &["0592", "review"]);
+    // The first record edited: the second no longer follows it.
+    let ledger = ".spur/ledger/tasks/0592.jsonl";
+    let edited = project.read(ledger).replacen("\"ada\"", "\"eve\"", 1);
+    project.file(ledger, &edited);
+    for args in [&["0592", "blocked"][..], &["0592", "done"]] {
+        let out = project
+            .args(["task", "update"])
+            .args(args)
+            .run()
+            .code(2)
+            .stderr_contains("spur::task::ledger-broken");
+        // miette wraps the message: compare it with the wrapping undone.
+        let words: Vec<&str> = out
+            .stderr()
+            .split_whitespace()
+            .filter(|w| *w != "│")
+            .collect();
+        let message = words.join(" ");
+        assert!(
+            message.contains("0592.jsonl is broken at seq 1:"),
+            "{message}"
+        );
+    }
+    assert_eq!(project.read(ledger), edited);
+}
+
+#[test]
+fn a_corrupt_view_is_not_the_status_and_is_rewritten_from_the_ledger() {
     let project = project();
     project.file(".spur/tasks/0592.json", "{ not json");
-    project
-        .args(["task", "update", "0592", "blocked"])
-        .run()
-        .code(2)
-        .stderr_contains("spur::task::corrupt_record");
-    assert_eq!(project.read(".spur/tasks/0592.json"), "{ not json");
+    let (code, json) = update(&project, &["0592", "blocked"]);
+    assert_eq!((code, &json["status"]), (0, &"blocked".into()), "{json}");
+    let view: serde_json::Value =
+        serde_json::from_str(&project.read(".spur/tasks/0592.json")).unwrap();
+    assert_eq!(view["status"], "blocked");
 }
 
 #[test]

@@ -62,7 +62,7 @@ fn killed_after_any_journal_record_a_run_resumes_to_the_same_history() {
         let (code, out, stderr) = json(&p, &["continue", &run_id]);
         match code {
             Some(0) => assert_eq!(out["state"], "done"),
-            Some(4) if stderr.contains("spur::run::ambiguous_action") => {
+            Some(4) if stderr.contains("spur::run::ambiguous-action") => {
                 // Killed between an action's start and its finish: the action never ran
                 // here (the kill came right after the start record), so re-run it.
                 let (code, out, stderr) = json(&p, &["continue", &run_id, "--rerun-ambiguous"]);
@@ -118,7 +118,7 @@ transitions: [{from: a, to: b}]
 
     let (code, _, stderr) = json(&p, &["continue", &run_id]);
     assert_eq!(code, Some(4), "{stderr}");
-    assert!(stderr.contains("spur::run::ambiguous_action"), "{stderr}");
+    assert!(stderr.contains("spur::run::ambiguous-action"), "{stderr}");
     assert!(stderr.contains("--rerun"), "{stderr}");
     assert_eq!(p.read("trail.txt"), "ran\n", "not re-run without the flag");
 

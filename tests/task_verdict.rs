@@ -400,7 +400,7 @@ fn lint_only_prints_diagnostics_and_writes_nothing() {
         .code(1)
         .stdout_json();
     assert_eq!(doc["artifact"], serde_json::Value::Null);
-    assert_eq!(doc["diagnostics"][0]["code"], "spur::answer::glob_anchor");
+    assert_eq!(doc["diagnostics"][0]["code"], "spur::answer::glob-anchor");
     assert_eq!(doc["diagnostics"][0]["line"], 11);
     assert!(!project.join(".spur/run").exists());
 }
@@ -473,7 +473,7 @@ fn a_50_mb_answer_is_refused_unread() {
     let mut bytes = b"Verdict: PASS\n".to_vec();
     bytes.resize(50 * 1024 * 1024, b'a');
     let doc = hostile(&bytes);
-    assert_eq!(codes(&doc), ["spur::answer::too_large"]);
+    assert_eq!(codes(&doc), ["spur::answer::too-large"]);
 }
 
 #[test]
@@ -487,11 +487,11 @@ fn a_table_with_10000_columns_is_a_row_diagnostic() {
     let doc = hostile(text.as_bytes());
     let codes = codes(&doc);
     assert!(
-        codes.contains(&"spur::answer::wrong_column_count".to_owned()),
+        codes.contains(&"spur::answer::wrong-column-count".to_owned()),
         "{codes:?}"
     );
     assert!(
-        codes.contains(&"spur::answer::table_header_mismatch".to_owned()),
+        codes.contains(&"spur::answer::table-header-mismatch".to_owned()),
         "{codes:?}"
     );
     let rows = doc["diagnostics"].as_array().unwrap();
@@ -505,7 +505,7 @@ fn binary_bytes_are_not_an_answer() {
     let mut bytes = b"Verdict: PASS\n| Req | Status | Evidence |\n".to_vec();
     bytes.extend((0..=255u8).cycle().take(4096));
     let doc = hostile(&bytes);
-    assert_eq!(codes(&doc), ["spur::answer::not_utf8"]);
+    assert_eq!(codes(&doc), ["spur::answer::not-utf8"]);
     // the byte run 0..=255 holds one newline (byte 10) before the first invalid byte (128)
     assert_eq!(doc["diagnostics"][0]["line"], 4);
 }
@@ -516,19 +516,19 @@ fn unterminated_code_spans_are_literal_text() {
     let doc = hostile(text.as_bytes());
     let codes = codes(&doc);
     assert!(
-        codes.contains(&"spur::answer::invalid_status".to_owned()),
+        codes.contains(&"spur::answer::invalid-status".to_owned()),
         "{codes:?}"
     );
     assert!(
-        codes.contains(&"spur::answer::missing_anchor".to_owned()),
+        codes.contains(&"spur::answer::missing-anchor".to_owned()),
         "{codes:?}"
     );
     assert!(
-        codes.contains(&"spur::answer::empty_evidence".to_owned()),
+        codes.contains(&"spur::answer::empty-evidence".to_owned()),
         "{codes:?}"
     );
     assert!(
-        !codes.contains(&"spur::answer::wrong_column_count".to_owned()),
+        !codes.contains(&"spur::answer::wrong-column-count".to_owned()),
         "an unclosed backtick does not swallow the pipes: {codes:?}"
     );
 }
@@ -572,8 +572,8 @@ fn thousands_of_bad_rows_each_get_their_diagnostic() {
     let doc = hostile(text.as_bytes());
     let codes = codes(&doc);
     let count = |code: &str| codes.iter().filter(|c| c.as_str() == code).count();
-    assert_eq!(count("spur::answer::unknown_requirement"), 5_000);
-    assert_eq!(count("spur::answer::unresolved_ac"), 5_000);
-    assert_eq!(count("spur::answer::anchor_file_missing"), 5_000);
-    assert_eq!(count("spur::answer::missing_requirement"), 3);
+    assert_eq!(count("spur::answer::unknown-requirement"), 5_000);
+    assert_eq!(count("spur::answer::unresolved-ac"), 5_000);
+    assert_eq!(count("spur::answer::anchor-file-missing"), 5_000);
+    assert_eq!(count("spur::answer::missing-requirement"), 3);
 }

@@ -117,7 +117,7 @@ fn an_invalid_wbs_is_a_usage_error() {
         .args(["verdict", "check", "verdict.json", "--wbs", "../x"])
         .run()
         .code(2)
-        .stderr_contains("spur::usage::invalid_wbs");
+        .stderr_contains("spur::usage::invalid-wbs");
 }
 
 #[test]

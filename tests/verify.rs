@@ -423,7 +423,7 @@ fn an_invalid_wbs_is_a_usage_error() {
         .args(["verify", "--wbs", "../x"])
         .run()
         .code(2)
-        .stderr_contains("spur::usage::invalid_wbs");
+        .stderr_contains("spur::usage::invalid-wbs");
     assert!(!Path::new(&project.join(".spur/run")).exists());
 }
 

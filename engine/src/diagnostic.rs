@@ -4,11 +4,16 @@
 //! It renders through miette and serialises to the flat JSON form of `spur check --format
 //! json`.
 
+mod code;
+mod coded;
+
 use std::fmt;
 use std::sync::Arc;
 
 use serde::Serialize;
 
+pub use self::code::Code;
+pub(crate) use self::coded::coded_diagnostic;
 use crate::source::{SourceFile, Span};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -50,7 +55,7 @@ impl Label {
 pub struct Diagnostic {
     pub severity: Severity,
     /// Stable code, e.g. `spur::check::unknown-state`. Never changes once released.
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
     /// The offending value.
     pub primary: Label,
@@ -78,7 +83,7 @@ impl fmt::Debug for Diagnostic {
 impl Diagnostic {
     pub fn new(
         severity: Severity,
-        code: &'static str,
+        code: Code,
         source: &SourceFile,
         span: Span,
         message: impl Into<String>,
@@ -95,17 +100,12 @@ impl Diagnostic {
         }
     }
 
-    pub fn error(
-        code: &'static str,
-        source: &SourceFile,
-        span: Span,
-        message: impl Into<String>,
-    ) -> Self {
+    pub fn error(code: Code, source: &SourceFile, span: Span, message: impl Into<String>) -> Self {
         Self::new(Severity::Error, code, source, span, message)
     }
 
     pub fn warning(
-        code: &'static str,
+        code: Code,
         source: &SourceFile,
         span: Span,
         message: impl Into<String>,
@@ -113,12 +113,7 @@ impl Diagnostic {
         Self::new(Severity::Warning, code, source, span, message)
     }
 
-    pub fn info(
-        code: &'static str,
-        source: &SourceFile,
-        span: Span,
-        message: impl Into<String>,
-    ) -> Self {
+    pub fn info(code: Code, source: &SourceFile, span: Span, message: impl Into<String>) -> Self {
         Self::new(Severity::Info, code, source, span, message)
     }
 
@@ -177,7 +172,7 @@ impl Diagnostic {
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct JsonDiagnostic {
     pub severity: Severity,
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
     pub file: String,
     pub line: usize,
@@ -318,7 +313,7 @@ mod tests {
     #[test]
     fn json_form_has_one_based_line_and_column() {
         let file = SourceFile::new("p.yaml", "a: 1\nto: recrod\n");
-        let d = Diagnostic::error("spur::check::x", &file, Span::new(9, 6), "m").help("h");
+        let d = Diagnostic::error(Code::CheckUnknownState, &file, Span::new(9, 6), "m").help("h");
         let json = d.to_json();
         assert_eq!(
             (json.line, json.column, json.offset, json.length),

@@ -3,12 +3,17 @@
 //! done` calls it too.
 //!
 //! Structural guarantee: a [`Done`] token is constructible only in this file, and the task
-//! status store writes `done` only from one. The gate gives a token for a self-consistent
-//! PASS, or for a forced override after its audit record is durably written.
+//! ledger writes `done` only from one. The gate gives a token for a self-consistent PASS,
+//! or for a forced override after its audit record is durably written. It reads the task's
+//! status from the task ledger itself, under the task's data lock its caller holds, so
+//! "already done" comes only from the ledger and nothing changes the artifact between
+//! the gate's read and the caller's ledger append.
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::audit::{self, AuditEntry};
+use crate::store::data_lock::DataLock;
 use crate::store::state_dir::StateDir;
-use crate::store::task_status::Status;
+use crate::store::task_ledger;
 use crate::verdict::{read_artifact_file, ArtifactOutcome, Evaluation, Verdict};
 use crate::wbs::Wbs;
 
@@ -16,6 +21,7 @@ use crate::wbs::Wbs;
 #[derive(Debug, PartialEq, Eq)]
 pub struct Done {
     via: DoneVia,
+    verdict_sha256: Option<String>,
 }
 
 /// How the gate certified it.
@@ -28,28 +34,38 @@ pub enum DoneVia {
 }
 
 impl Done {
+    /// How the gate certified it.
     pub fn via(&self) -> &DoneVia {
         &self.via
     }
+
+    /// The sha256 of the verdict artifact the gate read (`None` when there was none).
+    pub fn verdict_sha256(&self) -> Option<&str> {
+        self.verdict_sha256.as_deref()
+    }
 }
 
-/// The reason of a forced override: never empty or blank.
+/// The reason of a forced override: always holds a visible character.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForceReason(String);
 
-/// A `--reason` that is empty or only whitespace.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
-#[error("--force-done needs a --reason that says why (it was empty or blank)")]
-#[diagnostic(
-    code(spur::usage::blank_force_reason),
-    help("e.g. --force-done --reason \"verified by hand: CI is down, see ticket 42\"")
-)]
+/// A `--reason` with nothing a person can read: empty, whitespace, control characters or
+/// zero-width and other invisible characters only.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--force-done needs a --reason with at least one visible character (it was empty, blank or invisible)")]
 pub struct BlankReason;
+
+coded_diagnostic! {
+    BlankReason {
+        Self => Code::UsageBlankForceReason,
+            help("e.g. --force-done --reason \"verified by hand: CI is down, see ticket 42\"");
+    }
+}
 
 impl ForceReason {
     pub fn new(reason: impl Into<String>) -> Result<Self, BlankReason> {
         let reason = reason.into();
-        if reason.trim().is_empty() {
+        if !crate::visible_text::has_visible_char(&reason) {
             Err(BlankReason)
         } else {
             Ok(Self(reason))
@@ -61,11 +77,12 @@ impl ForceReason {
     }
 }
 
-/// Everything the gate decides from (plus the artifact it reads).
-#[derive(Debug, Clone)]
+/// Everything the gate decides from (plus the task ledger and the artifact it reads).
+#[derive(Debug, Clone, Copy)]
 pub struct DoneRequest<'a> {
-    pub wbs: &'a Wbs,
-    pub current: &'a Status,
+    /// The task, whose data lock the caller holds from before this call until it has
+    /// appended the `done` record (or given up).
+    pub lock: &'a DataLock,
     pub force: Option<&'a ForceReason>,
     pub state_dir: &'a StateDir,
     /// For the audit record.
@@ -75,7 +92,8 @@ pub struct DoneRequest<'a> {
 }
 
 /// Why the gate allowed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum AllowReason {
     Pass,
     Forced,
@@ -158,15 +176,20 @@ impl DoneDecision {
     }
 }
 
-/// Decide whether `request.wbs` may become done.
+/// Decide whether the locked task may become done.
 ///
-/// Order: already done → noop; forced → allow forced once the audit record is
+/// Order: a task ledger that cannot be read or whose chain is broken → deny (fail closed);
+/// already done in the ledger → noop; forced → allow forced once the audit record is
 /// durably written (a failed write denies); else the artifact at
 /// `.spur/run/<wbs>-verdict.json` (which must resolve inside the project) must be valid,
 /// name this task, and be a self-consistent PASS.
 pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
-    let wbs = request.wbs;
-    if request.current.is_done() {
+    let wbs = request.lock.wbs();
+    let ledger = task_ledger::read(request.state_dir, wbs).and_then(|l| {
+        l.intact()?;
+        Ok(l)
+    });
+    if ledger.as_ref().is_ok_and(|l| l.status().is_done()) {
         return DoneDecision::Noop {
             message: format!("task {wbs} is already done; nothing to do"),
         };
@@ -174,6 +197,13 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     let path = request.state_dir.verdict_path(wbs);
     let read = read_artifact_file(&path, Some(request.state_dir.project_root()));
     let evaluation = Evaluation::new(&path, read.outcome, Some(wbs.as_str()));
+    if let Err(error) = ledger {
+        return DoneDecision::Deny {
+            verdict: evaluation.effective,
+            message: format!("task {wbs} cannot be marked done: {error}"),
+            evaluation: Box::new(evaluation),
+        };
+    }
     let verdict = evaluation.effective;
     let deny_message = (verdict != Verdict::Pass).then(|| deny_message(wbs, &evaluation));
 
@@ -185,7 +215,7 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
             run_id: request.run_id.map(str::to_owned),
             reason: reason.as_str().to_owned(),
             artifact_path: path.display().to_string(),
-            artifact_sha256: read.sha256,
+            artifact_sha256: read.sha256.clone(),
             stored_verdict: evaluation.stored,
             recomputed_verdict: evaluation.computed_verdict(),
             effective_verdict: verdict,
@@ -200,6 +230,7 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
                         reason: reason.as_str().to_owned(),
                         audit_hash: record.hash,
                     },
+                    verdict_sha256: read.sha256,
                 },
                 verdict,
                 message: format!(
@@ -222,7 +253,10 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     match deny_message {
         None => DoneDecision::Allow {
             reason: AllowReason::Pass,
-            done: Done { via: DoneVia::Pass },
+            done: Done {
+                via: DoneVia::Pass,
+                verdict_sha256: read.sha256,
+            },
             verdict,
             message: format!(
                 "task {wbs} is done: verify verdict PASS in {}",
@@ -288,6 +322,7 @@ fn deny_message(wbs: &Wbs, evaluation: &Evaluation) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::task_status::{ChangeContext, Status, StatusChange};
 
     struct Fixture {
         _dir: tempfile::TempDir,
@@ -310,11 +345,28 @@ mod tests {
         }
     }
 
+    fn context() -> ChangeContext<'static> {
+        ChangeContext {
+            user: "ada",
+            run_id: None,
+            time: "2026-12-01T10:00:00.000Z".into(),
+        }
+    }
+
+    /// Ask the gate with the task's ledger at `current` (`todo`: no ledger).
     fn decide(f: &Fixture, current: &str, force: Option<&ForceReason>) -> DoneDecision {
-        let current = Status::try_from(current.to_owned()).unwrap();
+        let lock = DataLock::acquire(&f.state, &f.wbs).unwrap();
+        let change = if Status::names_done(current) {
+            StatusChange::Done(&Done {
+                via: DoneVia::Pass,
+                verdict_sha256: None,
+            })
+        } else {
+            StatusChange::To(Status::open(current).unwrap())
+        };
+        task_ledger::append(&lock, &f.state, change, &context()).unwrap();
         evaluate_done_transition(&DoneRequest {
-            wbs: &f.wbs,
-            current: &current,
+            lock: &lock,
             force,
             state_dir: &f.state,
             run_id: Some("run-1"),
@@ -339,9 +391,54 @@ mod tests {
             DoneDecision::Allow { reason, done, .. } => {
                 assert_eq!(reason, AllowReason::Pass);
                 assert_eq!(done.via(), &DoneVia::Pass);
+                let sha = crate::store::digest::sha256_hex(PASS.as_bytes());
+                assert_eq!(done.verdict_sha256(), Some(sha.as_str()));
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_done_view_without_a_ledger_record_is_not_done() {
+        let f = fixture(None);
+        std::fs::create_dir_all(f.state.tasks_dir()).unwrap();
+        std::fs::write(
+            f.state.task_path(&f.wbs),
+            r#"{"wbs":"T1","status":"done","history":[]}"#,
+        )
+        .unwrap();
+        let decision = decide(&f, "todo", None);
+        assert_eq!(decision.kind(), GateDecision::Deny, "{decision:?}");
+    }
+
+    #[test]
+    fn a_broken_ledger_denies_even_when_forced_and_audits_nothing() {
+        let f = fixture(Some(PASS));
+        decide(&f, "done", None);
+        let path = f.state.task_ledger_path(&f.wbs);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("ada", "eve")).unwrap();
+        // The chain of one record still holds; a second record that does not follow it
+        // breaks it.
+        std::fs::write(&path, format!("{text}{text}")).unwrap();
+        let lock = DataLock::acquire(&f.state, &f.wbs).unwrap();
+        let reason = ForceReason::new("x").unwrap();
+        for force in [None, Some(&reason)] {
+            let decision = evaluate_done_transition(&DoneRequest {
+                lock: &lock,
+                force,
+                state_dir: &f.state,
+                run_id: None,
+                user: "ada",
+            });
+            assert_eq!(decision.kind(), GateDecision::Deny, "{decision:?}");
+            assert!(
+                decision.message().contains("is broken at seq 1"),
+                "{}",
+                decision.message()
+            );
+        }
+        assert!(!f.state.audit_path().exists());
     }
 
     #[test]

@@ -27,4 +27,6 @@ pub mod store;
 pub mod template;
 pub mod verdict;
 pub mod verify;
+pub mod visible_text;
 pub mod wbs;
+mod yaml;

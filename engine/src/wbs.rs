@@ -2,19 +2,24 @@
 
 use std::fmt;
 
+use crate::diagnostic::{coded_diagnostic, Code};
+
 /// A validated task id: matches `^[A-Za-z0-9][A-Za-z0-9._-]*$` (so it can never name a
 /// parent directory or contain a separator).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Wbs(String);
 
 /// Why a string is not a valid WBS.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid task id {0:?}: a wbs must match ^[A-Za-z0-9][A-Za-z0-9._-]*$")]
-#[diagnostic(
-    code(spur::usage::invalid_wbs),
-    help("use letters, digits, '.', '_' and '-', starting with a letter or digit (e.g. 0592)")
-)]
 pub struct InvalidWbs(pub String);
+
+coded_diagnostic! {
+    InvalidWbs {
+        Self(..) => Code::UsageInvalidWbs,
+            help("use letters, digits, '.', '_' and '-', starting with a letter or digit (e.g. 0592)");
+    }
+}
 
 impl Wbs {
     pub fn parse(s: &str) -> Result<Self, InvalidWbs> {

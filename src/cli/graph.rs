@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use spur_engine::diagnostic::Code;
 use spur_engine::graph::{
     to_dot, to_mermaid, GraphDocument, PathsDocument, SimplePaths, TransitionGraph,
 };
@@ -43,7 +44,7 @@ enum Format {
 pub fn run(args: Args) -> CliResult {
     if args.paths && matches!(args.format, Some(Format::Dot | Format::Mermaid)) {
         return Err(Failure::usage(miette::miette!(
-            code = "spur::graph::paths-format",
+            code = Code::GraphPathsFormat,
             help = "use `--paths` alone for a list, or `--paths --format json`",
             "--paths lists paths as text or JSON; it cannot be drawn as {}",
             if args.format == Some(Format::Dot) {
@@ -67,7 +68,7 @@ pub fn run(args: Args) -> CliResult {
             }
             let mut json = serde_json::to_string_pretty(&document).map_err(|e| {
                 Failure::usage(miette::miette!(
-                    code = "spur::graph::json",
+                    code = Code::GraphJson,
                     "cannot encode the graph as JSON: {e}"
                 ))
             })?;
@@ -104,7 +105,7 @@ fn load(path: &std::path::Path) -> Result<Pipeline, Failure> {
         eprintln!("{:?}", miette::Report::new(error));
     }
     Err(Failure::usage(miette::miette!(
-        code = "spur::graph::invalid-pipeline",
+        code = Code::GraphInvalidPipeline,
         help = "fix the errors above (`spur check` lists every finding)",
         "{} cannot be drawn: it has {count} error{}",
         path.display(),

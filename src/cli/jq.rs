@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use miette::{LabeledSpan, MietteDiagnostic, NamedSource, Report};
+use spur_engine::diagnostic::Code;
 use spur_engine::store::bounded_read::read_capped;
 use spur_guards::jq::stream::{run_jq, JqArg, JqInput, JqOptions, JqRunError};
 
@@ -145,7 +146,7 @@ fn read_inputs(args: &Args) -> Result<Vec<JqInput>, Failure> {
         let bytes = read_capped(stdin.lock(), MAX_INPUT_BYTES).map_err(|e| {
             Failure::usage(
                 MietteDiagnostic::new(format!("cannot read standard input: {e}"))
-                    .with_code("spur::jq::input"),
+                    .with_code(Code::JqInput),
             )
         })?;
         return Ok(vec![JqInput {
@@ -159,7 +160,7 @@ fn read_inputs(args: &Args) -> Result<Vec<JqInput>, Failure> {
             let unreadable = |reason: String| {
                 Failure::usage(
                     MietteDiagnostic::new(format!("cannot read {}: {reason}", path.display()))
-                        .with_code("spur::jq::input"),
+                        .with_code(Code::JqInput),
                 )
             };
             let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
@@ -183,7 +184,7 @@ fn failure(filter: &str, error: JqRunError) -> Failure {
             };
             let diagnostic =
                 MietteDiagnostic::new(format!("jq filter does not compile: {}", e.message))
-                    .with_code("spur::jq::compile")
+                    .with_code(Code::JqCompile)
                     .with_label(LabeledSpan::at(offset..offset + len, e.message.clone()))
                     .with_help(
                         "see the jq manual for the filter language: https://jqlang.org/manual/",
@@ -194,24 +195,23 @@ fn failure(filter: &str, error: JqRunError) -> Failure {
         }
         JqRunError::BadArgJson { name, message } => Failure::usage(
             MietteDiagnostic::new(format!("--argjson {name}: not valid JSON: {message}"))
-                .with_code("spur::jq::argjson"),
+                .with_code(Code::JqArgjson),
         ),
         JqRunError::Input { name, message } => Failure::usage(
             MietteDiagnostic::new(format!("{name}: not valid JSON: {message}"))
-                .with_code("spur::jq::input"),
+                .with_code(Code::JqInput),
         ),
         JqRunError::Runtime(message) => Failure::with_code(
-            MietteDiagnostic::new(format!("jq error: {message}")).with_code("spur::jq::runtime"),
+            MietteDiagnostic::new(format!("jq error: {message}")).with_code(Code::JqRuntime),
             exit::RUNTIME,
         ),
         JqRunError::Halted(code) => Failure::with_code(
             MietteDiagnostic::new(format!("the filter halted with code {code}"))
-                .with_code("spur::jq::halt"),
+                .with_code(Code::JqHalt),
             exit::RUNTIME,
         ),
         JqRunError::Output(e) => Failure::with_code(
-            MietteDiagnostic::new(format!("cannot write output: {e}"))
-                .with_code("spur::jq::output"),
+            MietteDiagnostic::new(format!("cannot write output: {e}")).with_code(Code::JqOutput),
             exit::USAGE,
         ),
     }

@@ -13,6 +13,7 @@ mod run_progress;
 mod runs;
 mod schema;
 mod task;
+mod task_certify;
 mod task_verdict;
 mod trace;
 mod verdict;
@@ -57,7 +58,7 @@ enum Command {
     Verify(verify::Args),
     /// Check and inspect verdict artifacts.
     Verdict(verdict::Args),
-    /// Task status: update (done through the done gate) and show.
+    /// Task status: update and certify (done through the done gate), show.
     Task(task::Args),
     /// The audit log of forced done overrides.
     Audit(audit::Args),

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use spur_engine::diagnostic::Code;
 use spur_engine::done_gate::ForceReason;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::run_error::ErrorClass;
@@ -51,7 +52,7 @@ pub struct CommonRunArgs {
     #[arg(long)]
     pub json: bool,
     /// The state directory (default: the nearest `.spur/` up from here, else ./.spur).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", env = "SPUR_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
     /// Which jq shell steps see: the system jq if any (auto), always spur's (embedded),
     /// or only the system's (system).
@@ -141,7 +142,7 @@ pub fn load_checked(path: &Path) -> Result<CheckedPipeline, Failure> {
                 eprintln!("{:?}", miette::Report::new(d));
             }
             Err(Failure::usage(miette::miette!(
-                code = "spur::run::pipeline_invalid",
+                code = Code::RunPipelineInvalid,
                 help = "`spur check` shows every finding; fix the errors and run again",
                 "{} has {errors} error(s): not running it",
                 path.display()

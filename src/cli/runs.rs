@@ -14,7 +14,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// The state directory (default: the nearest `.spur/` up from here).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
 }
 

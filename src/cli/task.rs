@@ -1,19 +1,23 @@
 //! `spur task …`: a task's status. `update` moves it (to done only through the done gate),
-//! `show` prints it with its history. Other task subcommands add a variant to
-//! [`TaskCommand`] and live in their own file.
+//! `certify` runs the gate for done, `show` prints the status, its history and whether it
+//! is certified. Other task subcommands add a variant to [`TaskCommand`] and live in their
+//! own file.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use spur_engine::done_gate::{
-    evaluate_done_transition, DoneDecision, DoneRequest, ForceReason, GateDecision,
-};
+use spur_engine::diagnostic::Code;
+use spur_engine::done_gate::{ForceReason, GateDecision};
 use spur_engine::store::audit::current_user;
+use spur_engine::store::certification::{self, Certification, LedgerSummary, ViewSummary};
+use spur_engine::store::data_lock::DataLock;
 use spur_engine::store::state_dir::StateDir;
-use spur_engine::store::task_status::{self, ChangeContext, ChangeVia, Status, StatusChange};
+use spur_engine::store::task_status::{self, ChangeContext, Status, StatusChange};
+use spur_engine::store::task_view::{ChangeVia, HistoryEntry};
 use spur_engine::wbs::Wbs;
 
 use super::failure::exit;
+use super::task_certify::{certify_done, Outcome};
 use super::{CliResult, Failure};
 
 #[derive(Debug, clap::Args)]
@@ -21,7 +25,7 @@ pub struct Args {
     #[command(subcommand)]
     command: TaskCommand,
     /// The state directory (default: the nearest .spur/ walking up, else ./.spur).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
 }
 
@@ -29,7 +33,9 @@ pub struct Args {
 enum TaskCommand {
     /// Set a task's status; done goes through the done gate.
     Update(UpdateArgs),
-    /// Show a task's status and history.
+    /// Certify a task done through the done gate (or adopt it, audited, with --force-done).
+    Certify(super::task_certify::Args),
+    /// Show a task's status, history and certification.
     Show(ShowArgs),
     /// Derive the verdict artifact from the verifier's answer file.
     Verdict(super::task_verdict::Args),
@@ -66,27 +72,10 @@ pub fn run(args: Args) -> CliResult {
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
     match args.command {
         TaskCommand::Update(update_args) => update(update_args, &state_dir),
+        TaskCommand::Certify(certify_args) => super::task_certify::run(certify_args, &state_dir),
         TaskCommand::Show(show_args) => show(show_args, &state_dir),
         TaskCommand::Verdict(verdict_args) => super::task_verdict::run(verdict_args, &state_dir),
     }
-}
-
-/// What `update` did, for rendering.
-#[derive(serde::Serialize)]
-struct Outcome {
-    decision: GateDecision,
-    reason: Option<&'static str>,
-    verdict: Option<String>,
-    message: String,
-    status: String,
-}
-
-/// The `--json` document of `update`, fields in the documented order.
-#[derive(serde::Serialize)]
-struct UpdateJson<'a> {
-    wbs: &'a str,
-    #[serde(flatten)]
-    outcome: &'a Outcome,
 }
 
 fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
@@ -103,12 +92,19 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
     };
     if force.is_some() && !to_done {
         return Err(Failure::usage(miette::miette!(
-            code = "spur::usage::force_done_needs_done",
+            code = Code::UsageForceDoneNeedsDone,
             help = "use `spur task update WBS done --force-done --reason \"why\"`",
             "--force-done applies only to the status done, not {:?}",
             args.status
         )));
     }
+    let Some(open) = open else {
+        let outcome = certify_done(state_dir, &wbs, force.as_ref())?;
+        return Ok(outcome.render(&wbs, args.json));
+    };
+    // Read, decide and append under the data lock: no other writer of the task between.
+    let lock =
+        DataLock::acquire(state_dir, &wbs).map_err(|e| Failure::with_code(e, exit::FAILED))?;
     let current = task_status::current_status(state_dir, &wbs).map_err(Failure::usage)?;
     let user = current_user();
     let context = ChangeContext {
@@ -116,131 +112,55 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
         run_id: None,
         time: spur_engine::store::timestamp::now(),
     };
-
-    let outcome = match open {
-        Some(open) => {
-            if open.status() == &current {
-                Outcome {
-                    decision: GateDecision::Noop,
-                    reason: None,
-                    verdict: None,
-                    message: format!("task {wbs} is already {current}; nothing to do"),
-                    status: current.to_string(),
-                }
-            } else {
-                let record =
-                    task_status::record_change(state_dir, &wbs, StatusChange::To(open), &context)
-                        .map_err(Failure::usage)?;
-                Outcome {
-                    decision: GateDecision::Allow,
-                    reason: None,
-                    verdict: None,
-                    message: format!("task {wbs}: {current} → {}", record.status),
-                    status: record.status.to_string(),
-                }
-            }
+    let noop = open.status() == &current;
+    let record = task_status::record_change(&lock, state_dir, StatusChange::To(open), &context)
+        .map_err(|e| Failure::with_code(e, exit::FAILED))?;
+    let outcome = if noop {
+        Outcome {
+            decision: GateDecision::Noop,
+            reason: None,
+            verdict: None,
+            message: format!("task {wbs} is already {current}; nothing to do"),
+            status: current.to_string(),
         }
-        None => {
-            let decision = evaluate_done_transition(&DoneRequest {
-                wbs: &wbs,
-                current: &current,
-                force: force.as_ref(),
-                state_dir,
-                run_id: None,
-                user: &user,
-            });
-            // The artifact's warnings (malformed artifact, self-inconsistent, other task)
-            // are diagnostics: stderr, in every output mode.
-            if let DoneDecision::Allow { evaluation, .. } | DoneDecision::Deny { evaluation, .. } =
-                &decision
-            {
-                for warning in &evaluation.warnings {
-                    eprintln!("warning[{}]: {}", warning.code, warning.message);
-                }
-            }
-            match decision {
-                DoneDecision::Noop { message } => Outcome {
-                    decision: GateDecision::Noop,
-                    reason: None,
-                    verdict: None,
-                    message,
-                    status: current.to_string(),
-                },
-                DoneDecision::Allow {
-                    reason,
-                    done,
-                    verdict,
-                    message,
-                    ..
-                } => {
-                    let record = task_status::record_change(
-                        state_dir,
-                        &wbs,
-                        StatusChange::Done(&done),
-                        &context,
-                    )
-                    .map_err(|e| Failure::with_code(e, exit::FAILED))?;
-                    Outcome {
-                        decision: GateDecision::Allow,
-                        reason: Some(reason.as_str()),
-                        verdict: Some(verdict.to_string()),
-                        message,
-                        status: record.status.to_string(),
-                    }
-                }
-                DoneDecision::Deny {
-                    verdict, message, ..
-                } => Outcome {
-                    decision: GateDecision::Deny,
-                    reason: None,
-                    verdict: Some(verdict.to_string()),
-                    message,
-                    status: current.to_string(),
-                },
-            }
+    } else {
+        Outcome {
+            decision: GateDecision::Allow,
+            reason: None,
+            verdict: None,
+            message: format!("task {wbs}: {current} → {}", record.status),
+            status: record.status.to_string(),
         }
     };
-
-    if args.json {
-        let document = UpdateJson {
-            wbs: wbs.as_str(),
-            outcome: &outcome,
-        };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&document).unwrap_or_default()
-        );
-    } else if outcome.decision == GateDecision::Deny {
-        eprintln!("denied: {}", outcome.message);
-    } else {
-        println!("{}", outcome.message);
-    }
-    Ok(ExitCode::from(if outcome.decision == GateDecision::Deny {
-        exit::FAILED
-    } else {
-        exit::SUCCESS
-    }))
+    Ok(outcome.render(&wbs, args.json))
 }
 
+/// The `--json` document of `show`, fields in the documented order.
 #[derive(serde::Serialize)]
 struct ShowJson<'a> {
     wbs: &'a str,
     status: &'a Status,
-    history: &'a [task_status::HistoryEntry],
+    history: &'a [HistoryEntry],
+    certification: Certification,
+    detail: Option<&'a str>,
+    ledger: &'a LedgerSummary,
+    view: &'a ViewSummary,
 }
 
 fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
     let wbs = Wbs::parse(&args.wbs).map_err(Failure::usage)?;
-    let record = task_status::load(state_dir, &wbs).map_err(Failure::usage)?;
-    let status = record
-        .as_ref()
-        .map_or_else(Status::initial, |r| r.status.clone());
-    let history = record.map(|r| r.history).unwrap_or_default();
+    let check = certification::check(state_dir, &wbs);
+    let status = &check.record.status;
+    let history = &check.record.history;
     if args.json {
         let document = ShowJson {
             wbs: wbs.as_str(),
-            status: &status,
-            history: &history,
+            status,
+            history,
+            certification: check.certification,
+            detail: check.detail.as_deref(),
+            ledger: &check.ledger,
+            view: &check.view,
         };
         println!(
             "{}",
@@ -249,10 +169,39 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
         return Ok(ExitCode::SUCCESS);
     }
     println!("task {wbs}: {status}");
+    let detail = check.detail.as_deref().unwrap_or_default();
+    match check.certification {
+        Certification::Certified => {
+            println!("  certified: the task ledger's last record is done");
+        }
+        Certification::Uncertified => {
+            println!("  uncertified: {detail}");
+            println!(
+                "  certify it with `spur task certify {wbs}` (runs the done gate), or adopt it \
+                 with `spur task certify {wbs} --force-done --reason \"why\"` (audited)"
+            );
+        }
+        Certification::Tampered if check.ledger.intact => {
+            println!("  tampered: {detail}");
+            println!(
+                "  the task ledger is the status; the next status change rewrites the view from \
+                 it (`spur task update {wbs} {status}` does so without changing it)"
+            );
+        }
+        Certification::Tampered => {
+            println!("  tampered: {detail}");
+            println!(
+                "  spur neither reads a status from this ledger nor appends to it: restore it \
+                 from a copy (git)"
+            );
+        }
+        Certification::None if !detail.is_empty() => println!("  note: {detail}"),
+        Certification::None => {}
+    }
     if history.is_empty() {
         println!("  no status changes recorded");
     }
-    for entry in &history {
+    for entry in history {
         let how = match &entry.via {
             ChangeVia::Update => "update".to_owned(),
             ChangeVia::DoneGatePass => "done gate: verdict PASS".to_owned(),

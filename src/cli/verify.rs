@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use spur_engine::diagnostic::Code;
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::verify::ledger::Ledger;
 use spur_engine::verify::{run_gates, VerifyError, VerifyRequest, VerifyScope};
@@ -29,7 +30,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// The state directory (default: the nearest `.spur/`).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
 }
 
@@ -45,7 +46,7 @@ struct HistoryArgs {
     wbs: Option<String>,
     #[arg(long)]
     json: bool,
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
 }
 
@@ -59,7 +60,7 @@ pub fn run(args: Args) -> CliResult {
 fn state_dir(explicit: Option<&PathBuf>) -> Result<StateDir, Failure> {
     let cwd = std::env::current_dir().map_err(|e| {
         Failure::usage(miette::miette!(
-            code = "spur::usage::cwd",
+            code = Code::UsageCwd,
             "cannot read the current directory: {e}"
         ))
     })?;

@@ -98,7 +98,7 @@ fn force_done_needs_a_reason() {
     p.args(["run", "gate.yaml", "--force-done", "--reason", "  "])
         .run()
         .code(2)
-        .stderr_contains("spur::usage::blank_force_reason");
+        .stderr_contains("spur::usage::blank-force-reason");
     assert!(!p.join(".spur/runs").exists());
 }
 

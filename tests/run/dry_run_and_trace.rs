@@ -50,8 +50,9 @@ fn runs_lists_newest_first_and_trace_shows_gap_free_seq() {
     let yaml =
         "name: r\ninitialState: a\nstates: [{id: a}, {id: b}]\ntransitions: [{from: a, to: b}]\n";
     let first = p.pipeline(yaml).json().run().stdout_json();
+    let with_task = "name: r\ninitialState: a\nvars: {wbs: \"0000\"}\nstates: [{id: a}, {id: b}]\ntransitions: [{from: a, to: b}]\n";
     let second = p
-        .pipeline(yaml)
+        .pipeline(with_task)
         .var("wbs", "0001")
         .json()
         .run()

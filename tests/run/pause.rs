@@ -47,12 +47,12 @@ fn continue_without_an_answer_or_with_a_wrong_one_is_a_usage_error() {
         .json()
         .run()
         .code(2)
-        .stderr_contains("spur::run::answer_required");
+        .stderr_contains("spur::run::answer-required");
     p.args(["continue", &run_id, "--answer", "maybe"])
         .json()
         .run()
         .code(2)
-        .stderr_contains("spur::run::answer_invalid");
+        .stderr_contains("spur::run::answer-invalid");
     // Still resumable afterwards.
     p.args(["continue", &run_id, "--answer", "yes"])
         .json()
@@ -149,7 +149,7 @@ fn a_pipeline_changed_since_the_run_started_is_refused_on_resume() {
         .json()
         .run()
         .code(4)
-        .stderr_contains("spur::run::pipeline_changed");
+        .stderr_contains("spur::run::pipeline-changed");
     p.args(["continue", &run_id, "--answer", "yes"])
         .arg("--allow-changed-pipeline")
         .json()

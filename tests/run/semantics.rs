@@ -312,7 +312,7 @@ fn a_wbs_that_is_not_a_safe_path_segment_is_a_usage_error_before_anything_runs()
         let run = p.args(["run", "p.yaml"]).var("wbs", bad).json().run();
         let stderr = run.stderr();
         assert_eq!(run.exit_code(), Some(2), "{bad}: {stderr}");
-        assert!(stderr.contains("spur::usage::invalid_wbs"), "{stderr}");
+        assert!(stderr.contains("spur::usage::invalid-wbs"), "{stderr}");
     }
     assert!(!p.join(".spur/runs").exists());
     assert!(!p.join("entered-done.txt").exists());

@@ -254,6 +254,6 @@ fn continue_with_force_done_on_a_run_without_a_task_is_a_usage_error() {
     p.args(["continue", &run_id, "--force-done", "--reason", "why"])
         .run()
         .code(2)
-        .stderr_contains("spur::run::force-done-without-task");
+        .stderr_contains("spur::usage::force-done-without-task");
     p.args(["continue", &run_id]).run().success();
 }

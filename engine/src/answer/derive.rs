@@ -13,10 +13,11 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::diagnostic::{AnswerDiagnostic, LintCode};
+use super::diagnostic::AnswerDiagnostic;
 use super::lint::{LintReport, LintedAc, LintedRequirement};
 use super::parse::{Answer, DeclaredVerdict};
 use super::task_file::TaskFile;
+use crate::diagnostic::Code;
 use crate::verdict::{
     aggregate, AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceKind, EvidenceType,
     Requirement, RowStatus, Severity, Verdict,
@@ -106,7 +107,7 @@ pub fn derive_artifact(
                 downgraded.push(format!("`{}` ({})", ac.id, row.evidence_type));
                 warnings.push(
                     AnswerDiagnostic::new(
-                        LintCode::EvidenceRuleDowngrade,
+                        Code::AnswerEvidenceRuleDowngrade,
                         format!(
                             "`{}` is MET with only {} evidence; it is written PARTIAL",
                             ac.id, row.evidence_type
@@ -174,7 +175,7 @@ pub fn derive_artifact(
             };
             warnings.push(
                 AnswerDiagnostic::new(
-                    LintCode::VerdictLineDisagrees,
+                    Code::AnswerVerdictLineDisagrees,
                     format!(
                         "the answer declares `Verdict: {}` but its rows aggregate to {rows_verdict}; {outcome}",
                         line.verdict.as_str()
@@ -377,8 +378,8 @@ mod tests {
         assert_eq!(
             codes,
             [
-                LintCode::EvidenceRuleDowngrade,
-                LintCode::VerdictLineDisagrees
+                Code::AnswerEvidenceRuleDowngrade,
+                Code::AnswerVerdictLineDisagrees
             ]
         );
         assert_self_consistent(&d.artifact);
@@ -391,7 +392,7 @@ mod tests {
         assert_self_consistent(&d.artifact);
         let d = derive(&answer("FAIL", "command", "static-ref"));
         assert_eq!(d.artifact.verdict, Verdict::Fail);
-        assert_eq!(d.warnings[0].code, LintCode::VerdictLineDisagrees);
+        assert_eq!(d.warnings[0].code, Code::AnswerVerdictLineDisagrees);
         assert_self_consistent(&d.artifact);
     }
 
@@ -413,7 +414,7 @@ mod tests {
             .evidence
             .as_deref()
             .unwrap()
-            .contains("anchor_line_out_of_range"));
+            .contains("anchor-line-out-of-range"));
         assert_self_consistent(&d.artifact);
     }
 

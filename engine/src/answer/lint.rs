@@ -6,10 +6,11 @@ use std::collections::HashMap;
 
 use super::ac_identity::{AcIndex, Resolution};
 use super::anchor::{scan_evidence, AnchorChecker, AnchorProblem};
-use super::diagnostic::{shorten, AnswerDiagnostic, LintCode};
+use super::diagnostic::{shorten, AnswerDiagnostic};
 use super::parse::{AcRow, Answer, RequirementRow};
 use super::table::unwrap_code;
 use super::task_file::TaskFile;
+use crate::diagnostic::Code;
 use crate::verdict::{EvidenceKind, EvidenceType, RowStatus};
 
 /// A requirement row that can be derived from: id known, status valid.
@@ -87,7 +88,7 @@ fn lint_requirements(
             ok = false;
             report.diagnostics.push(
                 diag(
-                    LintCode::UnknownRequirement,
+                    Code::AnswerUnknownRequirement,
                     format!(
                         "`{}` is not a requirement of {}",
                         shorten(&id),
@@ -100,7 +101,7 @@ fn lint_requirements(
             ok = false;
             report.diagnostics.push(
                 diag(
-                    LintCode::DuplicateRequirement,
+                    Code::AnswerDuplicateRequirement,
                     format!("{id} already has a row (line {first})"),
                 )
                 .with_help("keep one row per requirement"),
@@ -122,7 +123,7 @@ fn lint_requirements(
     for requirement in &task.requirements {
         if !seen.contains_key(&requirement.id) {
             let mut d = AnswerDiagnostic::new(
-                LintCode::MissingRequirement,
+                Code::AnswerMissingRequirement,
                 format!(
                     "requirement {} ({}:{}) has no row",
                     requirement.id,
@@ -169,7 +170,7 @@ fn lint_acceptance(
                     None
                 };
                 let mut d = diag(
-                    LintCode::UnresolvedAc,
+                    Code::AnswerUnresolvedAc,
                     format!("`{shown}` names no acceptance criterion of the task"),
                 );
                 d = match closest.and_then(|i| task.acceptance.get(i)) {
@@ -193,7 +194,7 @@ fn lint_acceptance(
                     .collect();
                 report.diagnostics.push(
                     diag(
-                        LintCode::AmbiguousAc,
+                        Code::AnswerAmbiguousAc,
                         format!(
                             "`{shown}` names {} criteria: {}",
                             names.len(),
@@ -208,7 +209,7 @@ fn lint_acceptance(
                 let label = task.acceptance.get(index).map_or("", |a| a.label.as_str());
                 report.diagnostics.push(
                     diag(
-                        LintCode::UndeclaredAcTag,
+                        Code::AnswerUndeclaredAcTag,
                         format!(
                             "`{shown}` adds {} that the task does not give `{label}`",
                             tags.iter()
@@ -228,7 +229,7 @@ fn lint_acceptance(
             Some(first) => {
                 report.diagnostics.push(
                     diag(
-                        LintCode::DuplicateAc,
+                        Code::AnswerDuplicateAc,
                         format!(
                             "`{}` already has a row (line {first})",
                             task.acceptance.get(i).map_or("", |a| a.label.as_str())
@@ -261,7 +262,7 @@ fn lint_acceptance(
     for (i, ac) in task.acceptance.iter().enumerate() {
         if !covered.contains_key(&i) {
             let mut d = AnswerDiagnostic::new(
-                LintCode::MissingAc,
+                Code::AnswerMissingAc,
                 format!(
                     "acceptance criterion `{}` ({}:{}) has no row",
                     ac.label,
@@ -314,7 +315,7 @@ fn requirement_status(row: &RequirementRow, report: &mut LintReport) -> Option<R
         };
         report.diagnostics.push(
             AnswerDiagnostic::new(
-                LintCode::InvalidStatus,
+                Code::AnswerInvalidStatus,
                 format!("`{}` is not a requirement status", shorten(written)),
             )
             .at_row(row.line, &row.text)
@@ -334,7 +335,7 @@ fn ac_status(row: &AcRow, report: &mut LintReport) -> Option<RowStatus> {
         };
         report.diagnostics.push(
             AnswerDiagnostic::new(
-                LintCode::InvalidStatus,
+                Code::AnswerInvalidStatus,
                 format!(
                     "`{}` is not an acceptance-criterion status",
                     shorten(written)
@@ -383,7 +384,7 @@ fn evidence_type(row: &AcRow, report: &mut LintReport) -> Option<EvidenceType> {
         (problem, _) => {
             report.diagnostics.push(
                 AnswerDiagnostic::new(
-                    LintCode::InvalidEvidenceType,
+                    Code::AnswerInvalidEvidenceType,
                     format!("`{}` is not an evidence type", shorten(written)),
                 )
                 .at_row(row.line, &row.text)
@@ -418,7 +419,7 @@ fn lint_evidence(
     if substance.is_empty() {
         report.diagnostics.push(
             diag(
-                LintCode::EmptyEvidence,
+                Code::AnswerEmptyEvidence,
                 "the evidence cell is empty".to_owned(),
             )
             .with_help(
@@ -431,7 +432,7 @@ fn lint_evidence(
     for glob in &scan.globs {
         report.diagnostics.push(
             diag(
-                LintCode::GlobAnchor,
+                Code::AnswerGlobAnchor,
                 format!("`{}` is a glob, not an anchor", shorten(glob)),
             )
             .with_help("expand it into the specific files and lines the verification read, e.g. `src/a.rs:12`"),
@@ -456,7 +457,7 @@ fn lint_evidence(
     if status == Some(RowStatus::Met) && scan.citations.is_empty() && !attempted {
         report.diagnostics.push(
             diag(
-                LintCode::MissingAnchor,
+                Code::AnswerMissingAnchor,
                 "a MET row cites no `file:line` or `file:start-end`".to_owned(),
             )
             .with_help(
@@ -470,22 +471,22 @@ fn lint_evidence(
 fn anchor_diagnostic(problem: AnchorProblem, line: usize, text: &str) -> AnswerDiagnostic {
     let (code, message, help) = match problem {
         AnchorProblem::FileMissing { path } => (
-            LintCode::AnchorFileMissing,
+            Code::AnswerAnchorFileMissing,
             format!("`{}` does not exist under the project root", shorten(&path)),
             "cite a file that exists, relative to the project root",
         ),
         AnchorProblem::Directory { path } => (
-            LintCode::DirectoryAnchor,
+            Code::AnswerDirectoryAnchor,
             format!("`{}` is a directory, not a file", shorten(&path)),
             "a directory summary is not an anchor: cite the specific files and lines",
         ),
         AnchorProblem::OutsideProject { path } => (
-            LintCode::AnchorOutsideProject,
+            Code::AnswerAnchorOutsideProject,
             format!("`{}` is outside the project root", shorten(&path)),
             "cite files inside the project, relative to its root",
         ),
         AnchorProblem::LineOutOfRange { citation, lines } => (
-            LintCode::AnchorLineOutOfRange,
+            Code::AnswerAnchorLineOutOfRange,
             format!(
                 "`{}` cites lines the file does not have (it has {lines} line{})",
                 shorten(&citation),
@@ -537,7 +538,7 @@ mod tests {
         lint(&parse_answer(&text), &f.task, &mut f.checker)
     }
 
-    fn codes(report: &LintReport) -> Vec<LintCode> {
+    fn codes(report: &LintReport) -> Vec<Code> {
         report.diagnostics.iter().map(|d| d.code).collect()
     }
 
@@ -563,9 +564,9 @@ mod tests {
         assert_eq!(
             codes(&report),
             [
-                LintCode::MissingRequirement,
-                LintCode::DuplicateRequirement,
-                LintCode::UnknownRequirement
+                Code::AnswerMissingRequirement,
+                Code::AnswerDuplicateRequirement,
+                Code::AnswerUnknownRequirement
             ]
         );
         assert_eq!(report.diagnostics[0].line, Some(3), "at the table header");
@@ -582,11 +583,11 @@ mod tests {
         assert_eq!(
             codes(&report),
             [
-                LintCode::InvalidStatus,
-                LintCode::InvalidStatus,
-                LintCode::InvalidStatus,
-                LintCode::InvalidEvidenceType,
-                LintCode::InvalidEvidenceType
+                Code::AnswerInvalidStatus,
+                Code::AnswerInvalidStatus,
+                Code::AnswerInvalidStatus,
+                Code::AnswerInvalidEvidenceType,
+                Code::AnswerInvalidEvidenceType
             ]
         );
         assert_eq!(
@@ -614,9 +615,9 @@ mod tests {
         assert_eq!(
             codes(&report),
             [
-                LintCode::EmptyEvidence,
-                LintCode::MissingAnchor,
-                LintCode::EmptyEvidence
+                Code::AnswerEmptyEvidence,
+                Code::AnswerMissingAnchor,
+                Code::AnswerEmptyEvidence
             ]
         );
     }
@@ -630,12 +631,12 @@ mod tests {
         assert_eq!(
             codes(&report),
             [
-                LintCode::GlobAnchor,
-                LintCode::AnchorLineOutOfRange,
-                LintCode::AnchorFileMissing,
-                LintCode::DirectoryAnchor,
-                LintCode::DirectoryAnchor,
-                LintCode::AnchorFileMissing
+                Code::AnswerGlobAnchor,
+                Code::AnswerAnchorLineOutOfRange,
+                Code::AnswerAnchorFileMissing,
+                Code::AnswerDirectoryAnchor,
+                Code::AnswerDirectoryAnchor,
+                Code::AnswerAnchorFileMissing
             ]
         );
     }
@@ -649,10 +650,10 @@ mod tests {
         assert_eq!(
             codes(&report),
             [
-                LintCode::MissingAc,
-                LintCode::UnresolvedAc,
-                LintCode::UndeclaredAcTag,
-                LintCode::DuplicateAc
+                Code::AnswerMissingAc,
+                Code::AnswerUnresolvedAc,
+                Code::AnswerUndeclaredAcTag,
+                Code::AnswerDuplicateAc
             ]
         );
         assert!(report.diagnostics[0].message.contains("[advisory] Docs"));

@@ -43,7 +43,7 @@ pub mod table;
 pub mod task_file;
 
 pub use derive::{derive_artifact, Derivation};
-pub use diagnostic::{AnswerDiagnostic, LintCode, Severity};
+pub use diagnostic::{AnswerDiagnostic, Severity};
 pub use lint::{lint, LintReport};
 pub use parse::{parse_answer, AcRow, Answer, DeclaredVerdict, RequirementRow, VerdictLine};
 pub use request::{

@@ -3,8 +3,9 @@
 //! (`| AC | Status | Evidence Type | Evidence |`). Structure only: what the cells mean is the
 //! lint's business. Fenced code blocks are skipped, so an answer may quote example tables.
 
-use super::diagnostic::{AnswerDiagnostic, LintCode};
+use super::diagnostic::AnswerDiagnostic;
 use super::table::{self, Row};
+use crate::diagnostic::Code;
 
 /// The verdict an answer declares on its `Verdict:` line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +148,7 @@ pub fn parse_answer(text: &str) -> Answer {
                 if matches!(kind, TableKind::Requirements | TableKind::Acceptance) {
                     answer.diagnostics.push(
                         AnswerDiagnostic::new(
-                            LintCode::MalformedTable,
+                            Code::AnswerMalformedTable,
                             "this table header is not followed by a delimiter row of the same width",
                         )
                         .at_row(line_no, line)
@@ -167,10 +168,10 @@ pub fn parse_answer(text: &str) -> Answer {
         && !answer
             .diagnostics
             .iter()
-            .any(|d| d.code == LintCode::InvalidVerdictLine)
+            .any(|d| d.code == Code::AnswerInvalidVerdictLine)
     {
         let mut diagnostic = AnswerDiagnostic::new(
-            LintCode::MissingVerdictLine,
+            Code::AnswerMissingVerdictLine,
             "the answer has no `Verdict: PASS|PARTIAL|FAIL` line",
         );
         diagnostic = match loose_verdict {
@@ -203,7 +204,7 @@ impl Answer {
                     keep = false;
                     self.diagnostics.push(
                         AnswerDiagnostic::new(
-                            LintCode::DuplicateTable,
+                            Code::AnswerDuplicateTable,
                             "a second table of this kind; its rows are ignored",
                         )
                         .at_row(header_line, header_text)
@@ -217,7 +218,7 @@ impl Answer {
                 keep = false;
                 self.diagnostics.push(
                     AnswerDiagnostic::new(
-                        LintCode::TableHeaderMismatch,
+                        Code::AnswerTableHeaderMismatch,
                         "this table header is neither `| Req | Status | Evidence |` nor `| AC | Status | Evidence Type | Evidence |`; its rows are ignored",
                     )
                     .at_row(header_line, header_text)
@@ -244,7 +245,7 @@ impl Answer {
         if row.cells.len() != width {
             self.diagnostics.push(
                 AnswerDiagnostic::new(
-                    LintCode::WrongColumnCount,
+                    Code::AnswerWrongColumnCount,
                     format!(
                         "this row has {} cells; the table has {width} columns, so the row is ignored",
                         row.cells.len()
@@ -258,7 +259,7 @@ impl Answer {
         if !row.terminated {
             self.diagnostics.push(
                 AnswerDiagnostic::new(
-                    LintCode::IncompleteRow,
+                    Code::AnswerIncompleteRow,
                     "this row does not end with `|`: it may have been cut off while being written",
                 )
                 .at_row(line_no, text)
@@ -302,7 +303,7 @@ impl Answer {
             other => {
                 self.diagnostics.push(
                     AnswerDiagnostic::new(
-                        LintCode::InvalidVerdictLine,
+                        Code::AnswerInvalidVerdictLine,
                         format!("`{}` is not a verdict", super::diagnostic::shorten(other)),
                     )
                     .at_row(line_no, line)
@@ -314,7 +315,7 @@ impl Answer {
         match self.verdict_line {
             Some(first) => self.diagnostics.push(
                 AnswerDiagnostic::new(
-                    LintCode::DuplicateVerdictLine,
+                    Code::AnswerDuplicateVerdictLine,
                     format!(
                         "a second `Verdict:` line (the first is on line {})",
                         first.line
@@ -371,7 +372,7 @@ fn closes_fence(line: &str, (c, run): (char, usize)) -> bool {
 mod tests {
     use super::*;
 
-    fn codes(answer: &Answer) -> Vec<LintCode> {
+    fn codes(answer: &Answer) -> Vec<Code> {
         answer.diagnostics.iter().map(|d| d.code).collect()
     }
 
@@ -432,7 +433,7 @@ Verdict: PASS
     #[test]
     fn missing_verdict_line_points_at_a_near_miss() {
         let answer = parse_answer("**Verdict:** PASS\n");
-        assert_eq!(codes(&answer), [LintCode::MissingVerdictLine]);
+        assert_eq!(codes(&answer), [Code::AnswerMissingVerdictLine]);
         assert_eq!(answer.diagnostics[0].line, Some(1));
         assert!(answer.diagnostics[0]
             .help
@@ -444,9 +445,9 @@ Verdict: PASS
     #[test]
     fn invalid_and_duplicate_verdict_lines() {
         let answer = parse_answer("Verdict: pass\n");
-        assert_eq!(codes(&answer), [LintCode::InvalidVerdictLine]);
+        assert_eq!(codes(&answer), [Code::AnswerInvalidVerdictLine]);
         let answer = parse_answer("Verdict: PARTIAL\n\nVerdict: PASS\n");
-        assert_eq!(codes(&answer), [LintCode::DuplicateVerdictLine]);
+        assert_eq!(codes(&answer), [Code::AnswerDuplicateVerdictLine]);
         assert_eq!(
             answer.verdict_line.unwrap().verdict,
             DeclaredVerdict::Partial
@@ -459,7 +460,7 @@ Verdict: PASS
         let answer = parse_answer(text);
         assert_eq!(
             codes(&answer),
-            [LintCode::WrongColumnCount, LintCode::IncompleteRow]
+            [Code::AnswerWrongColumnCount, Code::AnswerIncompleteRow]
         );
         assert_eq!(answer.requirements.len(), 1);
         assert_eq!(answer.requirements[0].id, "R2");
@@ -473,9 +474,9 @@ Verdict: PASS
         assert_eq!(
             codes(&answer),
             [
-                LintCode::TableHeaderMismatch,
-                LintCode::DuplicateTable,
-                LintCode::MalformedTable
+                Code::AnswerTableHeaderMismatch,
+                Code::AnswerDuplicateTable,
+                Code::AnswerMalformedTable
             ]
         );
         assert!(answer.requirements.is_empty());

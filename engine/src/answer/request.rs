@@ -8,12 +8,14 @@ use std::path::{Path, PathBuf};
 
 use super::anchor::AnchorChecker;
 use super::derive::derive_artifact;
-use super::diagnostic::{AnswerDiagnostic, LintCode};
+use super::diagnostic::AnswerDiagnostic;
 use super::lint::{lint, LintReport};
 use super::parse::{parse_answer, Answer};
 use super::task_file::{locate_task_file, read_task_file, TaskFileError};
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::atomic_file::write_atomic;
 use crate::store::bounded_read::{read_bounded, ReadError};
+use crate::store::data_lock::DataLock;
 use crate::store::state_dir::StateDir;
 use crate::verdict::{Artifact, Verdict};
 use crate::wbs::Wbs;
@@ -52,30 +54,33 @@ pub struct DeriveOutcome {
 }
 
 /// Why a derivation could not run or could not commit its artifact.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum DeriveError {
     #[error("cannot read answer file {}: {reason}", path.display())]
-    #[diagnostic(
-        code(spur::answer::unreadable),
-        help("pass the verifier's answer file with --from-answer FILE")
-    )]
     AnswerUnreadable { path: PathBuf, reason: String },
 
     #[error(transparent)]
-    #[diagnostic(transparent)]
     TaskFile(#[from] TaskFileError),
 
     #[error("cannot use project root {}: {reason}", path.display())]
-    #[diagnostic(code(spur::answer::project_root))]
     ProjectRoot { path: PathBuf, reason: String },
 
     #[error("could not write verdict artifact {}: {source}; the previous artifact, if any, is unchanged", path.display())]
-    #[diagnostic(code(spur::answer::write_failed))]
     Write {
         path: PathBuf,
         #[source]
         source: io::Error,
     },
+}
+
+coded_diagnostic! {
+    DeriveError {
+        forward { TaskFile }
+        Self::AnswerUnreadable { .. } => Code::AnswerUnreadable,
+            help("pass the verifier's answer file with --from-answer FILE");
+        Self::ProjectRoot { .. } => Code::AnswerProjectRoot;
+        Self::Write { .. } => Code::AnswerWriteFailed;
+    }
 }
 
 /// Derive and (unless `request.write` is false) write the artifact.
@@ -126,15 +131,20 @@ pub fn derive_verdict_with(
     diagnostics.sort_by_key(|d| d.line.unwrap_or(usize::MAX));
     let artifact_path = if request.write {
         let path = request.state_dir.verdict_path(&request.wbs);
+        let write_err = |source| DeriveError::Write {
+            path: path.clone(),
+            source,
+        };
+        // The task's data lock: verify's merge of gate rows (a read-modify-write of this
+        // file) never straddles this commit, so it cannot put a stale artifact back.
+        let _lock = DataLock::acquire(&request.state_dir, &request.wbs)
+            .map_err(|e| write_err(io::Error::other(e.to_string())))?;
         commit(
             &path,
             derivation.artifact.to_json().as_bytes(),
             before_commit,
         )
-        .map_err(|source| DeriveError::Write {
-            path: path.clone(),
-            source,
-        })?;
+        .map_err(write_err)?;
         Some(path)
     } else {
         None
@@ -161,7 +171,7 @@ fn read_answer(path: &Path) -> Result<Result<String, AnswerDiagnostic>, DeriveEr
         Ok(bytes) => bytes,
         Err(ReadError::TooLarge { .. }) => {
             return Ok(Err(AnswerDiagnostic::new(
-                LintCode::AnswerTooLarge,
+                Code::AnswerTooLarge,
                 format!("the answer file is larger than {MAX_ANSWER_BYTES} bytes; it was not read"),
             )
             .with_help(
@@ -180,7 +190,7 @@ fn read_answer(path: &Path) -> Result<Result<String, AnswerDiagnostic>, DeriveEr
                 .map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count())
                 + 1;
             Ok(Err(AnswerDiagnostic::new(
-                LintCode::AnswerNotUtf8,
+                Code::AnswerNotUtf8,
                 format!("the answer file is not UTF-8 text (invalid byte at offset {valid})"),
             )
             .at_line(line)
@@ -342,7 +352,7 @@ mod tests {
         let outcome = derive_verdict(&request).unwrap();
         assert!(outcome.lint_failed);
         assert_eq!(outcome.verdict, Verdict::Fail);
-        assert_eq!(outcome.diagnostics[0].code, LintCode::AnswerNotUtf8);
+        assert_eq!(outcome.diagnostics[0].code, Code::AnswerNotUtf8);
         assert_eq!(outcome.diagnostics[0].line, Some(2));
 
         let missing = DeriveRequest {

@@ -7,6 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::ac_label::{collapse, strip_links, AcLabel};
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
@@ -42,44 +43,41 @@ pub struct TaskFile {
 }
 
 /// Why a task file cannot be used.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum TaskFileError {
     #[error("no task file for {wbs}: looked for {searched}")]
-    #[diagnostic(
-        code(spur::task_file::not_found),
-        help("pass --task FILE, or create docs/tasks/{wbs}_<slug>.md")
-    )]
     NotFound { wbs: String, searched: String },
 
     #[error("several task files match {wbs}: {candidates}")]
-    #[diagnostic(
-        code(spur::task_file::ambiguous),
-        help("pass --task FILE to choose one")
-    )]
     Ambiguous { wbs: String, candidates: String },
 
     #[error("cannot read task file {}: {reason}", path.display())]
-    #[diagnostic(code(spur::task_file::unreadable))]
     Unreadable { path: PathBuf, reason: String },
 
     #[error("task file {} declares no requirement ids under `## Requirements`", path.display())]
-    #[diagnostic(
-        code(spur::task_file::no_requirements),
-        help("list requirements as `- R1: …`, `- **R2** …` or `### R3 …` under a `## Requirements` heading")
-    )]
     NoRequirements { path: PathBuf },
 
     #[error("task file {}:{line}: requirement {id} is declared twice (first on line {first})", path.display())]
-    #[diagnostic(
-        code(spur::task_file::duplicate_requirement),
-        help("give each requirement its own id")
-    )]
     DuplicateRequirement {
         path: PathBuf,
         id: String,
         line: usize,
         first: usize,
     },
+}
+
+coded_diagnostic! {
+    TaskFileError {
+        Self::NotFound { wbs, .. } => Code::TaskFileNotFound,
+            help("pass --task FILE, or create docs/tasks/{wbs}_<slug>.md");
+        Self::Ambiguous { .. } => Code::TaskFileAmbiguous,
+            help("pass --task FILE to choose one");
+        Self::Unreadable { .. } => Code::TaskFileUnreadable;
+        Self::NoRequirements { .. } => Code::TaskFileNoRequirements,
+            help("list requirements as `- R1: …`, `- **R2** …` or `### R3 …` under a `## Requirements` heading");
+        Self::DuplicateRequirement { .. } => Code::TaskFileDuplicateRequirement,
+            help("give each requirement its own id");
+    }
 }
 
 /// Find the task file of `wbs`: `explicit` when given, else `docs/tasks*/<wbs>_*.md` under

@@ -3,7 +3,6 @@
 //! built (unknown keys, wrong types, duplicate keys…) are collected, all at once, as
 //! diagnostics in [`Loaded`].
 
-mod fields;
 pub(crate) mod option_reader;
 mod options;
 mod scalars;
@@ -11,16 +10,22 @@ mod state;
 mod transition;
 mod vars;
 
-use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::pipeline::from_node::{Loader, CODE_TYPE};
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::pipeline::load_failure::LoadFailure;
 use crate::pipeline::model::*;
-use crate::pipeline::node::{Node, NodeValue};
 use crate::pipeline::yaml_error::parse_document;
 use crate::source::{Located, SourceFile, Span};
+use crate::yaml::{Codes, Fields, Loader, Node, NodeValue};
 
-use fields::Fields;
 use scalars::IterationBound;
+
+/// The codes of the pipeline's generic findings.
+const CODES: Codes = Codes {
+    wrong_type: Code::CheckWrongType,
+    missing_key: Code::CheckMissingKey,
+    unknown_key: Code::CheckUnknownKey,
+    duplicate_key: Code::CheckDuplicateKey,
+};
 
 /// Top-level keys the loader accepts (kept in sync with `schema.json` by a test).
 pub const TOP_LEVEL_KEYS: &[&str] = &[
@@ -63,7 +68,7 @@ pub struct Loaded {
 /// Load a pipeline from its source text.
 pub fn load(source: &SourceFile) -> Result<Loaded, LoadFailure> {
     let root = parse_document(source)?;
-    let mut cx = Loader::new(source);
+    let mut cx = Loader::new(source, CODES);
     let pipeline = cx.pipeline(&root)?;
     Ok(Loaded {
         pipeline,
@@ -75,7 +80,7 @@ impl Loader<'_> {
     fn pipeline(&mut self, root: &Node) -> Result<Pipeline, LoadFailure> {
         let Some(top) = self.fields(root, "the pipeline", TOP_LEVEL_KEYS) else {
             return Err(LoadFailure::invalid(Diagnostic::error(
-                "spur::load::not-a-mapping",
+                Code::LoadNotAMapping,
                 self.source,
                 root.span,
                 "a pipeline must be a YAML mapping",
@@ -167,7 +172,7 @@ impl Loader<'_> {
         if let Some(node) = top.get("name") {
             if matches!(&node.value, NodeValue::String(s) if s.trim().is_empty()) {
                 let d = Diagnostic::error(
-                    CODE_TYPE,
+                    Code::CheckWrongType,
                     self.source,
                     node.pointed(),
                     "`name` must not be empty",
@@ -188,7 +193,7 @@ impl Loader<'_> {
             NodeValue::String(s) if s == "state-machine" => Ok(()),
             NodeValue::String(s) if s == "transition-flow" => Err(LoadFailure::invalid(
                 Diagnostic::error(
-                    "spur::load::unsupported-kind",
+                    Code::LoadUnsupportedKind,
                     self.source,
                     node.span,
                     "`kind: transition-flow` pipelines are not supported yet",
@@ -198,7 +203,7 @@ impl Loader<'_> {
             )),
             NodeValue::String(s) => {
                 let d = Diagnostic::error(
-                    "spur::check::unknown-kind",
+                    Code::CheckUnknownKind,
                     self.source,
                     node.span,
                     format!("unknown pipeline kind `{s}`"),
@@ -224,7 +229,7 @@ mod tests {
     use super::*;
     use crate::pipeline::{ActionKind, GuardKind};
 
-    fn codes(text: &str) -> Vec<&'static str> {
+    fn codes(text: &str) -> Vec<Code> {
         let loaded = load(&SourceFile::new("p.yaml", text.to_owned())).unwrap();
         loaded.diagnostics.iter().map(|d| d.code).collect()
     }
@@ -235,9 +240,9 @@ mod tests {
         assert_eq!(
             codes(text),
             [
-                "spur::check::wrong-type",
-                "spur::check::missing-key",
-                "spur::check::missing-key"
+                Code::CheckWrongType,
+                Code::CheckMissingKey,
+                Code::CheckMissingKey
             ]
         );
     }
@@ -305,7 +310,7 @@ mod tests {
         );
         let actions = &loaded.pipeline.states[0].on_enter;
         assert_eq!(actions[0].missing_options, ["path", "expr"]);
-        let found: Vec<(&str, &str)> = loaded
+        let found: Vec<(Code, &str)> = loaded
             .diagnostics
             .iter()
             .map(|d| (d.code, d.message.as_str()))
@@ -313,7 +318,7 @@ mod tests {
         assert_eq!(
             found,
             [(
-                "spur::check::unknown-option",
+                Code::CheckUnknownOption,
                 "unknown option `pth` of action `json.update`"
             )]
         );
@@ -325,7 +330,7 @@ mod tests {
         let checked = crate::pipeline::check(&loaded.pipeline);
         let missing: Vec<&str> = checked
             .iter()
-            .filter(|d| d.code == "spur::check::missing-option")
+            .filter(|d| d.code == Code::CheckMissingOption)
             .map(|d| d.message.as_str())
             .collect();
         assert_eq!(
@@ -348,7 +353,7 @@ mod tests {
         assert_eq!(shell.command.written_str().unwrap().value, "echo ${vars.x}");
         assert_eq!(shell.timeout_ms.as_ref().unwrap().key(), "timeoutMs");
         let warning = &loaded.diagnostics[0];
-        assert_eq!(warning.code, "spur::check::unknown-option");
+        assert_eq!(warning.code, Code::CheckUnknownOption);
         assert_eq!(
             warning.help.as_deref(),
             Some("options of `shell`: `command`, `cwd`, `timeoutMs`, `env`")

@@ -5,14 +5,14 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 
 /// The file cannot be read or parsed at all (exit 2).
 #[derive(Debug)]
 pub enum LoadFailure {
     /// No source text to point at: I/O error, too large, not UTF-8.
     Unreadable {
-        code: &'static str,
+        code: Code,
         path: PathBuf,
         message: String,
         help: Option<String>,
@@ -22,9 +22,9 @@ pub enum LoadFailure {
 }
 
 impl LoadFailure {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            LoadFailure::Unreadable { code, .. } => code,
+            LoadFailure::Unreadable { code, .. } => *code,
             LoadFailure::Invalid(d) => d.code,
         }
     }
@@ -53,7 +53,7 @@ impl LoadFailure {
                 help,
             } => crate::diagnostic::JsonDiagnostic {
                 severity: crate::diagnostic::Severity::Error,
-                code,
+                code: *code,
                 message: message.clone(),
                 file: path.display().to_string(),
                 line: 0,

@@ -4,12 +4,10 @@
 
 pub mod action_kind;
 pub mod check;
-mod from_node;
 pub mod guard_kind;
 pub mod load;
 mod load_failure;
 pub mod model;
-mod node;
 pub mod read;
 pub mod scalar_span;
 pub mod templated;

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::diagnostic::Code;
 use crate::pipeline::load_failure::LoadFailure;
 use crate::source::SourceFile;
 use crate::store::bounded_read::{read_bounded, ReadError};
@@ -28,7 +29,7 @@ pub fn read_source(path: &Path) -> Result<SourceFile, LoadFailure> {
                 .filter(|size| *size > MAX_FILE_BYTES)
                 .unwrap_or(MAX_FILE_BYTES + 1);
             unreadable(
-                "spur::load::too-large",
+                Code::LoadTooLarge,
                 format!(
                     "the pipeline is too large ({size} bytes; the limit is {MAX_FILE_BYTES} bytes)"
                 ),
@@ -36,18 +37,18 @@ pub fn read_source(path: &Path) -> Result<SourceFile, LoadFailure> {
             )
         }
         ReadError::NotRegular { kind: "a directory" } => unreadable(
-            "spur::load::unreadable",
+            Code::LoadUnreadable,
             "cannot read the pipeline: it is a directory".into(),
             Some("pass a pipeline file (.yaml)"),
         ),
         ReadError::NotRegular { .. } => unreadable(
-            "spur::load::unreadable",
+            Code::LoadUnreadable,
             format!("cannot read the pipeline: {e}"),
             Some("pass a pipeline file (.yaml)"),
         ),
         // The operating system's own words, as for any other failure to open.
         ReadError::Missing => unreadable(
-            "spur::load::unreadable",
+            Code::LoadUnreadable,
             format!(
                 "cannot read the pipeline: {}",
                 std::io::Error::from_raw_os_error(libc::ENOENT)
@@ -56,7 +57,7 @@ pub fn read_source(path: &Path) -> Result<SourceFile, LoadFailure> {
         ),
         // `NotUtf8` comes only from reading a string, which this does not ask for.
         ReadError::Io(_) | ReadError::NotUtf8 { .. } => unreadable(
-            "spur::load::unreadable",
+            Code::LoadUnreadable,
             format!("cannot read the pipeline: {e}"),
             None,
         ),
@@ -66,7 +67,7 @@ pub fn read_source(path: &Path) -> Result<SourceFile, LoadFailure> {
         let before = e.as_bytes().get(..offset).unwrap_or(&[]);
         let line = before.iter().filter(|b| **b == b'\n').count() + 1;
         unreadable(
-            "spur::load::not-utf8",
+            Code::LoadNotUtf8,
             format!(
                 "the pipeline is not valid UTF-8 (invalid byte at offset {offset}, line {line})"
             ),
@@ -80,28 +81,28 @@ pub fn read_source(path: &Path) -> Result<SourceFile, LoadFailure> {
 mod tests {
     use super::*;
 
-    fn message(path: &Path) -> (String, String) {
+    fn message(path: &Path) -> (Code, String) {
         let failure = read_source(path).unwrap_err();
-        (failure.code().to_owned(), failure.to_string())
+        (failure.code(), failure.to_string())
     }
 
     #[test]
     fn names_what_is_wrong_with_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let (code, text) = message(&dir.path().join("nope.yaml"));
-        assert_eq!(code, "spur::load::unreadable");
+        assert_eq!(code, Code::LoadUnreadable);
         assert!(
             text.ends_with("cannot read the pipeline: No such file or directory (os error 2)"),
             "{text}"
         );
         let (code, text) = message(dir.path());
-        assert_eq!(code, "spur::load::unreadable");
+        assert_eq!(code, Code::LoadUnreadable);
         assert!(text.ends_with("it is a directory"), "{text}");
         let fifo = dir.path().join("fifo.yaml");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         if made.is_ok_and(|s| s.success()) {
             let (code, text) = message(&fifo);
-            assert_eq!(code, "spur::load::unreadable");
+            assert_eq!(code, Code::LoadUnreadable);
             assert!(text.ends_with("it is a FIFO, not a regular file"), "{text}");
         }
     }
@@ -113,7 +114,7 @@ mod tests {
         let file = std::fs::File::create(&path).unwrap();
         file.set_len(MAX_FILE_BYTES + 10).unwrap();
         let (code, text) = message(&path);
-        assert_eq!(code, "spur::load::too-large");
+        assert_eq!(code, Code::LoadTooLarge);
         assert!(
             text.contains(&format!("({} bytes;", MAX_FILE_BYTES + 10)),
             "{text}"

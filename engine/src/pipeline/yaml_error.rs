@@ -2,10 +2,10 @@
 //! and deep nesting), and every way that fails — syntax, a budget, a second document, an
 //! empty file, a root that is not a mapping — as one [`LoadFailure`] pointing at the place.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::load_failure::LoadFailure;
-use crate::pipeline::node::{self, Node, NodeValue, ParseError};
 use crate::source::{SourceFile, Span};
+use crate::yaml::{self, Node, NodeValue, ParseError};
 
 /// Most YAML nodes (scalars, lists, mappings) in one pipeline.
 pub const MAX_NODES: usize = 200_000;
@@ -20,12 +20,12 @@ pub(crate) fn parse_document(source: &SourceFile) -> Result<Node, LoadFailure> {
     if text.trim().is_empty() {
         return Err(empty(source));
     }
-    let limits = node::Limits {
+    let limits = yaml::Limits {
         max_nodes: MAX_NODES,
         max_depth: MAX_DEPTH,
         max_aliases: MAX_ALIASES,
     };
-    let node = match node::parse(text, limits) {
+    let node = match yaml::parse(text, limits) {
         Ok(Some(node)) => node,
         Ok(None) => return Err(empty(source)),
         Err(e) => return Err(yaml_error(source, e)),
@@ -35,7 +35,7 @@ pub(crate) fn parse_document(source: &SourceFile) -> Result<Node, LoadFailure> {
         NodeValue::Null => Err(empty(source)),
         ref other => Err(LoadFailure::invalid(
             Diagnostic::error(
-                "spur::load::not-a-mapping",
+                Code::LoadNotAMapping,
                 source,
                 Span::new(node.span.offset, first_line_len(text, node.span.offset)),
                 format!("a pipeline must be a YAML mapping, but this file is {}", other.type_name()),
@@ -48,7 +48,7 @@ pub(crate) fn parse_document(source: &SourceFile) -> Result<Node, LoadFailure> {
 
 fn empty(source: &SourceFile) -> LoadFailure {
     LoadFailure::Unreadable {
-        code: "spur::load::empty",
+        code: Code::LoadEmpty,
         path: source.path().to_owned(),
         message: "the pipeline file is empty".into(),
         help: Some(
@@ -70,21 +70,21 @@ fn yaml_error(source: &SourceFile, err: ParseError) -> LoadFailure {
     );
     let (code, message, label, help, span) = match err {
         ParseError::MultipleDocuments { span } => (
-            "spur::load::multiple-documents",
+            Code::LoadMultipleDocuments,
             "a pipeline file holds one YAML document, this one has several".to_owned(),
             "a second document starts here",
             "remove the `---` separator and keep one pipeline per file".to_owned(),
             span,
         ),
         ParseError::TooDeep { span } => (
-            "spur::load::too-complex",
+            Code::LoadTooComplex,
             format!("the pipeline is nested more than {MAX_DEPTH} levels deep"),
             "limit reached here",
             limits,
             span,
         ),
         ParseError::TooLarge { span } => (
-            "spur::load::too-complex",
+            Code::LoadTooComplex,
             "the pipeline is too large: it expands to too many YAML nodes or aliases (an alias bomb?)"
                 .to_owned(),
             "limit reached here",
@@ -92,14 +92,14 @@ fn yaml_error(source: &SourceFile, err: ParseError) -> LoadFailure {
             span,
         ),
         ParseError::UnknownAnchor { name, span } => (
-            "spur::load::yaml",
+            Code::LoadYaml,
             format!("invalid YAML: alias `*{name}` names no anchor"),
             "unknown alias",
             "define the anchor (`&name`) before its aliases".to_owned(),
             span,
         ),
         ParseError::Syntax { message, span } => (
-            "spur::load::yaml",
+            Code::LoadYaml,
             format!("invalid YAML: {message}"),
             "here",
             "fix the YAML syntax; `spur check` reads the file once it parses".to_owned(),

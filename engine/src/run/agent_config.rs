@@ -7,51 +7,134 @@
 //!   stub:   { command: "./stub-agent.sh" }
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::path::Path;
 
-use serde::Deserialize;
-
+use crate::diagnostic::{Code, Diagnostic};
+use crate::source::{SourceFile, Span};
 use crate::store::bounded_read::read_string;
 use crate::store::state_dir::MAX_CONFIG_BYTES;
+use crate::yaml::{parse_config, Codes, Loader, Loose, Node, NodeValue, UnknownKeys};
 
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+/// What is wrong with `agents:` is reported as text (the action's error), under one code.
+const CODES: Codes = Codes {
+    wrong_type: Code::RunAgentConfig,
+    missing_key: Code::RunAgentConfig,
+    unknown_key: Code::RunAgentConfig,
+    duplicate_key: Code::RunAgentConfig,
+};
+const AGENT_KEYS: &[&str] = &["command"];
+
+/// The command of one agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentCommand {
     /// Shell text; the templated `input` is appended as one argument (`"$@"`).
     pub command: String,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct ConfigFile {
-    #[serde(default)]
-    agents: BTreeMap<String, AgentCommand>,
+    /// What `agents:` holds that spur ignores (an unknown key, with did-you-mean), one
+    /// line each.
+    pub warnings: Vec<String>,
 }
 
 /// Looking up an agent failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentLookupError {
+    /// The file could not be read (not a regular file, too large, not UTF-8…).
     Unreadable(String),
+    /// The file is not YAML, or `agents:` is not what it should be: every finding, one
+    /// `line L, column C: …` each, joined by `; `.
     Invalid(String),
+    /// No file, or no entry for the agent.
     Unmapped,
 }
 
-/// The command for `agent` from the config file at `path`.
+/// The command for `agent` from the config file at `path`. Any error in `agents:` makes
+/// every lookup fail, so that a broken entry is never half-read.
 pub fn agent_command(path: &Path, agent: &str) -> Result<AgentCommand, AgentLookupError> {
     let text = match read_string(path, MAX_CONFIG_BYTES) {
         Ok(t) => t,
         Err(e) if e.is_missing() => return Err(AgentLookupError::Unmapped),
         Err(e) => return Err(AgentLookupError::Unreadable(e.to_string())),
     };
-    if text.trim().is_empty() {
-        return Err(AgentLookupError::Unmapped);
+    let source = SourceFile::new(path, text);
+    let root = match parse_config(source.text()) {
+        Ok(Some(root)) => root,
+        Ok(None) => return Err(AgentLookupError::Unmapped),
+        Err(e) => {
+            let (line, column) = source.line_column(e.span().offset);
+            return Err(AgentLookupError::Invalid(format!(
+                "line {line}, column {column}: {e}"
+            )));
+        }
+    };
+    let mut cx = Loader::new(&source, CODES);
+    let agents = read_agents(&mut cx, &root);
+    let findings: Vec<String> = cx.diagnostics.iter().map(one_line).collect();
+    if cx.diagnostics.iter().any(Diagnostic::is_error) {
+        // The warnings too: an unknown key is often the misspelt missing one.
+        return Err(AgentLookupError::Invalid(findings.join("; ")));
     }
-    let config: ConfigFile =
-        serde_saphyr::from_str(&text).map_err(|e| AgentLookupError::Invalid(e.to_string()))?;
-    config
-        .agents
-        .get(agent)
-        .cloned()
-        .ok_or(AgentLookupError::Unmapped)
+    let command = agents
+        .into_iter()
+        .find(|(name, _)| name == agent)
+        .map(|(_, command)| command)
+        .ok_or(AgentLookupError::Unmapped)?;
+    Ok(AgentCommand {
+        command,
+        warnings: findings,
+    })
+}
+
+/// Every agent of `agents:` with its command, in file order (null or absent: none).
+fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
+    let Some(top) = cx.fields_with(
+        root,
+        "the configuration file",
+        &["agents"],
+        UnknownKeys::Ignore,
+    ) else {
+        return Vec::new();
+    };
+    let entries = match top.get("agents").map(|n| (n, &n.value)) {
+        None | Some((_, NodeValue::Null)) => return Vec::new(),
+        Some((_, NodeValue::Map(entries))) => entries,
+        Some((node, _)) => {
+            cx.wrong_type(
+                node,
+                "`agents`",
+                "a mapping of agent name to `{command: …}`",
+            );
+            return Vec::new();
+        }
+    };
+    let mut seen: HashMap<String, Span> = HashMap::with_capacity(entries.len());
+    let mut agents = Vec::with_capacity(entries.len());
+    for (key, value) in entries {
+        let Some(Loose(name)) = cx.read::<Loose<String>>(key, "an agent name") else {
+            continue;
+        };
+        if let Some(first) = seen.get(&name) {
+            cx.duplicate_key(key.span, &name, "`agents`", *first);
+            continue;
+        }
+        seen.insert(name.clone(), key.span);
+        let what = format!("agent `{name}`");
+        let Some(fields) = cx.fields_with(value, &what, AGENT_KEYS, UnknownKeys::Warn) else {
+            continue;
+        };
+        if let Some(Loose(command)) = cx.required::<Loose<String>>(&fields, "command", &what) {
+            agents.push((name, command));
+        }
+    }
+    agents
+}
+
+/// `line L, column C: message (help)`, for an action's error or log.
+fn one_line(d: &Diagnostic) -> String {
+    let (line, column) = d.source().line_column(d.primary.span.offset);
+    match &d.help {
+        Some(help) => format!("line {line}, column {column}: {} ({help})", d.message),
+        None => format!("line {line}, column {column}: {}", d.message),
+    }
 }
 
 #[cfg(test)]
@@ -66,6 +149,48 @@ mod tests {
         std::fs::write(&path, "agents:\n  a: { command: \"run-a\" }\n").unwrap();
         assert_eq!(agent_command(&path, "a").unwrap().command, "run-a");
         assert_eq!(agent_command(&path, "b"), Err(AgentLookupError::Unmapped));
+    }
+
+    fn lookup(text: &str, agent: &str) -> Result<AgentCommand, AgentLookupError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, text).unwrap();
+        agent_command(&path, agent)
+    }
+
+    #[test]
+    fn an_unknown_key_is_a_warning_and_any_error_in_agents_fails_every_lookup() {
+        let found = lookup("agents:\n  a: {command: run-a, comand: x}\n", "a").unwrap();
+        assert_eq!(found.command, "run-a");
+        assert_eq!(
+            found.warnings,
+            ["line 2, column 23: unknown key `comand` in agent `a` (did you mean `command`?)"]
+        );
+        assert_eq!(
+            lookup("agents:\n  a: {command: run-a}\n  b: {comand: x}\n", "a"),
+            Err(AgentLookupError::Invalid(
+                "line 3, column 7: unknown key `comand` in agent `b` (did you mean `command`?); \
+                 line 3, column 6: agent `b` has no `command` (add `command:`)"
+                    .to_owned()
+            ))
+        );
+        let Err(AgentLookupError::Invalid(why)) =
+            lookup("agents:\n  a: {command: one}\n  a: {command: two}\n", "a")
+        else {
+            panic!("a repeated agent must be an error")
+        };
+        assert!(why.contains("duplicate key `a` in `agents`"), "{why}");
+    }
+
+    #[test]
+    fn other_sections_do_not_matter_and_scalars_read_loosely() {
+        let text = "verify: {gates: {x: 1, x: 2}, ignored: true}\nbase: &b {command: 5}\nagents:\n  a: {<<: *b}\n";
+        assert_eq!(lookup(text, "a").unwrap().command, "5");
+        assert_eq!(lookup("agents:\n", "a"), Err(AgentLookupError::Unmapped));
+        assert!(matches!(
+            lookup("agents: [a]\n", "a"),
+            Err(AgentLookupError::Invalid(_))
+        ));
     }
 
     #[test]

@@ -46,32 +46,34 @@ pub trait DoneGate {
     fn evaluate(&mut self, request: &GateRequest<'_>) -> GateAnswer;
 }
 
-/// The real gate: [`crate::done_gate::evaluate_done_transition`], then the task status
-/// becomes done with the gate's token (the only way the status store accepts done).
+/// The real gate: under the task's data lock, [`crate::done_gate::evaluate_done_transition`]
+/// (which reads the task ledger and the artifact), then the `done` record appended with the
+/// gate's token (the only way the ledger accepts done), then the view rewritten. The lock
+/// is taken here, after the run's task lock, and let go before the runner goes on.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TaskDoneGate;
 
 impl DoneGate for TaskDoneGate {
     fn evaluate(&mut self, request: &GateRequest<'_>) -> GateAnswer {
         use crate::done_gate::{evaluate_done_transition, DoneDecision, DoneRequest, ForceReason};
-        use crate::store::task_status::{self, ChangeContext, StatusChange};
+        use crate::store::data_lock::DataLock;
+        use crate::store::task_status::{self, ChangeContext, StatusChange, TaskError};
 
         let deny = |message: String| GateAnswer::Deny {
             verdict: "UNKNOWN".to_owned(),
             message,
         };
-        let current = match task_status::current_status(request.state_dir, request.wbs) {
-            Ok(s) => s,
-            Err(e) => return deny(format!("task {} cannot be marked done: {e}", request.wbs)),
-        };
         let force = match request.force_reason.map(ForceReason::new).transpose() {
             Ok(f) => f,
             Err(e) => return deny(e.to_string()),
         };
+        let lock = match DataLock::acquire(request.state_dir, request.wbs) {
+            Ok(lock) => lock,
+            Err(e) => return deny(format!("task {} cannot be marked done: {e}", request.wbs)),
+        };
         let user = crate::store::audit::current_user();
         let decision = evaluate_done_transition(&DoneRequest {
-            wbs: request.wbs,
-            current: &current,
+            lock: &lock,
             force: force.as_ref(),
             state_dir: request.state_dir,
             run_id: Some(request.run_id),
@@ -96,18 +98,21 @@ impl DoneGate for TaskDoneGate {
                     run_id: Some(request.run_id),
                     time: crate::store::timestamp::now(),
                 };
+                let allow = GateAnswer::Allow {
+                    forced: reason == crate::done_gate::AllowReason::Forced,
+                    verdict: Some(verdict.to_string()),
+                };
                 match task_status::record_change(
+                    &lock,
                     request.state_dir,
-                    request.wbs,
                     StatusChange::Done(&done),
                     &context,
                 ) {
-                    Ok(_) => GateAnswer::Allow {
-                        forced: reason == crate::done_gate::AllowReason::Forced,
-                        verdict: Some(verdict.to_string()),
-                    },
+                    // The ledger is the status: a view that could not be rewritten shows
+                    // up in `spur audit verify` and is rewritten at the next change.
+                    Ok(_) | Err(TaskError::ViewWrite { .. }) => allow,
                     Err(e) => deny(format!(
-                        "task {} was certified but its status could not be written: {e}",
+                        "task {} was certified but its status could not be recorded: {e}",
                         request.wbs
                     )),
                 }

@@ -11,6 +11,7 @@ use spur_guards::GuardResult;
 
 use super::jq_guard::JqGuard;
 use super::render::{render_options, OptionError, RenderContext};
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::pipeline::{
     FileExistsOptions, Guard, GuardKind, NestedGuard, NestedGuards, Options, ShellGuardOptions,
 };
@@ -36,15 +37,18 @@ pub enum CompiledGuard {
 }
 
 /// A guard could not be compiled (the checker reports the same with spans).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("guard {kind:?}: {message}")]
-#[diagnostic(
-    code(spur::run::guard_compile),
-    help("run `spur check` on the pipeline for details")
-)]
 pub struct GuardCompileError {
     pub kind: String,
     pub message: String,
+}
+
+coded_diagnostic! {
+    GuardCompileError {
+        Self { .. } => Code::RunGuardCompile,
+            help("run `spur check` on the pipeline for details");
+    }
 }
 
 impl CompiledGuard {

@@ -12,11 +12,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use super::event::{Event, PauseKind, Phase};
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::digest::sha256_hex;
+use crate::store::format_version::{line_version, unknown_version, LineVersion};
 use crate::store::timestamp::Timestamp;
 
 /// The journal format this spur writes and resumes.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u64 = 1;
 
 /// The last field of every line: the sha256 of the line's text before it.
 const HASH_FIELD: &str = ",\"hash\":\"";
@@ -41,49 +43,31 @@ pub enum Durability {
 }
 
 /// Reading a journal failed.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     #[error("cannot read journal {path}: {source}")]
-    #[diagnostic(code(spur::journal::unreadable))]
     Unreadable {
         path: PathBuf,
         #[source]
         source: io::Error,
     },
     #[error("journal {path} line {line} is not a journal record: {message}")]
-    #[diagnostic(
-        code(spur::journal::corrupt),
-        help(
-            "only a torn last line is tolerated; a damaged middle line means the file was edited"
-        )
-    )]
     Corrupt {
         path: PathBuf,
         line: usize,
         message: String,
     },
     #[error("journal {path} has a gap: seq {found} follows seq {previous}")]
-    #[diagnostic(code(spur::journal::seq_gap))]
     SeqGap {
         path: PathBuf,
         previous: u64,
         found: u64,
     },
     #[error("journal {path} is empty or does not start with run-started")]
-    #[diagnostic(code(spur::journal::no_start))]
     NoStart { path: PathBuf },
     /// A line of a format-1 journal is not chained to the one before it: edited, inserted
     /// or removed.
     #[error("journal {path}: record seq {seq} is not the line spur wrote there: {what}")]
-    #[diagnostic(
-        code("spur::journal::chain-broken"),
-        help(
-            "each journal line carries the sha256 of the line before it (`prev`) and of its own \
-             text (`hash`): this line was edited, inserted or removed after it was written, or a \
-             line before it was. spur does not go on from an edited journal: start a new run \
-             with `spur run`"
-        )
-    )]
     ChainBroken {
         /// The journal file.
         path: PathBuf,
@@ -93,11 +77,7 @@ pub enum JournalError {
         what: String,
     },
     /// A line carries a format version newer than [`FORMAT`].
-    #[error("journal {path} was written by a newer spur (format {found}); this spur reads format {FORMAT}")]
-    #[diagnostic(
-        code("spur::journal::newer-format"),
-        help("use the spur that wrote it, or a newer one")
-    )]
+    #[error("journal {path}: {}", unknown_version(*found, FORMAT))]
     NewerFormat {
         /// The journal file.
         path: PathBuf,
@@ -114,6 +94,23 @@ pub enum JournalFormat {
     Unversioned,
     /// Format [`FORMAT`]: versioned and chained, every line checked on reading.
     Current,
+}
+
+coded_diagnostic! {
+    JournalError {
+        Self::Unreadable { .. } => Code::JournalUnreadable;
+        Self::Corrupt { .. } => Code::JournalCorrupt,
+            help("only a torn last line is tolerated; a damaged middle line means the file was edited");
+        Self::SeqGap { .. } => Code::JournalSeqGap;
+        Self::NoStart { .. } => Code::JournalNoStart;
+        Self::ChainBroken { .. } => Code::JournalChainBroken,
+            help("each journal line carries the sha256 of the line before it (`prev`) and of its own \
+                  text (`hash`): this line was edited, inserted or removed after it was written, or a \
+                  line before it was. spur does not go on from an edited journal: start a new run \
+                  with `spur run`");
+        Self::NewerFormat { .. } => Code::JournalNewerFormat,
+            help("use the spur that wrote it, or a newer one");
+    }
 }
 
 /// The parsed content of a journal file.
@@ -146,7 +143,7 @@ impl JournalContent {
 /// A line as written: the format version, the record, the chain.
 #[derive(Serialize)]
 struct LineOut<'a> {
-    v: u32,
+    v: u64,
     seq: u64,
     at: &'a str,
     prev: &'a str,
@@ -154,11 +151,10 @@ struct LineOut<'a> {
     event: &'a Event,
 }
 
-/// A line as read: the chain fields are missing in journals of before format 1.
+/// A line as read (its version is read first, alone): the chain fields are missing in
+/// journals of before format 1.
 #[derive(Deserialize)]
 struct LineIn {
-    #[serde(default)]
-    v: Option<u64>,
     seq: u64,
     at: String,
     #[serde(default)]
@@ -167,14 +163,6 @@ struct LineIn {
     hash: Option<String>,
     #[serde(flatten)]
     event: Event,
-}
-
-/// Just the version of a line that did not read as a record: a newer format may have
-/// changed the rest.
-#[derive(Deserialize)]
-struct VersionOnly {
-    #[serde(default)]
-    v: Option<u64>,
 }
 
 /// The most of a journal that is read: far more than any run writes.
@@ -202,31 +190,29 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContent, JournalError> {
         if line.is_empty() {
             continue;
         }
-        let parsed: LineIn =
-            serde_json::from_slice(line).map_err(|e| {
-                match serde_json::from_slice::<VersionOnly>(line) {
-                    Ok(VersionOnly { v: Some(found) }) if found > u64::from(FORMAT) => {
-                        JournalError::NewerFormat {
-                            path: path.to_path_buf(),
-                            found,
-                        }
-                    }
-                    _ => JournalError::Corrupt {
-                        path: path.to_path_buf(),
-                        line: i + 1,
-                        message: e.to_string(),
-                    },
-                }
-            })?;
-        if let Some(found) = parsed.v.filter(|&v| v > u64::from(FORMAT)) {
-            return Err(JournalError::NewerFormat {
-                path: path.to_path_buf(),
-                found,
-            });
-        }
-        let format = *format.get_or_insert(match parsed.v {
-            Some(_) => JournalFormat::Current,
-            None => JournalFormat::Unversioned,
+        let corrupt = |message: String| JournalError::Corrupt {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message,
+        };
+        // The version before the rest: a newer format may have changed the rest.
+        let version = line_version(line, FORMAT).map_err(|e| corrupt(e.to_string()))?;
+        let versioned = match version {
+            LineVersion::Absent => false,
+            LineVersion::Supported => true,
+            LineVersion::Unknown(found) if found > FORMAT => {
+                return Err(JournalError::NewerFormat {
+                    path: path.to_path_buf(),
+                    found,
+                })
+            }
+            LineVersion::Unknown(found) => return Err(corrupt(unknown_version(found, FORMAT))),
+        };
+        let parsed: LineIn = serde_json::from_slice(line).map_err(|e| corrupt(e.to_string()))?;
+        let format = *format.get_or_insert(if versioned {
+            JournalFormat::Current
+        } else {
+            JournalFormat::Unversioned
         });
         let expected = records.last().map_or(1, |r: &Record| r.seq + 1);
         if parsed.seq != expected {
@@ -237,7 +223,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContent, JournalError> {
             });
         }
         if format == JournalFormat::Current {
-            if let Err(what) = chained(line, &parsed, &tip) {
+            if let Err(what) = chained(line, versioned, &parsed, &tip) {
                 return Err(JournalError::ChainBroken {
                     path: path.to_path_buf(),
                     seq: parsed.seq,
@@ -274,8 +260,8 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContent, JournalError> {
 
 /// Whether `line` of a format-1 journal is the line spur wrote after the line whose hash is
 /// `tip`: it has the version, names `tip` as `prev`, and its text has its own `hash`.
-fn chained(line: &[u8], parsed: &LineIn, tip: &str) -> Result<(), String> {
-    if parsed.v.is_none() {
+fn chained(line: &[u8], versioned: bool, parsed: &LineIn, tip: &str) -> Result<(), String> {
+    if !versioned {
         return Err("it has no format version, in a journal of format 1".to_owned());
     }
     match parsed.prev.as_deref() {
@@ -616,6 +602,16 @@ mod tests {
             read(&path),
             Err(JournalError::NewerFormat { found: 2, .. })
         ));
+        lines[1] = lines[1].replace(r#""v":2"#, r#""v":0"#);
+        write_lines(&path, &lines);
+        match read(&path) {
+            Err(JournalError::Corrupt {
+                line: 2, message, ..
+            }) => {
+                assert!(message.contains("not one spur writes"), "{message}")
+            }
+            other => panic!("expected a corrupt line, got {other:?}"),
+        }
     }
 
     #[test]

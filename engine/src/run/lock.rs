@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::bounded_read::read_string;
 use crate::store::file_lock::FileLock;
 
@@ -19,25 +20,28 @@ pub struct TaskLock {
 }
 
 /// The lock could not be taken.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum LockError {
     #[error("task {wbs} is already being run{}", holder.as_deref().map(|h| format!(" by run {h}")).unwrap_or_default())]
-    #[diagnostic(
-        code(spur::run::locked),
-        help("one run per task at a time: wait for it to finish, or stop it; the lock is {path}")
-    )]
     Held {
         wbs: String,
         holder: Option<String>,
         path: String,
     },
     #[error("cannot open the task lock {path}: {source}")]
-    #[diagnostic(code(spur::run::lock_io))]
     Io {
         path: String,
         #[source]
         source: io::Error,
     },
+}
+
+coded_diagnostic! {
+    LockError {
+        Self::Held { path, .. } => Code::RunLocked,
+            help("one run per task at a time: wait for it to finish, or stop it; the lock is {path}");
+        Self::Io { .. } => Code::RunLockIo;
+    }
 }
 
 impl TaskLock {

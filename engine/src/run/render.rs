@@ -3,6 +3,7 @@
 //! [`crate::template`] (shell's `$name` is not a template). In shell command text every substitution is escaped for its
 //! quoting context (ARCHITECTURE.md, *Threat model*), so a value is always exactly one literal string.
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::pipeline::{FromRendered, OptionValue, Options, Problem, Templated};
 use crate::source::{Located, Span};
 use crate::template::{Builtin, Segment, Template};
@@ -22,14 +23,17 @@ pub struct RenderContext<'a> {
 
 /// A template names something that does not exist at run time. `spur check` rejects these
 /// at load time; this is the run-time backstop (never an empty string).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
-#[diagnostic(
-    code(spur::run::template),
-    help("declare the var under `vars:` (or allow the env var under `env.allow`); `spur check` finds these before a run")
-)]
 pub struct RenderError {
     pub message: String,
+}
+
+coded_diagnostic! {
+    RenderError {
+        Self { .. } => Code::RunTemplate,
+            help("declare the var under `vars:` (or allow the env var under `env.allow`); `spur check` finds these before a run");
+    }
 }
 
 impl RenderError {

@@ -7,6 +7,7 @@ use super::guard_eval::CompiledGuard;
 use super::journal::{Event, Phase, Record};
 use super::plan::Plan;
 use super::replay::Position;
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::pipeline::{Action, Pipeline};
 
 /// What the records are checked against.
@@ -21,17 +22,8 @@ pub(super) enum Against<'a> {
 }
 
 /// A journal record that does not fit the run before it or its pipeline.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 #[error("run {run_id} cannot go on: its journal record seq {seq} ({event}) does not fit the run: {what}")]
-#[diagnostic(
-    code("spur::journal::record-does-not-fit"),
-    help(
-        "spur checks every journal record against the run before it and against the pipeline \
-         before it resumes; this one is not a record the run could have written (a step may \
-         have written to the journal). Nothing was run. See the records with `spur trace \
-         {run_id}`, and start a new run with `spur run`"
-    )
-)]
 pub struct RecordDoesNotFit {
     /// The run whose resume was refused.
     pub run_id: String,
@@ -41,6 +33,16 @@ pub struct RecordDoesNotFit {
     pub event: &'static str,
     /// What does not fit.
     pub what: String,
+}
+
+coded_diagnostic! {
+    RecordDoesNotFit {
+        Self { run_id, .. } => Code::JournalRecordDoesNotFit,
+            help("spur checks every journal record against the run before it and against the pipeline \
+                  before it resumes; this one is not a record the run could have written (a step may \
+                  have written to the journal). Nothing was run. See the records with `spur trace \
+                  {run_id}`, and start a new run with `spur run`");
+    }
 }
 
 /// Replay `records` (the first is `run-started`), checking each one before it counts.

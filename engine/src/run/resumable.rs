@@ -106,9 +106,7 @@ pub(super) fn check(
         state_id: &state_id,
     };
     if request.force_done_reason.is_some() && wbs.is_none() {
-        return Err(RunError::ForceDoneWithoutTask {
-            run_id: run_id.to_string(),
-        });
+        return Err(RunError::ForceWithoutTask);
     }
     at.check_answer(request.answer.as_deref())?;
     if !request.rerun_ambiguous {

@@ -8,86 +8,48 @@ use super::render::RenderError;
 use super::replay_check::RecordDoesNotFit;
 use super::vars::VarError;
 
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+use crate::diagnostic::{coded_diagnostic, Code};
+
+#[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error(transparent)]
-    #[diagnostic(transparent)]
     Var(#[from] VarError),
     #[error(transparent)]
-    #[diagnostic(transparent)]
     InvalidWbs(#[from] crate::wbs::InvalidWbs),
     #[error(transparent)]
-    #[diagnostic(transparent)]
     Template(#[from] RenderError),
     #[error(transparent)]
-    #[diagnostic(transparent)]
     GuardCompile(#[from] GuardCompileError),
     #[error("the pipeline uses {} with no value: {}", if names.len() == 1 { "a var" } else { "vars" }, names.join(", "))]
-    #[diagnostic(
-        code(spur::run::unset_var),
-        help("declare each under `vars:` with a default, or pass it with --var NAME=VALUE")
-    )]
     UnsetVars { names: Vec<String> },
+    #[error("--force-done was given, but this run has no task to force: the pipeline declares no `wbs` var")]
+    ForceWithoutTask,
     #[error("the pipeline has no state {0:?}")]
-    #[diagnostic(
-        code(spur::run::unknown_state),
-        help("run `spur check` on the pipeline")
-    )]
     UnknownState(String),
     #[error(transparent)]
-    #[diagnostic(transparent)]
     Locked(#[from] LockError),
     #[error("no run {0} in {1}")]
-    #[diagnostic(
-        code(spur::run::not_found),
-        help("`spur runs` lists the runs of this state directory")
-    )]
     RunNotFound(String, String),
     #[error(transparent)]
-    #[diagnostic(transparent)]
     Journal(#[from] JournalError),
     /// A journal record does not fit the run before it or its pipeline.
     #[error(transparent)]
-    #[diagnostic(transparent)]
     DoesNotFit(#[from] RecordDoesNotFit),
     /// The journal has no format version: an older spur wrote it.
     #[error("run {run_id} was written by an older spur (a journal without a format version): it cannot be resumed")]
-    #[diagnostic(
-        code("spur::journal::older-format"),
-        help("nothing shows that its journal was not edited since; start a new run with `spur run` (`spur trace {run_id}` still shows its history)")
-    )]
     OlderJournal {
         /// The run.
         run_id: String,
     },
-    /// `spur continue --force-done` of a run without a wbs.
-    #[error("run {run_id} has no task (no wbs): --force-done has nothing to mark done")]
-    #[diagnostic(
-        code("spur::run::force-done-without-task"),
-        help("resume it without --force-done and --reason")
-    )]
-    ForceDoneWithoutTask {
-        /// The run.
-        run_id: String,
-    },
     #[error("run {run_id} already finished ({outcome} at {state})")]
-    #[diagnostic(code(spur::run::finished), help("start a new run with `spur run`"))]
     AlreadyFinished {
         run_id: String,
         outcome: super::outcome::Outcome,
         state: String,
     },
     #[error("the pipeline {path} changed since run {run_id} started")]
-    #[diagnostic(
-        code(spur::run::pipeline_changed),
-        help("resume with the pipeline text the run started with, or pass --allow-changed-pipeline to resume anyway")
-    )]
     PipelineChanged { run_id: String, path: String },
     #[error("action {index} ({kind}) of state {state:?} started and never finished: it may or may not have run")]
-    #[diagnostic(
-        code(spur::run::ambiguous_action),
-        help("check its effects (log: {log}), then `spur continue {run_id} --rerun-ambiguous` to run it again")
-    )]
     Ambiguous {
         run_id: String,
         state: String,
@@ -96,38 +58,58 @@ pub enum RunError {
         log: String,
     },
     #[error("run {run_id} is waiting for an answer to {prompt:?}")]
-    #[diagnostic(
-        code(spur::run::answer_required),
-        help("pass --answer with one of: {choices}")
-    )]
     AnswerRequired {
         run_id: String,
         prompt: String,
         choices: String,
     },
     #[error("{answer:?} is not an answer to {prompt:?}")]
-    #[diagnostic(code(spur::run::answer_invalid), help("answer one of: {choices}"))]
     AnswerInvalid {
         answer: String,
         prompt: String,
         choices: String,
     },
     #[error("run {0} is not paused for a question: --answer does not apply")]
-    #[diagnostic(code(spur::run::answer_unexpected), help("resume it without --answer"))]
     AnswerUnexpected(String),
     #[error("journal write failed: {0}")]
-    #[diagnostic(
-        code(spur::run::journal_io),
-        help("the state directory must be writable; the run stopped before the next side effect")
-    )]
     JournalIo(#[source] std::io::Error),
     #[error("cannot create the run directory {path}: {source}")]
-    #[diagnostic(code(spur::run::run_dir))]
     RunDir {
         path: String,
         #[source]
         source: std::io::Error,
     },
+}
+
+coded_diagnostic! {
+    RunError {
+        forward { Var, InvalidWbs, Template, GuardCompile, Locked, Journal, DoesNotFit }
+        Self::UnsetVars { .. } => Code::RunUnsetVar,
+            help("declare each under `vars:` with a default, or pass it with --var NAME=VALUE");
+        Self::ForceWithoutTask => Code::UsageForceDoneWithoutTask,
+            help("--force-done overrides the done gate of a task, and a run has one only when its pipeline declares `wbs` under `vars:` and `spur run` is given --var wbs=ID; drop --force-done (and --reason)");
+        Self::UnknownState(..) => Code::RunUnknownState,
+            help("run `spur check` on the pipeline");
+        Self::RunNotFound(..) => Code::RunNotFound,
+            help("`spur runs` lists the runs of this state directory");
+        Self::AlreadyFinished { .. } => Code::RunFinished,
+            help("start a new run with `spur run`");
+        Self::OlderJournal { run_id } => Code::JournalOlderFormat,
+            help("nothing shows that its journal was not edited since; start a new run with `spur run` (`spur trace {run_id}` still shows its history)");
+        Self::PipelineChanged { .. } => Code::RunPipelineChanged,
+            help("resume with the pipeline text the run started with, or pass --allow-changed-pipeline to resume anyway");
+        Self::Ambiguous { log, run_id, .. } => Code::RunAmbiguousAction,
+            help("check its effects (log: {log}), then `spur continue {run_id} --rerun-ambiguous` to run it again");
+        Self::AnswerRequired { choices, .. } => Code::RunAnswerRequired,
+            help("pass --answer with one of: {choices}");
+        Self::AnswerInvalid { choices, .. } => Code::RunAnswerInvalid,
+            help("answer one of: {choices}");
+        Self::AnswerUnexpected(..) => Code::RunAnswerUnexpected,
+            help("resume it without --answer");
+        Self::JournalIo(..) => Code::RunJournalIo,
+            help("the state directory must be writable; the run stopped before the next side effect");
+        Self::RunDir { .. } => Code::RunRunDir;
+    }
 }
 
 /// The exit classes a run error maps to.
@@ -150,11 +132,11 @@ impl RunError {
             | RunError::GuardCompile(_)
             | RunError::UnknownState(_)
             | RunError::UnsetVars { .. }
+            | RunError::ForceWithoutTask
             | RunError::RunNotFound(..)
             | RunError::AnswerRequired { .. }
             | RunError::AnswerInvalid { .. }
-            | RunError::AnswerUnexpected(_)
-            | RunError::ForceDoneWithoutTask { .. } => ErrorClass::Usage,
+            | RunError::AnswerUnexpected(_) => ErrorClass::Usage,
             RunError::Locked(_)
             | RunError::Journal(_)
             | RunError::DoesNotFit(_)

@@ -5,6 +5,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 use std::path::PathBuf;
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
 
@@ -12,13 +13,16 @@ use crate::store::timestamp::Timestamp;
 pub struct RunId(String);
 
 /// Why a string is not a run id.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0:?} is not a run id")]
-#[diagnostic(
-    code(spur::run::invalid_run_id),
-    help("run ids look like 20261129T183414Z-3fa9c1; `spur runs` lists them")
-)]
 pub struct InvalidRunId(pub String);
+
+coded_diagnostic! {
+    InvalidRunId {
+        Self(..) => Code::RunInvalidRunId,
+            help("run ids look like 20261129T183414Z-3fa9c1; `spur runs` lists them");
+    }
+}
 
 impl RunId {
     pub fn generate(now: Timestamp) -> Self {

@@ -100,6 +100,9 @@ pub fn start_on(
     let run_id = host.new_run_id();
     inject_builtin_vars(pipeline, &mut vars, &run_id, settings);
     let wbs = wbs_of(&vars)?;
+    if wbs.is_none() && request.force_done_reason.is_some() {
+        return Err(RunError::ForceWithoutTask);
+    }
     let unset = super::preflight::unset_template_vars(pipeline, &vars);
     if !unset.is_empty() {
         return Err(RunError::UnsetVars { names: unset });

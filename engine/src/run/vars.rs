@@ -3,41 +3,64 @@
 
 use std::collections::BTreeMap;
 
+use crate::diagnostic::{coded_diagnostic, did_you_mean, Code};
 use crate::pipeline::Pipeline;
 
 /// The vars of a run, by name.
 pub type Vars = BTreeMap<String, String>;
 
 /// A var given on the command line is unusable.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VarError {
     #[error("--var {0:?} is not of the form name=value")]
-    #[diagnostic(code(spur::usage::var_syntax), help("write --var wbs=0592"))]
     NotAPair(String),
     #[error("{0:?} is not a valid var name")]
-    #[diagnostic(
-        code(spur::usage::var_name),
-        help("var names match ^[A-Za-z_][A-Za-z0-9_]*$ (they become environment variables)")
-    )]
     BadName(String),
     #[error("--vars is not valid JSON: {0}")]
-    #[diagnostic(
-        code(spur::usage::vars_json),
-        help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#)
-    )]
     Json(String),
     #[error("--vars must be a JSON object of name → value")]
-    #[diagnostic(
-        code(spur::usage::vars_json),
-        help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#)
-    )]
     NotAnObject,
+    #[error("{flag} {name:?}: the pipeline declares no var of that name{}", .suggestion.as_ref().map(|s| format!(" (did you mean {s:?}?)")).unwrap_or_default())]
+    Undeclared {
+        /// `--var` or `--vars`.
+        flag: &'static str,
+        /// The name as given.
+        name: String,
+        /// The declared var closest to it, if any is close.
+        suggestion: Option<String>,
+        /// Every var the pipeline declares, in declaration order.
+        declared: Vec<String>,
+    },
     #[error("--vars value of {0:?} is not a string, number or boolean")]
-    #[diagnostic(
-        code(spur::usage::vars_json),
-        help("vars are strings; numbers and booleans are converted")
-    )]
     NotScalar(String),
+}
+
+coded_diagnostic! {
+    VarError {
+        Self::NotAPair(..) => Code::UsageVarSyntax,
+            help("write --var wbs=0592");
+        Self::BadName(..) => Code::UsageVarName,
+            help("var names match ^[A-Za-z_][A-Za-z0-9_]*$ (they become environment variables)");
+        Self::Json(..) => Code::UsageVarsJson,
+            help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#);
+        Self::NotAnObject => Code::UsageVarsJson,
+            help(r#"pass an object, e.g. --vars '{{"wbs":"0592"}}'"#);
+        Self::Undeclared { declared, .. } => Code::UsageUndeclaredVar,
+            help("{}", declared_help(declared));
+        Self::NotScalar(..) => Code::UsageVarsJson,
+            help("vars are strings; numbers and booleans are converted");
+    }
+}
+
+fn declared_help(declared: &[String]) -> String {
+    if declared.is_empty() {
+        "this pipeline declares no vars; declare one under `vars:` to set it".to_owned()
+    } else {
+        format!(
+            "the pipeline declares: {}; a var must be declared under `vars:` to be set",
+            declared.join(", ")
+        )
+    }
 }
 
 /// Whether `name` can be a var (and so an environment variable).
@@ -70,6 +93,7 @@ pub fn resolve(
             if !is_var_name(&name) {
                 return Err(VarError::BadName(name));
             }
+            declared(pipeline, "--vars", &name)?;
             let text = match value {
                 serde_json::Value::String(s) => s,
                 serde_json::Value::Number(n) => n.to_string(),
@@ -86,9 +110,26 @@ pub fn resolve(
         if !is_var_name(name) {
             return Err(VarError::BadName(name.to_owned()));
         }
+        declared(pipeline, "--var", name)?;
         vars.insert(name.to_owned(), value.to_owned());
     }
     Ok(vars)
+}
+
+/// A var set from the command line must be one the pipeline declares: a typo (`wsb` for
+/// `wbs`) would otherwise run the pipeline on its default and, for the `wbs`, without its
+/// task and its done gate.
+fn declared(pipeline: &Pipeline, flag: &'static str, name: &str) -> Result<(), VarError> {
+    if pipeline.vars.iter().any(|v| v.name.value == name) {
+        return Ok(());
+    }
+    let names: Vec<String> = pipeline.vars.iter().map(|v| v.name.value.clone()).collect();
+    Err(VarError::Undeclared {
+        flag,
+        name: name.to_owned(),
+        suggestion: did_you_mean(name, names.iter().map(String::as_str)).map(str::to_owned),
+        declared: names,
+    })
 }
 
 #[cfg(test)]

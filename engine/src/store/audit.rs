@@ -3,17 +3,24 @@
 //!
 //! Each line is a JSON object whose `prevHash` is the sha256 of the previous line's bytes
 //! (64 zeros for the first line) and whose last field, `hash`, is the sha256 of the line's
-//! bytes before `,"hash":` — so even the last line cannot be edited unnoticed.
+//! bytes before `,"hash":` — so even the last line cannot be edited unnoticed. Its first
+//! field, `v`, is the format version; a record without one (logs written before formats
+//! were versioned) reads as format 1.
 
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::bounded_read::{read_bounded, read_capped, ReadError};
 use crate::store::digest::sha256_hex;
 use crate::store::file_lock::FileLock;
+use crate::store::format_version::{line_version, unknown_version, LineVersion};
 use crate::verdict::Verdict;
+
+/// The format version this spur writes and reads.
+pub const FORMAT_VERSION: u64 = 1;
 
 /// `prevHash` of the first record.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -43,10 +50,13 @@ pub struct AuditEntry {
     pub deny_message: Option<String>,
 }
 
-/// A record as stored: the entry plus its place in the chain.
+/// A record as stored: the entry plus its format version and its place in the chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRecord {
+    /// The format version; absent in logs written before it existed, which are format 1.
+    #[serde(default = "format_1")]
+    pub v: u64,
     pub time: String,
     pub user: String,
     pub wbs: String,
@@ -62,26 +72,45 @@ pub struct AuditRecord {
     pub hash: String,
 }
 
+fn format_1() -> u64 {
+    1
+}
+
 /// Why the log could not be appended to or read.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum AuditError {
+    /// A record of a format this spur does not read.
+    #[error("the audit log {path} cannot be read at line {line}: {problem}")]
+    UnknownVersion {
+        /// The log.
+        path: String,
+        /// The line (1-based).
+        line: usize,
+        /// The sentence naming both versions.
+        problem: String,
+    },
     #[error("could not write the audit log {path}: {source}")]
-    #[diagnostic(
-        code(spur::audit::write_failed),
-        help("the override was not applied; fix the state directory and retry")
-    )]
     Write {
         path: String,
         #[source]
         source: std::io::Error,
     },
     #[error("could not read the audit log {path}: {source}")]
-    #[diagnostic(code(spur::audit::read_failed))]
     Read {
         path: String,
         #[source]
         source: std::io::Error,
     },
+}
+
+coded_diagnostic! {
+    AuditError {
+        Self::UnknownVersion { .. } => Code::AuditFormat,
+            help("use the spur that wrote it (or a newer one); nothing was written");
+        Self::Write { .. } => Code::AuditWriteFailed,
+            help("the override was not applied; fix the state directory and retry");
+        Self::Read { .. } => Code::AuditReadFailed;
+    }
 }
 
 /// Append `entry` durably (fsync'd before returning) under an exclusive lock, chained to
@@ -98,7 +127,18 @@ pub fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, AuditError
     // The lock refused a FIFO or a device; the cap bounds a regular file.
     let existing = read_capped(&mut *file, MAX_AUDIT_BYTES).map_err(|e| write_err(e.into()))?;
     let prev_hash = match last_line(&existing) {
-        Some(line) => sha256_hex(line),
+        Some(line) => {
+            // Chaining a format-1 record onto a newer log would mix formats.
+            if let Ok(LineVersion::Unknown(found)) = line_version(line, FORMAT_VERSION) {
+                return Err(AuditError::UnknownVersion {
+                    path: path.display().to_string(),
+                    line: existing.iter().filter(|b| **b == b'\n').count()
+                        + usize::from(!existing.ends_with(b"\n")),
+                    problem: unknown_version(found, FORMAT_VERSION),
+                });
+            }
+            sha256_hex(line)
+        }
         None => GENESIS_HASH.to_owned(),
     };
     let line = chain_line(entry, &prev_hash).map_err(|e| write_err(std::io::Error::other(e)))?;
@@ -126,11 +166,16 @@ fn chain_line(entry: &AuditEntry, prev_hash: &str) -> Result<String, serde_json:
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Body<'a> {
+        v: u64,
         #[serde(flatten)]
         entry: &'a AuditEntry,
         prev_hash: &'a str,
     }
-    let body = serde_json::to_string(&Body { entry, prev_hash })?;
+    let body = serde_json::to_string(&Body {
+        v: FORMAT_VERSION,
+        entry,
+        prev_hash,
+    })?;
     // `body` is a JSON object: drop its closing brace, then append the hash of the rest.
     let open = body.strip_suffix('}').unwrap_or(&body);
     let hash = sha256_hex(open.as_bytes());
@@ -260,6 +305,9 @@ pub fn verify_bytes(bytes: &[u8]) -> ChainCheck {
 
 fn check_line(line: &[u8], prev: &str) -> Result<(), String> {
     let text = std::str::from_utf8(line).map_err(|_| "the line is not UTF-8".to_owned())?;
+    if let Ok(LineVersion::Unknown(found)) = line_version(line, FORMAT_VERSION) {
+        return Err(unknown_version(found, FORMAT_VERSION));
+    }
     let record: AuditRecord =
         serde_json::from_str(text).map_err(|e| format!("the line is not an audit record: {e}"))?;
     let split = text
@@ -282,12 +330,23 @@ fn check_line(line: &[u8], prev: &str) -> Result<(), String> {
 }
 
 /// Every record of the log, in order. Lines that are not records are skipped by
-/// `list` (`verify` is the place that reports them).
+/// `list` (`verify` is the place that reports them); a record of a format this spur does
+/// not read is an error.
 pub fn list(path: &Path) -> Result<Vec<AuditRecord>, AuditError> {
-    Ok(read_log(path)?
-        .split(|b| *b == b'\n')
-        .filter_map(|line| serde_json::from_slice(line).ok())
-        .collect())
+    let mut records = Vec::new();
+    for (i, line) in read_log(path)?.split(|b| *b == b'\n').enumerate() {
+        if let Ok(LineVersion::Unknown(found)) = line_version(line, FORMAT_VERSION) {
+            return Err(AuditError::UnknownVersion {
+                path: path.display().to_string(),
+                line: i + 1,
+                problem: unknown_version(found, FORMAT_VERSION),
+            });
+        }
+        if let Ok(record) = serde_json::from_slice(line) {
+            records.push(record);
+        }
+    }
+    Ok(records)
 }
 
 /// Who is acting: `$USER`, else `id -un`, else `unknown`.
@@ -351,6 +410,57 @@ mod tests {
             lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
         )
         .unwrap();
+    }
+
+    /// Two records written by spur before audit records carried `v` (the log of
+    /// `spur task update 0600 done --force-done …` and one for 0601, unchanged).
+    const UNVERSIONED_LOG: [&str; 2] = [
+        r#"{"time":"2026-12-01T20:24:36.223Z","user":"ada","wbs":"0600","runId":null,"reason":"verified by hand: CI is down","artifactPath":"/tmp/legacy/.spur/run/0600-verdict.json","artifactSha256":null,"storedVerdict":null,"recomputedVerdict":null,"effectiveVerdict":"UNKNOWN","denyMessage":"task 0600 cannot be marked done: missing verify verdict artifact /tmp/legacy/.spur/run/0600-verdict.json (verdict UNKNOWN). Re-verify the task to write a fresh artifact (spur verify --wbs 0600, or spur task verdict 0600 --from-answer FILE), or override with: spur task update 0600 done --force-done --reason \"why\" (recorded in the audit log)","prevHash":"0000000000000000000000000000000000000000000000000000000000000000","hash":"538035488865e511775fc5b699137c31c5c09dc2d1e2b0e030de508af26a6735"}"#,
+        r#"{"time":"2026-12-01T20:24:36.279Z","user":"ada","wbs":"0601","runId":null,"reason":"second","artifactPath":"/tmp/legacy/.spur/run/0601-verdict.json","artifactSha256":null,"storedVerdict":null,"recomputedVerdict":null,"effectiveVerdict":"UNKNOWN","denyMessage":"task 0601 cannot be marked done: missing verify verdict artifact /tmp/legacy/.spur/run/0601-verdict.json (verdict UNKNOWN). Re-verify the task to write a fresh artifact (spur verify --wbs 0601, or spur task verdict 0601 --from-answer FILE), or override with: spur task update 0601 done --force-done --reason \"why\" (recorded in the audit log)","prevHash":"f4ef3bce0e25006b031fdf67be89e901257d5103efa3cc05fdb618d2530f42bb","hash":"069978facdd4b28acdbd1f026cc3c2329bf255c407e65dd50575237f8490e4c5"}"#,
+    ];
+
+    #[test]
+    fn a_log_written_before_format_versions_still_verifies_and_chains() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        write_lines(&path, &UNVERSIONED_LOG.map(str::to_owned));
+        assert_eq!(
+            verify(&path).unwrap(),
+            ChainCheck {
+                records: 2,
+                broken: None
+            }
+        );
+        assert!(list(&path).unwrap().iter().all(|r| r.v == 1));
+        let appended = append(&path, &entry("after")).unwrap();
+        assert_eq!(appended.v, FORMAT_VERSION);
+        assert!(lines(&path)[2].starts_with(r#"{"v":1,"time":"#));
+        assert_eq!(verify(&path).unwrap().records, 3);
+    }
+
+    #[test]
+    fn a_record_of_a_newer_format_is_named_not_misread() {
+        let (_dir, path) = log_of(1);
+        let mut l = lines(&path);
+        l.push(format!(
+            r#"{{"v":2,"prevHash":"{}","anything":"new"}}"#,
+            sha256_hex(l[0].as_bytes())
+        ));
+        write_lines(&path, &l);
+        let broken = verify(&path).unwrap().broken.unwrap();
+        assert_eq!(broken.line, 2);
+        assert_eq!(
+            broken.problem,
+            "it was written by a newer spur (format 2); this spur reads format 1"
+        );
+        let err = list(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("audit.jsonl cannot be read at line 2"),
+            "{err}"
+        );
+        let err = append(&path, &entry("x")).unwrap_err().to_string();
+        assert!(err.contains("newer spur (format 2)"), "{err}");
+        assert_eq!(lines(&path).len(), 2, "nothing was appended");
     }
 
     #[test]

@@ -63,9 +63,24 @@ impl StateDir {
         self.root.join("runs")
     }
 
-    /// `.spur/tasks/<wbs>.json`: task status.
+    /// `.spur/tasks/`: the task views (and task files that live in the state dir).
+    pub fn tasks_dir(&self) -> PathBuf {
+        self.root.join("tasks")
+    }
+
+    /// `.spur/tasks/<wbs>.json`: the task's status view, rewritten from its ledger.
     pub fn task_path(&self, wbs: &Wbs) -> PathBuf {
-        self.root.join("tasks").join(format!("{wbs}.json"))
+        self.tasks_dir().join(format!("{wbs}.json"))
+    }
+
+    /// `<state>/ledger/tasks/`: one task ledger per task.
+    pub fn task_ledgers_dir(&self) -> PathBuf {
+        self.root.join("ledger").join("tasks")
+    }
+
+    /// `<state>/ledger/tasks/<wbs>.jsonl`: the task ledger, the one record of its status.
+    pub fn task_ledger_path(&self, wbs: &Wbs) -> PathBuf {
+        self.task_ledgers_dir().join(format!("{wbs}.jsonl"))
     }
 
     /// `.spur/audit.jsonl`.
@@ -76,6 +91,16 @@ impl StateDir {
     /// `.spur/locks/<wbs>.lock`.
     pub fn lock_path(&self, wbs: &Wbs) -> PathBuf {
         self.root.join("locks").join(format!("{wbs}.lock"))
+    }
+
+    /// `.spur/locks/data/<wbs>.lock`: the short per-task data lock (see
+    /// `store::data_lock`). In a folder of its own: no run lock (`<wbs>.lock`) or verify
+    /// lock (`<scope>-verify.lock`) of any wbs can have its name.
+    pub fn data_lock_path(&self, wbs: &Wbs) -> PathBuf {
+        self.root
+            .join("locks")
+            .join("data")
+            .join(format!("{wbs}.lock"))
     }
 
     /// `.spur/config.yaml`.

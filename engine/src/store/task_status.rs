@@ -1,29 +1,27 @@
-//! Task status (`.spur/tasks/<wbs>.json`): the current status and the history of every
-//! change — when, by whom, and how (a plain update, the done gate's PASS, a forced override).
+//! Task status: the statuses a task can have, the one way to change one, and the status
+//! spur acts on — the task ledger's (`store::task_ledger`), never a view's.
 //!
 //! Any status may be written freely except `done`: that one is written only from a
-//! [`Done`] token, which only the done gate can make.
+//! [`Done`] token, which only the done gate can make. Every change is a ledger append
+//! under the task's data lock, after which the view `.spur/tasks/<wbs>.json` is rewritten.
 
 use std::fmt;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::done_gate::{Done, DoneVia};
-use crate::store::atomic_file::write_atomic;
+use crate::diagnostic::{coded_diagnostic, Code};
+use crate::done_gate::Done;
 use crate::store::audit::AuditAnchor;
-use crate::store::bounded_read::{read_bounded, ReadError};
-use crate::store::file_lock::FileLock;
+use crate::store::data_lock::DataLock;
 use crate::store::state_dir::StateDir;
+use crate::store::task_ledger::{self, Appended, LedgerError};
+use crate::store::task_view::{self, TaskRecord, View};
 use crate::wbs::Wbs;
 
 /// A task status: lower-case, `^[a-z][a-z0-9-]*$`, at most 40 characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Status(String);
-
-/// The most of a task record that is read: a few hundred bytes per status change.
-pub const MAX_TASK_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The status of a task with no record yet.
 pub const INITIAL_STATUS: &str = "todo";
@@ -107,58 +105,21 @@ impl fmt::Display for Status {
 }
 
 /// A status that cannot be accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StatusError {
     #[error("invalid status {0:?}")]
-    #[diagnostic(
-        code(spur::usage::invalid_status),
-        help("a status is a lower-case word such as todo, in-progress, blocked, review, cancelled or done")
-    )]
     Invalid(String),
     #[error("done is certified only by the done gate")]
-    #[diagnostic(
-        code(spur::task::done_needs_gate),
-        help("use `spur task update WBS done`, which reads the verdict artifact")
-    )]
     DoneNeedsTheGate,
 }
 
-/// How a status change was made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "how", rename_all = "kebab-case")]
-pub enum ChangeVia {
-    /// `spur task update` to a status other than done.
-    Update,
-    /// The done gate allowed it: the verdict was a self-consistent PASS.
-    DoneGatePass,
-    /// `--force-done --reason`: recorded in the audit log first.
-    ForcedOverride {
-        reason: String,
-        #[serde(rename = "auditHash")]
-        audit_hash: String,
-    },
-}
-
-/// One change in a task's history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HistoryEntry {
-    /// RFC 3339 UTC.
-    pub time: String,
-    pub from: Status,
-    pub to: Status,
-    pub via: ChangeVia,
-    pub user: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-}
-
-/// A task's status record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TaskRecord {
-    pub wbs: String,
-    pub status: Status,
-    pub history: Vec<HistoryEntry>,
+coded_diagnostic! {
+    StatusError {
+        Self::Invalid(..) => Code::UsageInvalidStatus,
+            help("a status is a lower-case word such as todo, in-progress, blocked, review, cancelled or done");
+        Self::DoneNeedsTheGate => Code::TaskDoneNeedsGate,
+            help("use `spur task update WBS done`, which reads the verdict artifact");
+    }
 }
 
 /// The change to make.
@@ -170,144 +131,122 @@ pub enum StatusChange<'a> {
     Done(&'a Done),
 }
 
-/// Who and when, for the history.
+/// Who and when, for the ledger.
 #[derive(Debug, Clone)]
 pub struct ChangeContext<'a> {
+    /// Who (see `audit::current_user`).
     pub user: &'a str,
+    /// The run making the change, if one is.
     pub run_id: Option<&'a str>,
+    /// RFC 3339 UTC.
     pub time: String,
 }
 
-/// Why a task record could not be read or written.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+/// Why a task's status could not be read or changed.
+#[derive(Debug, thiserror::Error)]
 pub enum TaskError {
-    #[error("could not read task status {path}: {source}")]
-    #[diagnostic(code(spur::task::read_failed))]
-    Read {
+    /// The ledger cannot be read, is broken, or refused the append.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The change is in the ledger, but the view could not be rewritten from it.
+    #[error("the status change of task {wbs} is recorded in its ledger, but its view {path} could not be rewritten: {source}")]
+    ViewWrite {
+        /// The task.
+        wbs: String,
+        /// The view file.
         path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("task status {path} is not a valid task record: {problem}")]
-    #[diagnostic(
-        code(spur::task::corrupt_record),
-        help("fix or remove the file; its history is the record of how the task's status changed")
-    )]
-    Corrupt { path: String, problem: String },
-    #[error("could not write task status {path}: {source}")]
-    #[diagnostic(code(spur::task::write_failed))]
-    Write {
-        path: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
 }
 
-/// The record of `wbs`, or `None` when it has none yet.
-pub fn load(state_dir: &StateDir, wbs: &Wbs) -> Result<Option<TaskRecord>, TaskError> {
-    read_record(&state_dir.task_path(wbs))
+coded_diagnostic! {
+    TaskError {
+        forward { Ledger }
+        Self::ViewWrite { .. } => Code::TaskViewWriteFailed,
+            help("the ledger is the task's status; the view is rewritten after the next change");
+    }
 }
 
-/// The current status of `wbs` (`todo` when it has no record).
+/// The record of `wbs` its ledger says (no history and `todo` without a ledger). A broken
+/// ledger is an error.
+pub fn load(state_dir: &StateDir, wbs: &Wbs) -> Result<TaskRecord, TaskError> {
+    let ledger = task_ledger::read(state_dir, wbs)?;
+    Ok(TaskRecord::from_ledger(wbs, ledger.intact()?))
+}
+
+/// The current status of `wbs`: its ledger's (`todo` when it has no record). A broken
+/// ledger is an error, never a status.
 pub fn current_status(state_dir: &StateDir, wbs: &Wbs) -> Result<Status, TaskError> {
-    Ok(load(state_dir, wbs)?.map_or_else(Status::initial, |r| r.status))
+    let ledger = task_ledger::read(state_dir, wbs)?;
+    ledger.intact()?;
+    Ok(ledger.status())
 }
 
-fn read_record(path: &Path) -> Result<Option<TaskRecord>, TaskError> {
-    let bytes = match read_bounded(path, MAX_TASK_RECORD_BYTES) {
-        Ok(b) => b,
-        Err(ReadError::Missing) => return Ok(None),
-        Err(e) => {
-            return Err(TaskError::Read {
-                path: path.display().to_string(),
-                source: e.into(),
-            })
-        }
-    };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|e| TaskError::Corrupt {
-            path: path.display().to_string(),
-            problem: e.to_string(),
-        })
-}
-
-/// Apply `change` to the record of `wbs` atomically (under a per-task lock, so concurrent
-/// updates never lose a history entry). A change to the current status records nothing
-/// and returns the record unchanged.
+/// Apply `change` to the locked task: append it to the ledger, then rewrite the view from
+/// the ledger. A change to the current status appends nothing, and rewrites the view only
+/// when the ledger has records and the view is not theirs (so a no-op repairs a tampered
+/// view, but never erases an uncertified one). Returns the record the ledger now says.
 pub fn record_change(
+    lock: &DataLock,
     state_dir: &StateDir,
-    wbs: &Wbs,
     change: StatusChange<'_>,
     context: &ChangeContext<'_>,
 ) -> Result<TaskRecord, TaskError> {
-    let path = state_dir.task_path(wbs);
-    let write_err = |source| TaskError::Write {
-        path: path.display().to_string(),
-        source,
+    let wbs = lock.wbs();
+    let appended = task_ledger::append(lock, state_dir, change, context)?;
+    let record = TaskRecord::from_ledger(wbs, appended.records());
+    let stale = match &appended {
+        Appended::Written(_) => true,
+        Appended::Unchanged(records) => {
+            !records.is_empty()
+                && task_view::read_view(state_dir, wbs) != View::Record(record.clone())
+        }
     };
-    let lock_path = path.with_file_name(format!(".{wbs}.lock"));
-    let _lock = FileLock::exclusive(&lock_path).map_err(write_err)?;
-    let mut record = read_record(&path)?.unwrap_or_else(|| TaskRecord {
-        wbs: wbs.to_string(),
-        status: Status::initial(),
-        history: Vec::new(),
-    });
-    let (to, via) = match change {
-        StatusChange::To(OpenStatus(status)) => (status, ChangeVia::Update),
-        StatusChange::Done(done) => (
-            Status::done(done),
-            match done.via() {
-                DoneVia::Pass => ChangeVia::DoneGatePass,
-                DoneVia::Forced { reason, audit_hash } => ChangeVia::ForcedOverride {
-                    reason: reason.clone(),
-                    audit_hash: audit_hash.clone(),
-                },
-            },
-        ),
-    };
-    if to == record.status {
-        return Ok(record);
+    if stale {
+        write_view(state_dir, wbs, &record)?;
     }
-    record.history.push(HistoryEntry {
-        time: context.time.clone(),
-        from: record.status.clone(),
-        to: to.clone(),
-        via,
-        user: context.user.to_owned(),
-        run_id: context.run_id.map(str::to_owned),
-    });
-    record.status = to;
-    let mut text =
-        serde_json::to_string_pretty(&record).map_err(|e| write_err(std::io::Error::other(e)))?;
-    text.push('\n');
-    write_atomic(&path, text.as_bytes()).map_err(write_err)?;
     Ok(record)
 }
 
-/// Every forced override recorded in any task's history, for cross-checking the audit log
+/// Rewrite the view of the locked task from its ledger if the ledger has records and the
+/// view is not theirs. Returns whether it was rewritten.
+pub fn refresh_view(lock: &DataLock, state_dir: &StateDir) -> Result<bool, TaskError> {
+    let wbs = lock.wbs();
+    let ledger = task_ledger::read(state_dir, wbs)?;
+    let records = ledger.intact()?;
+    let record = TaskRecord::from_ledger(wbs, records);
+    if records.is_empty() || task_view::read_view(state_dir, wbs) == View::Record(record.clone()) {
+        return Ok(false);
+    }
+    write_view(state_dir, wbs, &record)?;
+    Ok(true)
+}
+
+fn write_view(state_dir: &StateDir, wbs: &Wbs, record: &TaskRecord) -> Result<(), TaskError> {
+    task_view::write_view(state_dir, wbs, record).map_err(|source| TaskError::ViewWrite {
+        wbs: wbs.to_string(),
+        path: state_dir.task_path(wbs).display().to_string(),
+        source,
+    })
+}
+
+/// Every forced override recorded in any task ledger, for cross-checking the audit log
 /// (a record removed from the end of the log leaves a valid chain, but not a valid anchor).
-/// Records that cannot be read are skipped: `spur task show` reports them.
+/// Ledgers that cannot be read contribute their intact prefix: `spur audit verify` reports
+/// them on their own.
 pub fn audit_anchors(state_dir: &StateDir) -> Vec<AuditAnchor> {
-    let Ok(entries) = std::fs::read_dir(state_dir.root().join("tasks")) else {
-        return Vec::new();
-    };
     let mut anchors = Vec::new();
-    let mut paths: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    for path in paths {
-        let Ok(Some(record)) = read_record(&path) else {
+    for wbs in task_ledger::ledgered_tasks(state_dir) {
+        let Ok(ledger) = task_ledger::read(state_dir, &wbs) else {
             continue;
         };
-        for entry in &record.history {
-            if let ChangeVia::ForcedOverride { audit_hash, .. } = &entry.via {
+        for record in &ledger.records {
+            if let Some(audit_hash) = &record.audit_hash {
                 anchors.push(AuditAnchor {
                     wbs: record.wbs.clone(),
-                    time: entry.time.clone(),
+                    time: record.at.clone(),
                     audit_hash: audit_hash.clone(),
                 });
             }
@@ -319,6 +258,7 @@ pub fn audit_anchors(state_dir: &StateDir) -> Vec<AuditAnchor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::task_view::{read_view, ChangeVia, View};
 
     #[test]
     fn open_statuses_never_include_done() {
@@ -337,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn records_changes_with_history_and_skips_no_ops() {
+    fn records_changes_in_the_ledger_and_rewrites_the_view() {
         let dir = tempfile::tempdir().unwrap();
         let state = StateDir::at(dir.path().join(".spur"));
         let wbs = Wbs::parse("T1").unwrap();
@@ -348,39 +288,42 @@ mod tests {
         };
         assert_eq!(current_status(&state, &wbs).unwrap().as_str(), "todo");
         let open = |s| StatusChange::To(Status::open(s).unwrap());
-        record_change(&state, &wbs, open("in-progress"), &ctx).unwrap();
-        let record = record_change(&state, &wbs, open("in-progress"), &ctx).unwrap();
+        let lock = DataLock::acquire(&state, &wbs).unwrap();
+        record_change(&lock, &state, open("in-progress"), &ctx).unwrap();
+        let record = record_change(&lock, &state, open("in-progress"), &ctx).unwrap();
         assert_eq!(record.history.len(), 1);
         assert_eq!(record.history[0].from.as_str(), "todo");
         assert_eq!(record.history[0].via, ChangeVia::Update);
-        assert_eq!(load(&state, &wbs).unwrap(), Some(record));
+        assert_eq!(load(&state, &wbs).unwrap(), record);
+        assert_eq!(read_view(&state, &wbs), View::Record(record));
     }
 
     #[test]
-    fn a_corrupt_record_is_an_error_not_a_reset() {
+    fn a_view_is_never_the_status() {
         let dir = tempfile::tempdir().unwrap();
         let state = StateDir::at(dir.path().join(".spur"));
         let wbs = Wbs::parse("T1").unwrap();
-        std::fs::create_dir_all(dir.path().join(".spur/tasks")).unwrap();
+        std::fs::create_dir_all(state.tasks_dir()).unwrap();
+        std::fs::write(
+            state.task_path(&wbs),
+            r#"{"wbs":"T1","status":"done","history":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(current_status(&state, &wbs).unwrap().as_str(), "todo");
         std::fs::write(state.task_path(&wbs), "{\"status\": 3}").unwrap();
+        assert_eq!(current_status(&state, &wbs).unwrap().as_str(), "todo");
+    }
+
+    #[test]
+    fn a_broken_ledger_is_an_error_not_a_status() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::at(dir.path().join(".spur"));
+        let wbs = Wbs::parse("T1").unwrap();
+        std::fs::create_dir_all(state.task_ledgers_dir()).unwrap();
+        std::fs::write(state.task_ledger_path(&wbs), "{\"status\": 3}\n").unwrap();
         assert!(matches!(
             current_status(&state, &wbs),
-            Err(TaskError::Corrupt { .. })
+            Err(TaskError::Ledger(LedgerError::Broken { .. }))
         ));
-    }
-
-    #[test]
-    fn a_fifo_as_the_record_is_an_error_not_a_hang() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = StateDir::at(dir.path().join(".spur"));
-        let wbs = Wbs::parse("T1").unwrap();
-        std::fs::create_dir_all(dir.path().join(".spur/tasks")).unwrap();
-        let made = std::process::Command::new("mkfifo")
-            .arg(state.task_path(&wbs))
-            .status()
-            .unwrap();
-        assert!(made.success());
-        let err = current_status(&state, &wbs).unwrap_err();
-        assert!(err.to_string().contains("it is a FIFO"), "{err}");
     }
 }

@@ -7,25 +7,29 @@ use serde_json::Value;
 
 use super::artifact::{Artifact, Check};
 use super::read::MAX_ARTIFACT_BYTES;
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::atomic_file::write_atomic;
 use crate::store::bounded_read::{read_bounded, ReadError};
 
 /// Why an artifact could not be written or updated.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum ArtifactWriteError {
     #[error("could not write verdict artifact {path}: {source}")]
-    #[diagnostic(code(spur::verdict::write_failed))]
     Io {
         path: String,
         #[source]
         source: std::io::Error,
     },
     #[error("cannot append checks to {path}: {problem}")]
-    #[diagnostic(
-        code(spur::verdict::not_appendable),
-        help("checks are appended to an existing artifact whose root is a JSON object; write the artifact first")
-    )]
     NotAppendable { path: String, problem: String },
+}
+
+coded_diagnostic! {
+    ArtifactWriteError {
+        Self::Io { .. } => Code::VerdictWriteFailed;
+        Self::NotAppendable { .. } => Code::VerdictNotAppendable,
+            help("checks are appended to an existing artifact whose root is a JSON object; write the artifact first");
+    }
 }
 
 /// Write `artifact` as canonical JSON, atomically.

@@ -9,18 +9,12 @@ use serde::Serialize;
 use super::aggregate::{aggregate, Aggregation};
 use super::artifact::Verdict;
 use super::outcome::{ArtifactOutcome, OutcomeKind};
-
-/// Code of the bounded warning emitted once per non-valid artifact.
-pub const MALFORMED_ARTIFACT: &str = "L4.malformed-verdict-artifact";
-/// Code of the warning for a stored PASS that does not recompute to PASS.
-pub const SELF_INCONSISTENT: &str = "verdict.self-inconsistent";
-/// Code of the warning for an artifact that names another task.
-pub const WBS_MISMATCH: &str = "verdict.wbs-mismatch";
+use crate::diagnostic::Code;
 
 /// A warning with a stable code.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Warning {
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
 }
 
@@ -58,7 +52,7 @@ impl Evaluation {
                 let effective = artifact.verdict.harsher(aggregation.verdict);
                 if artifact.verdict == Verdict::Pass && aggregation.verdict != Verdict::Pass {
                     warnings.push(Warning {
-                        code: SELF_INCONSISTENT,
+                        code: Code::VerdictSelfInconsistent,
                         message: format!(
                             "{}: stored verdict PASS is self-inconsistent: the rows recompute to {}",
                             path.display(),
@@ -84,7 +78,7 @@ impl Evaluation {
         if let Some(mismatch) = &wbs_mismatch {
             effective = effective.harsher(Verdict::Unknown);
             warnings.push(Warning {
-                code: WBS_MISMATCH,
+                code: Code::VerdictWbsMismatch,
                 message: format!(
                     "{}: the artifact certifies task {:?}, not {:?}",
                     path.display(),
@@ -154,7 +148,7 @@ pub fn malformed_warning(
         _ => String::new(),
     };
     Some(Warning {
-        code: MALFORMED_ARTIFACT,
+        code: Code::VerdictMalformedArtifact,
         message: format!(
             "task {wbs}: verdict artifact {} is {}: {reason}{rows}",
             path.display(),
@@ -180,7 +174,7 @@ mod tests {
         );
         assert_eq!(e.effective, Verdict::Fail);
         assert!(e.is_self_inconsistent());
-        assert_eq!(e.warnings[0].code, SELF_INCONSISTENT);
+        assert_eq!(e.warnings[0].code, Code::VerdictSelfInconsistent);
         assert!(e.warnings[0].message.contains("self-inconsistent"));
     }
 
@@ -203,7 +197,7 @@ mod tests {
             Some("T"),
         );
         assert_eq!(e.effective, Verdict::Unknown);
-        assert_eq!(e.warnings[0].code, WBS_MISMATCH);
+        assert_eq!(e.warnings[0].code, Code::VerdictWbsMismatch);
     }
 
     #[test]
@@ -215,7 +209,7 @@ mod tests {
         assert_eq!(e.effective, Verdict::Unknown);
         assert_eq!(e.warnings.len(), 1);
         let w = &e.warnings[0];
-        assert_eq!(w.code, MALFORMED_ARTIFACT);
+        assert_eq!(w.code, Code::VerdictMalformedArtifact);
         assert!(
             w.message
                 .starts_with("task T: verdict artifact v.json is invalid"),

@@ -14,6 +14,7 @@
 pub mod aggregate;
 pub mod artifact;
 pub mod artifact_file;
+mod duplicate_keys;
 pub mod evaluation;
 pub mod outcome;
 mod raw;
@@ -26,7 +27,7 @@ pub use artifact::{
     RowStatus, Severity, Verdict,
 };
 pub use artifact_file::{replace_checks, write_artifact, ArtifactWriteError};
-pub use evaluation::{Evaluation, Warning, WbsMismatch, MALFORMED_ARTIFACT};
+pub use evaluation::{Evaluation, Warning, WbsMismatch};
 pub use outcome::{
     ArtifactOutcome, FieldProblem, Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section,
 };

@@ -7,6 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::artifact::{AcceptanceCriterion, Artifact, Check, Requirement, Verdict};
+use super::duplicate_keys::first_duplicate_key;
 use super::outcome::{
     ArtifactOutcome, FieldProblem, Invalidity, MissingDetail, RejectedRow, Section,
 };
@@ -107,9 +108,16 @@ pub fn parse_artifact(bytes: &[u8]) -> ArtifactOutcome {
             detail: MissingDetail::Whitespace,
         };
     }
+    // serde_json keeps the last of repeated keys; an artifact must not say two things.
+    if let Some(duplicate) = first_duplicate_key(bytes) {
+        return ArtifactOutcome::invalid(format!(
+            "duplicate key {} at line {}: each key may appear once per object",
+            duplicate.key, duplicate.line
+        ));
+    }
     // Fast path: straight into borrowed raw rows. It only fails for documents that are
-    // malformed or shaped wrong (a non-object root, a section or row of the wrong type,
-    // a duplicate key); those take the `Value` path, which words every problem.
+    // malformed or shaped wrong (a non-object root, a section or row of the wrong type);
+    // those take the `Value` path, which words every problem.
     if let Ok(ObjectOnly(raw)) = serde_json::from_slice::<ObjectOnly<RawArtifact<'_>>>(bytes) {
         return validate(raw);
     }

@@ -3,31 +3,33 @@
 //! its gates in topological order. Other top-level keys belong to other readers (the runner
 //! reads `agents:`) and are ignored here.
 
-use std::fmt;
-use std::marker::PhantomData;
+mod gate_rules;
+mod raw;
+
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
-use serde_saphyr::{Location, Spanned};
-
-use super::config_error::{ConfigProblems, VerifyConfigErrors};
-use super::gate::{Gate, GateCommand, GateSeverity, DEFAULT_TIMEOUT};
+use super::config_error::{ConfigProblems, VerifyConfigErrors, CODES};
+use super::gate::Gate;
 use super::plan;
-use super::standard_gates::{standard_gate, STANDARD_GATES};
-use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::source::{SourceFile, Span};
+use super::standard_gates::STANDARD_GATES;
+use crate::diagnostic::Diagnostic;
+use crate::source::SourceFile;
 use crate::store::bounded_read::read_string;
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
+use crate::yaml::{parse_config, Loader};
+
+use gate_rules::check_gate;
+use raw::RawVerify;
 
 /// A checked verify configuration: gate names are valid path segments, every `needs`
 /// names a configured gate, and `gates` is in a topological order of `needs` (ties keep
 /// the standard order, then the order of the file).
 #[derive(Debug, Clone)]
 pub struct VerifyConfig {
+    /// The file the configuration was read from (whether or not it exists).
     pub path: PathBuf,
+    /// The configured gates, in the order they may run.
     pub gates: Vec<Gate>,
     /// Standard gates the file does not mention: reported as SKIP (not configured).
     pub unconfigured: Vec<&'static str>,
@@ -49,6 +51,7 @@ impl VerifyConfig {
         }
     }
 
+    /// The configuration of a project that configures no gate.
     pub fn empty(path: PathBuf) -> Self {
         Self {
             path,
@@ -58,7 +61,7 @@ impl VerifyConfig {
         }
     }
 
-    /// Parse and check the text of a config file.
+    /// Parse and check the text of a config file: every finding at once.
     pub fn parse(path: &Path, text: &str) -> Result<Self, VerifyConfigErrors> {
         let source = SourceFile::new(path, text);
         let problems = ConfigProblems { source: &source };
@@ -66,39 +69,49 @@ impl VerifyConfig {
             path: path.to_path_buf(),
             errors,
         };
-        if text.trim().is_empty() {
-            return Ok(Self::empty(path.to_path_buf()));
-        }
-        let raw: RawFile = serde_saphyr::from_str(text).map_err(|e| {
-            fail(vec![
-                problems.yaml(yaml_message(&e), e.location().map(|l| span_of(&l)))
-            ])
-        })?;
-        let Some(verify) = raw.verify else {
-            return Ok(Self::empty(path.to_path_buf()));
+        let root = match parse_config(text) {
+            Ok(Some(root)) => root,
+            Ok(None) => return Ok(Self::empty(path.to_path_buf())),
+            Err(e) => return Err(fail(vec![problems.parse_error(&e)])),
         };
-        let mut errors = Vec::new();
-        let parallelism = match verify.parallelism {
-            None => None,
-            Some(n) => {
-                let value = usize::try_from(n.value).ok().and_then(NonZeroUsize::new);
-                if value.is_none() {
-                    errors.push(problems.zero(
-                        "parallelism",
-                        "parallelism is how many read-only gates may run at once; leave it out to use the number of cores",
-                        span_of(&n.referenced),
-                    ));
-                }
-                value
-            }
+        let mut cx = Loader::new(&source, CODES);
+        let section = RawVerify::read(&mut cx, &root);
+        let mut errors: Vec<Diagnostic> = cx
+            .diagnostics
+            .into_iter()
+            .map(|d| problems.typed(d))
+            .collect();
+        let Some(section) = section else {
+            return if errors.is_empty() {
+                Ok(Self::empty(path.to_path_buf()))
+            } else {
+                Err(fail(errors))
+            };
         };
 
-        let entries = verify.gates.map(|g| g.0).unwrap_or_default();
-        let named: Vec<&str> = entries.iter().map(|(k, _)| k.value.as_str()).collect();
+        let parallelism = section.parallelism.and_then(|n| {
+            let value = usize::try_from(n.value).ok().and_then(NonZeroUsize::new);
+            if value.is_none() {
+                errors.push(problems.zero(
+                    "parallelism",
+                    "parallelism is how many read-only gates may run at once; leave it out to use the number of cores",
+                    n.span,
+                ));
+            }
+            value
+        });
+
+        let named: Vec<&str> = section
+            .gates
+            .iter()
+            .map(|(k, _)| k.value.as_str())
+            .collect();
         let mut gates = Vec::new();
-        for (name, raw_gate) in &entries {
-            if let Some(gate) = convert_gate(name, raw_gate.as_ref(), &named, problems, &mut errors)
-            {
+        for (name, raw) in &section.gates {
+            // A gate whose fields did not read is already reported; checking what did
+            // read would only guess.
+            let Some(raw) = raw else { continue };
+            if let Some(gate) = check_gate(name, raw, &named, problems, &mut errors) {
                 gates.push(gate);
             }
         }
@@ -132,6 +145,7 @@ impl VerifyConfig {
         })
     }
 
+    /// The configured gate named `name`.
     pub fn gate(&self, name: &str) -> Option<&Gate> {
         self.gates.iter().find(|g| g.name == name)
     }
@@ -145,277 +159,20 @@ impl VerifyConfig {
     }
 }
 
-fn convert_gate(
-    name: &Spanned<String>,
-    raw: Option<&RawGate>,
-    configured: &[&str],
-    problems: ConfigProblems<'_>,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<Gate> {
-    let before = errors.len();
-    let name_span = span_of(&name.referenced);
-    if crate::wbs::Wbs::parse(&name.value).is_err() {
-        errors.push(problems.invalid_gate_name(&name.value, name_span));
-    }
-    let empty = RawGate::default();
-    let raw = raw.unwrap_or(&empty);
-    let standard = standard_gate(&name.value);
-
-    let command = match (&raw.command, &raw.executable) {
-        (Some(c), Some(e)) => {
-            errors.push(problems.command_conflict(
-                &name.value,
-                span_of(&c.referenced),
-                span_of(&e.referenced),
-            ));
-            None
-        }
-        (Some(c), None) => {
-            if let Some(args) = &raw.args {
-                errors
-                    .push(problems.args_without_executable(&name.value, span_of(&args.referenced)));
-            }
-            non_empty(c, "command", &name.value, problems, errors).map(GateCommand::Shell)
-        }
-        (None, Some(e)) => {
-            non_empty(e, "executable", &name.value, problems, errors).map(|exe| GateCommand::Exec {
-                executable: exe,
-                args: raw
-                    .args
-                    .as_ref()
-                    .map(|a| a.value.clone())
-                    .unwrap_or_default(),
-            })
-        }
-        (None, None) => {
-            if let Some(args) = &raw.args {
-                errors
-                    .push(problems.args_without_executable(&name.value, span_of(&args.referenced)));
-            }
-            Some(GateCommand::Exec {
-                executable: format!("spur-gate-{}", name.value),
-                args: Vec::new(),
-            })
-        }
-    };
-
-    let (needs, needs_span): (Vec<(String, Span)>, Span) = match &raw.needs {
-        Some(needs) => (
-            needs
-                .value
-                .iter()
-                .map(|n| (n.value.clone(), span_of(&n.referenced)))
-                .collect(),
-            span_of(&needs.referenced),
-        ),
-        // A standard gate waits for the standard gates before it that are configured.
-        None => (
-            standard
-                .map(|s| {
-                    s.needs
-                        .iter()
-                        .filter(|n| configured.contains(n))
-                        .map(|n| ((*n).to_owned(), name_span))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            name_span,
-        ),
-    };
-    for (need, span) in &needs {
-        if !configured.contains(&need.as_str()) {
-            let help = did_you_mean(need, configured.iter().copied())
-                .map(|m| format!("did you mean `{m}`?"))
-                .unwrap_or_else(|| format!("configured gates: {}", configured.join(", ")));
-            errors.push(problems.unknown_need(&name.value, need, help, *span));
-        }
-    }
-
-    let timeout = match &raw.timeout_ms {
-        None => DEFAULT_TIMEOUT,
-        Some(t) if t.value == 0 => {
-            errors.push(problems.zero(
-                "timeoutMs",
-                "timeoutMs is how long the gate may run, in milliseconds (default 600000)",
-                span_of(&t.referenced),
-            ));
-            DEFAULT_TIMEOUT
-        }
-        Some(t) => Duration::from_millis(t.value),
-    };
-
-    let severity = match &raw.severity {
-        None => GateSeverity::Blocker,
-        Some(s) => GateSeverity::parse(&s.value).unwrap_or_else(|| {
-            let names = GateSeverity::ALL.map(GateSeverity::as_str);
-            let help = did_you_mean(&s.value, names.iter().copied())
-                .map(|m| format!("did you mean `{m}`?"))
-                .unwrap_or_else(|| format!("use one of: {}", names.join(", ")));
-            errors.push(problems.invalid_severity(
-                &name.value,
-                &s.value,
-                help,
-                span_of(&s.referenced),
-            ));
-            GateSeverity::Blocker
-        }),
-    };
-
-    let expect_file = project_path(
-        raw.expect_file.as_ref(),
-        "expectFile",
-        &name.value,
-        problems,
-        errors,
-    );
-    let findings_file = project_path(
-        raw.findings_file.as_ref(),
-        "findingsFile",
-        &name.value,
-        problems,
-        errors,
-    );
-
-    if errors.len() > before {
-        return None;
-    }
-    Some(Gate {
-        name: name.value.clone(),
-        command: command?,
-        needs: needs.into_iter().map(|(n, _)| n).collect(),
-        timeout,
-        read_only: raw
-            .read_only
-            .unwrap_or_else(|| standard.is_some_and(|s| s.read_only)),
-        severity,
-        enabled: raw.enabled.unwrap_or(true),
-        expect_file,
-        findings_file,
-        span: name_span,
-        needs_span,
-    })
-}
-
-fn non_empty(
-    value: &Spanned<String>,
-    field: &'static str,
-    gate: &str,
-    problems: ConfigProblems<'_>,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<String> {
-    if value.value.trim().is_empty() {
-        errors.push(problems.empty_command(gate, field, span_of(&value.referenced)));
-        None
-    } else {
-        Some(value.value.clone())
-    }
-}
-
-/// A path relative to the project root that cannot leave it.
-fn project_path(
-    value: Option<&Spanned<String>>,
-    field: &'static str,
-    gate: &str,
-    problems: ConfigProblems<'_>,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<PathBuf> {
-    let value = value?;
-    let path = PathBuf::from(&value.value);
-    let inside = !value.value.is_empty()
-        && path.components().all(|c| {
-            matches!(
-                c,
-                std::path::Component::Normal(_) | std::path::Component::CurDir
-            )
-        });
-    if inside {
-        Some(path)
-    } else {
-        errors.push(problems.path_outside_project(gate, field, span_of(&value.referenced)));
-        None
-    }
-}
-
-/// The byte span of a YAML node (character offsets when bytes are unknown).
-pub(crate) fn span_of(location: &Location) -> Span {
-    let span = location.span();
-    let offset = span.byte_offset().unwrap_or_else(|| span.offset());
-    let len = span.byte_len().unwrap_or_else(|| span.len());
-    Span::new(
-        usize::try_from(offset).unwrap_or(0),
-        usize::try_from(len).unwrap_or(0),
-    )
-}
-
-/// serde-saphyr's message without its own rendered snippet (miette renders ours).
-fn yaml_message(error: &serde_saphyr::Error) -> String {
-    let text = error.without_snippet().to_string();
-    text.lines().next().unwrap_or("").trim().to_owned()
-}
-
-#[derive(Deserialize)]
-struct RawFile {
-    #[serde(default)]
-    verify: Option<RawVerify>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawVerify {
-    #[serde(default)]
-    gates: Option<OrderedMap<Spanned<String>, Option<RawGate>>>,
-    #[serde(default)]
-    parallelism: Option<Spanned<u64>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawGate {
-    command: Option<Spanned<String>>,
-    executable: Option<Spanned<String>>,
-    args: Option<Spanned<Vec<String>>>,
-    needs: Option<Spanned<Vec<Spanned<String>>>>,
-    timeout_ms: Option<Spanned<u64>>,
-    read_only: Option<bool>,
-    severity: Option<Spanned<String>>,
-    enabled: Option<bool>,
-    expect_file: Option<Spanned<String>>,
-    findings_file: Option<Spanned<String>>,
-}
-
-/// A YAML mapping that keeps the order of the file (duplicate keys are already rejected
-/// by serde-saphyr).
-struct OrderedMap<K, V>(Vec<(K, V)>);
-
-impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<K, V> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct OrderedVisitor<K, V>(PhantomData<(K, V)>);
-        impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Visitor<'de> for OrderedVisitor<K, V> {
-            type Value = OrderedMap<K, V>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a mapping of gate name to gate")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    entries.push(entry);
-                }
-                Ok(OrderedMap(entries))
-            }
-        }
-        deserializer.deserialize_map(OrderedVisitor(PhantomData))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::diagnostic::Code;
+    use crate::source::Span;
+    use crate::verify::gate::{GateCommand, GateSeverity, DEFAULT_TIMEOUT};
 
     fn parse(text: &str) -> Result<VerifyConfig, VerifyConfigErrors> {
         VerifyConfig::parse(Path::new(".spur/config.yaml"), text)
     }
 
-    fn codes(text: &str) -> Vec<&'static str> {
+    fn codes(text: &str) -> Vec<Code> {
         parse(text)
             .unwrap_err()
             .diagnostics()
@@ -498,7 +255,7 @@ mod tests {
         let [d] = err.diagnostics() else {
             panic!("{err:?}");
         };
-        assert_eq!(d.code, "spur::verify::unknown-need");
+        assert_eq!(d.code, Code::VerifyUnknownNeed);
         assert_eq!(d.help.as_deref(), Some("did you mean `build`?"));
         let span = d.primary.span;
         assert_eq!(&text[span.offset..span.end()], "biuld");
@@ -509,21 +266,93 @@ mod tests {
         assert_eq!(
             codes("verify:\n  gates:\n    a: {command: x, executable: y}\n    b: {command: ' '}\n    c: {args: [x]}\n    d: {severity: blocking}\n    e: {timeoutMs: 0}\n    ../x: {command: y}\n    f: {expectFile: ../out}\n    g: {findingsFile: /etc/passwd}\n"),
             [
-                "spur::verify::command-conflict",
-                "spur::verify::empty-command",
-                "spur::verify::args-without-executable",
-                "spur::verify::invalid-severity",
-                "spur::verify::zero",
-                "spur::verify::invalid-gate-name",
-                "spur::verify::path-outside-project",
-                "spur::verify::path-outside-project",
+                Code::VerifyCommandConflict,
+                Code::VerifyEmptyCommand,
+                Code::VerifyArgsWithoutExecutable,
+                Code::VerifyInvalidSeverity,
+                Code::VerifyZero,
+                Code::VerifyInvalidGateName,
+                Code::VerifyPathOutsideProject,
+                Code::VerifyPathOutsideProject,
             ]
         );
         assert_eq!(
             codes("verify:\n  gates:\n    a: {comand: x}\n"),
-            ["spur::verify::yaml"]
+            [Code::VerifyYaml]
         );
-        assert_eq!(codes("verify:\n  parallelism: 0\n"), ["spur::verify::zero"]);
+        assert_eq!(codes("verify:\n  parallelism: 0\n"), [Code::VerifyZero]);
+    }
+
+    #[test]
+    fn yaml_findings_come_all_at_once_in_the_loader_wording() {
+        let text = "verify:\n  gates:\n    a: {comand: x, timeoutMs: abc}\n    b: {command: ' '}\n    a: {command: y}\n";
+        let err = parse(text).unwrap_err();
+        let found: Vec<(Code, &str)> = err
+            .diagnostics()
+            .iter()
+            .map(|d| (d.code, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (Code::VerifyYaml, "unknown key `comand` in gate `a`"),
+                (
+                    Code::VerifyYaml,
+                    "`timeoutMs` of gate `a` must be a whole number of 0 or more, not \"abc\""
+                ),
+                (Code::VerifyYaml, "duplicate key `a` in `verify.gates`"),
+                (Code::VerifyEmptyCommand, "gate `b` has an empty command"),
+            ]
+        );
+        let [unknown, _, duplicate, _] = err.diagnostics() else {
+            panic!("{err:?}")
+        };
+        assert_eq!(unknown.help.as_deref(), Some("did you mean `command`?"));
+        assert_eq!(duplicate.secondary[0].span, Span::new(21, 1));
+    }
+
+    #[test]
+    fn scalars_read_as_they_always_did_and_merge_keys_apply() {
+        let config = parse(
+            "defaults: &d {timeoutMs: 60_000, readOnly: yes}\nverify:\n  gates:\n    lint: {<<: *d, executable: cargo, args: [clippy, --jobs, 4]}\n",
+        )
+        .unwrap();
+        let lint = config.gate("lint").unwrap();
+        assert_eq!(lint.timeout, Duration::from_millis(60_000));
+        assert!(lint.read_only);
+        assert_eq!(lint.command.display(), "cargo clippy --jobs 4");
+    }
+
+    #[test]
+    fn only_verify_is_checked_and_hostile_yaml_is_refused() {
+        // Other sections belong to other readers, repeated keys included.
+        let other = "agents: {a: {command: x}, a: {command: y}}\nverify:\n  gates:\n    build: {command: make}\n";
+        assert_eq!(parse(other).unwrap().gates.len(), 1);
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for (prev, next) in ["a", "b", "c", "d", "e", "f", "g"]
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+        {
+            let refs = vec![format!("*{prev}"); 10].join(", ");
+            bomb.push_str(&format!("{next}: &{next} [{refs}]\n"));
+        }
+        let err = parse(&bomb).unwrap_err();
+        let [d] = err.diagnostics() else {
+            panic!("{err:?}")
+        };
+        assert_eq!(d.code, Code::VerifyYaml);
+        assert!(d.message.contains("alias bomb"), "{}", d.message);
+    }
+
+    #[test]
+    fn a_block_list_is_pointed_at_its_first_dash() {
+        let text = "verify:\n  gates:\n    a:\n      command: x\n      args:\n        - y\n";
+        let err = parse(text).unwrap_err();
+        let [d] = err.diagnostics() else {
+            panic!("{err:?}")
+        };
+        assert_eq!(d.code, Code::VerifyArgsWithoutExecutable);
+        assert_eq!(d.primary.span, Span::new(text.find('-').unwrap(), 0));
     }
 
     #[test]

@@ -4,47 +4,51 @@
 
 use std::path::PathBuf;
 
-use crate::diagnostic::{Diagnostic, JsonDiagnostic};
+use crate::diagnostic::{coded_diagnostic, Code, Diagnostic, JsonDiagnostic};
 use crate::source::{SourceFile, Span};
+use crate::yaml::{Codes, ParseError, CONFIG_LIMITS};
 
-/// Stable codes of configuration problems.
-pub mod code {
-    pub const YAML: &str = "spur::verify::yaml";
-    pub const INVALID_GATE_NAME: &str = "spur::verify::invalid-gate-name";
-    pub const COMMAND_CONFLICT: &str = "spur::verify::command-conflict";
-    pub const ARGS_WITHOUT_EXECUTABLE: &str = "spur::verify::args-without-executable";
-    pub const EMPTY_COMMAND: &str = "spur::verify::empty-command";
-    pub const PATH_OUTSIDE_PROJECT: &str = "spur::verify::path-outside-project";
-    pub const INVALID_SEVERITY: &str = "spur::verify::invalid-severity";
-    pub const ZERO: &str = "spur::verify::zero";
-    pub const UNKNOWN_NEED: &str = "spur::verify::unknown-need";
-    pub const NEEDS_CYCLE: &str = "spur::verify::needs-cycle";
-}
+/// The YAML typer's findings (wrong type, unknown or duplicate key) all report as
+/// [`Code::VerifyYaml`].
+pub(crate) const CODES: Codes = Codes {
+    wrong_type: Code::VerifyYaml,
+    missing_key: Code::VerifyYaml,
+    unknown_key: Code::VerifyYaml,
+    duplicate_key: Code::VerifyYaml,
+};
+
+/// The help of a YAML finding that has none of its own: what the section holds.
+const SHAPE_HELP: &str = "`verify.gates` maps a gate name to {command | executable + args, needs, timeoutMs, readOnly, severity, enabled, expectFile, findingsFile}";
 
 /// Why the verify configuration cannot be used.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum VerifyConfigErrors {
     #[error("cannot read {}: {source}", path.display())]
-    #[diagnostic(
-        code("spur::verify::config-unreadable"),
-        help("check that the file is readable")
-    )]
     Unreadable {
+        /// The configuration file.
         path: PathBuf,
+        /// Why it could not be read.
         #[source]
         source: std::io::Error,
     },
 
     #[error("{} in the verify configuration ({})", plural(errors.len()), path.display())]
-    #[diagnostic(
-        code("spur::verify::invalid-config"),
-        help("fix the verify configuration and run `spur verify` again")
-    )]
     Invalid {
+        /// The configuration file.
         path: PathBuf,
-        #[related]
+        /// Every problem found, in the order of the file (cycles last).
         errors: Vec<Diagnostic>,
     },
+}
+
+coded_diagnostic! {
+    VerifyConfigErrors {
+        Self::Unreadable { .. } => Code::VerifyConfigUnreadable,
+            help("check that the file is readable");
+        Self::Invalid { errors, .. } => Code::VerifyInvalidConfig,
+            help("fix the verify configuration and run `spur verify` again"),
+            related(errors);
+    }
 }
 
 impl VerifyConfigErrors {
@@ -73,24 +77,67 @@ fn plural(n: usize) -> String {
 /// Builds the diagnostics of one config file.
 #[derive(Debug, Clone, Copy)]
 pub struct ConfigProblems<'a> {
+    /// The file the diagnostics point into.
     pub source: &'a SourceFile,
 }
 
 impl ConfigProblems<'_> {
-    pub fn yaml(self, message: String, span: Option<Span>) -> Diagnostic {
+    /// The file is not one YAML document within the limits.
+    pub(crate) fn parse_error(self, error: &ParseError) -> Diagnostic {
+        let mut span = error.span();
+        let (line, column) = self.source.line_column(span.offset);
+        if span.len == 0 {
+            // An empty span shows as a gap between two characters; the one the parser
+            // stopped at is what to look at.
+            let width = self
+                .source
+                .text()
+                .get(span.offset..)
+                .and_then(|t| t.chars().next());
+            span = Span::new(span.offset, width.map_or(0, char::len_utf8));
+        }
+        let message = match error {
+            ParseError::Syntax { message, .. } => {
+                format!("{message} at line {line}, column {column}")
+            }
+            other => other.to_string(),
+        };
+        let help = match error {
+            ParseError::Syntax { .. } => SHAPE_HELP.to_owned(),
+            ParseError::TooDeep { .. } | ParseError::TooLarge { .. } => format!(
+                "spur reads at most {} YAML nodes, {} levels of nesting and {} aliases in its configuration",
+                CONFIG_LIMITS.max_nodes, CONFIG_LIMITS.max_depth, CONFIG_LIMITS.max_aliases
+            ),
+            ParseError::MultipleDocuments { .. } => {
+                "remove the `---` separator: the configuration is one YAML document".to_owned()
+            }
+            ParseError::UnknownAnchor { .. } => {
+                "define the anchor (`&name`) before its aliases".to_owned()
+            }
+        };
         Diagnostic::error(
-            code::YAML,
+            Code::VerifyYaml,
             self.source,
-            span.unwrap_or_default(),
+            span,
             format!("invalid verify configuration: {message}"),
         )
         .label("here")
-        .help("`verify.gates` maps a gate name to {command | executable + args, needs, timeoutMs, readOnly, severity, enabled, expectFile, findingsFile}")
+        .help(help)
     }
 
+    /// A finding of the YAML typer, with the shape of the section as help when it has
+    /// none of its own.
+    pub(crate) fn typed(self, mut finding: Diagnostic) -> Diagnostic {
+        if finding.help.is_none() {
+            finding.help = Some(SHAPE_HELP.to_owned());
+        }
+        finding
+    }
+
+    /// [`Code::VerifyInvalidGateName`], at the name.
     pub fn invalid_gate_name(self, name: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::INVALID_GATE_NAME,
+            Code::VerifyInvalidGateName,
             self.source,
             span,
             format!("invalid gate name {name:?}"),
@@ -99,9 +146,10 @@ impl ConfigProblems<'_> {
         .help("a gate name names its evidence file: use letters, digits, '.', '_' and '-', starting with a letter or digit")
     }
 
+    /// [`Code::VerifyCommandConflict`], at both values.
     pub fn command_conflict(self, gate: &str, command: Span, executable: Span) -> Diagnostic {
         Diagnostic::error(
-            code::COMMAND_CONFLICT,
+            Code::VerifyCommandConflict,
             self.source,
             command,
             format!("gate `{gate}` has both `command` and `executable`"),
@@ -111,9 +159,10 @@ impl ConfigProblems<'_> {
         .help("use `command` for a shell command line, or `executable` + `args` to run a program with no shell — not both")
     }
 
+    /// [`Code::VerifyArgsWithoutExecutable`], where `args` opens.
     pub fn args_without_executable(self, gate: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::ARGS_WITHOUT_EXECUTABLE,
+            Code::VerifyArgsWithoutExecutable,
             self.source,
             span,
             format!("gate `{gate}` has `args` but no `executable`"),
@@ -122,9 +171,10 @@ impl ConfigProblems<'_> {
         .help("`args` belong to `executable`; with `command`, write the arguments in the command line")
     }
 
+    /// [`Code::VerifyEmptyCommand`], at the blank value of `field`.
     pub fn empty_command(self, gate: &str, field: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::EMPTY_COMMAND,
+            Code::VerifyEmptyCommand,
             self.source,
             span,
             format!("gate `{gate}` has an empty {field}"),
@@ -135,9 +185,10 @@ impl ConfigProblems<'_> {
         ))
     }
 
+    /// [`Code::VerifyPathOutsideProject`], at the path.
     pub fn path_outside_project(self, gate: &str, field: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::PATH_OUTSIDE_PROJECT,
+            Code::VerifyPathOutsideProject,
             self.source,
             span,
             format!("`{field}` of gate `{gate}` must be a relative path inside the project"),
@@ -146,9 +197,10 @@ impl ConfigProblems<'_> {
         .help("spur removes this file before each run of the gate (so a stale one never counts as evidence); it must be relative to the project root, with no `..`")
     }
 
+    /// [`Code::VerifyInvalidSeverity`], at the value.
     pub fn invalid_severity(self, gate: &str, value: &str, help: String, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::INVALID_SEVERITY,
+            Code::VerifyInvalidSeverity,
             self.source,
             span,
             format!("unknown severity {value:?} for gate `{gate}`"),
@@ -157,9 +209,10 @@ impl ConfigProblems<'_> {
         .help(help)
     }
 
+    /// [`Code::VerifyZero`], at the 0.
     pub fn zero(self, field: &str, help: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::ZERO,
+            Code::VerifyZero,
             self.source,
             span,
             format!("`{field}` must be greater than 0"),
@@ -168,9 +221,10 @@ impl ConfigProblems<'_> {
         .help(help)
     }
 
+    /// [`Code::VerifyUnknownNeed`], at the need.
     pub fn unknown_need(self, gate: &str, need: &str, help: String, span: Span) -> Diagnostic {
         Diagnostic::error(
-            code::UNKNOWN_NEED,
+            Code::VerifyUnknownNeed,
             self.source,
             span,
             format!("gate `{gate}` needs `{need}`, which is not a configured gate"),
@@ -179,12 +233,13 @@ impl ConfigProblems<'_> {
         .help(help)
     }
 
-    /// `cycle` names the gates in `needs` order, ending where it started.
+    /// [`Code::VerifyNeedsCycle`]. `cycle` names the gates in `needs` order, ending where it
+    /// started.
     pub fn needs_cycle(self, cycle: &[String], spans: &[Span]) -> Diagnostic {
         let mut spans = spans.iter();
         let first = spans.next().copied().unwrap_or_default();
         let mut diagnostic = Diagnostic::error(
-            code::NEEDS_CYCLE,
+            Code::VerifyNeedsCycle,
             self.source,
             first,
             format!(

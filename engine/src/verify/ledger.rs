@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::atomic_file;
 use crate::store::bounded_read::read_string;
 
@@ -57,25 +58,28 @@ pub struct LedgerContents {
     pub unreadable_lines: usize,
 }
 
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
     #[error("cannot read the verdict ledger {}: {source}", path.display())]
-    #[diagnostic(code(spur::ledger::unreadable))]
     Read {
         path: PathBuf,
         #[source]
         source: io::Error,
     },
     #[error("cannot append to the verdict ledger {}: {source}", path.display())]
-    #[diagnostic(
-        code(spur::ledger::unwritable),
-        help("check that the state directory is writable; the ledger was not changed")
-    )]
     Write {
         path: PathBuf,
         #[source]
         source: io::Error,
     },
+}
+
+coded_diagnostic! {
+    LedgerError {
+        Self::Read { .. } => Code::LedgerUnreadable;
+        Self::Write { .. } => Code::LedgerUnwritable,
+            help("check that the state directory is writable; the ledger was not changed");
+    }
 }
 
 /// An append-only verdict ledger file.

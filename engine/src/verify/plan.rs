@@ -136,6 +136,7 @@ fn cycle_through(graph: &DiGraph<usize, ()>, component: &[NodeIndex]) -> Vec<Nod
 mod tests {
     use std::path::Path;
 
+    use crate::diagnostic::Code;
     use crate::verify::config::VerifyConfig;
 
     #[test]
@@ -157,7 +158,7 @@ mod tests {
             .diagnostics()
             .iter()
             .map(|d| {
-                assert_eq!(d.code, "spur::verify::needs-cycle");
+                assert_eq!(d.code, Code::VerifyNeedsCycle);
                 let spans = std::iter::once(&d.primary).chain(&d.secondary);
                 for label in spans {
                     assert!(text[label.span.offset..].starts_with('['), "{label:?}");

@@ -22,7 +22,8 @@ use super::scheduler::run_in_order;
 use super::scope::VerifyScope;
 use super::status::{Confidence, GateStatus};
 use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
-use crate::diagnostic::did_you_mean;
+use crate::diagnostic::{coded_diagnostic, did_you_mean, Code};
+use crate::store::data_lock::DataLock;
 use crate::store::file_lock::FileLock;
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::rfc3339_utc as rfc3339;
@@ -59,32 +60,21 @@ impl VerifyRequest {
 
 /// Why a verify run could not run its gates. All are usage errors (exit 2) except
 /// `Busy` (exit 4), `Lock` and `EvidenceDir`.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
     #[error(transparent)]
-    #[diagnostic(transparent)]
     Config(#[from] VerifyConfigErrors),
 
     #[error("no gate named `{name}` in the verify configuration")]
-    #[diagnostic(code("spur::verify::unknown-gate"), help("{help}"))]
     UnknownGate { name: String, help: String },
 
     #[error("gate `{name}` is not configured")]
-    #[diagnostic(
-        code("spur::verify::unconfigured-gate"),
-        help("add it to `.spur/config.yaml` under `verify.gates` (e.g. `{name}: {{command: …}}`)")
-    )]
     UnconfiguredGate { name: String },
 
     #[error("another verify run of {scope} is in progress")]
-    #[diagnostic(
-        code("spur::verify::busy"),
-        help("one verify run per task (or per project) at a time: wait for it to finish; the lock is {}", path.display())
-    )]
     Busy { scope: String, path: PathBuf },
 
     #[error("cannot take the verify lock {}: {source}", path.display())]
-    #[diagnostic(code("spur::verify::lock"))]
     Lock {
         path: PathBuf,
         #[source]
@@ -92,12 +82,25 @@ pub enum VerifyError {
     },
 
     #[error("cannot create the evidence directory {}: {source}", path.display())]
-    #[diagnostic(code("spur::verify::evidence-dir"))]
     EvidenceDir {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+}
+
+coded_diagnostic! {
+    VerifyError {
+        forward { Config }
+        Self::UnknownGate { help, .. } => Code::VerifyUnknownGate,
+            help("{help}");
+        Self::UnconfiguredGate { name, .. } => Code::VerifyUnconfiguredGate,
+            help("add it to `.spur/config.yaml` under `verify.gates` (e.g. `{name}: {{command: …}}`)");
+        Self::Busy { path, .. } => Code::VerifyBusy,
+            help("one verify run per task (or per project) at a time: wait for it to finish; the lock is {}", path.display());
+        Self::Lock { .. } => Code::VerifyLock;
+        Self::EvidenceDir { .. } => Code::VerifyEvidenceDir;
+    }
 }
 
 impl VerifyError {
@@ -293,7 +296,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     );
     if let Err(e) = write_replacing(&scope.report_path(), markdown.as_bytes()) {
         problems.push(Problem {
-            code: "spur::verify::report-unwritable".to_owned(),
+            code: Code::VerifyReportUnwritable.to_string(),
             message: format!(
                 "cannot write the report {}: {e}",
                 scope.report_path().display()
@@ -315,8 +318,13 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
                 .map(|g| check_name(&g.name))
                 .collect()
         };
-        match merge_gate_checks(&path, task, &rows, &removed) {
-            Ok(merge) => verdict_merge = Some(merge),
+        // Under the task's data lock: a derivation or the done gate never sees or writes
+        // the artifact between this merge's read and its write.
+        match DataLock::acquire(&request.state_dir, task) {
+            Ok(lock) => match merge_gate_checks(&lock, &path, &rows, &removed) {
+                Ok(merge) => verdict_merge = Some(merge),
+                Err(e) => problems.push(problem(&e)),
+            },
             Err(e) => problems.push(problem(&e)),
         }
         verdict = Some(display_path(&path, &project_root));

@@ -10,11 +10,11 @@ use super::gate::GateSeverity;
 use super::gate_result::GateResult;
 use super::status::GateStatus;
 use crate::store::bounded_read::{read_bounded, ReadError};
+use crate::store::data_lock::DataLock;
 use crate::verdict::{
     aggregate, replace_checks, write_artifact, Artifact, ArtifactWriteError, Check, CheckStatus,
     Severity,
 };
-use crate::wbs::Wbs;
 
 /// The check row name of a gate.
 pub fn check_name(gate: &str) -> String {
@@ -58,13 +58,16 @@ pub enum MergeOutcome {
 
 /// Put `rows` into the artifact at `path` (replacing rows of the same names) and remove
 /// rows named in `removed`; create the artifact when there is none. Atomic; an artifact
-/// that is not a JSON object is left untouched and reported.
+/// that is not a JSON object is left untouched and reported. A read-modify-write: the
+/// task's data lock, held by the caller, keeps a derivation (or the gate) from writing
+/// (or reading) the artifact in between.
 pub fn merge_gate_checks(
+    lock: &DataLock,
     path: &Path,
-    wbs: &Wbs,
     rows: &[Check],
     removed: &[String],
 ) -> Result<MergeOutcome, ArtifactWriteError> {
+    let wbs = lock.wbs();
     let not_appendable = |problem: String| ArtifactWriteError::NotAppendable {
         path: path.display().to_string(),
         problem,
@@ -97,7 +100,14 @@ pub fn merge_gate_checks(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::state_dir::StateDir;
     use crate::verdict::{parse_artifact, ArtifactOutcome, Verdict};
+    use crate::wbs::Wbs;
+
+    /// The data lock of task `T` in a state dir beside the test's artifact.
+    fn lock(dir: &Path) -> DataLock {
+        DataLock::acquire(&StateDir::at(dir.join(".spur")), &Wbs::parse("T").unwrap()).unwrap()
+    }
 
     fn row(name: &str, status: CheckStatus) -> Check {
         Check {
@@ -112,9 +122,13 @@ mod tests {
     fn creates_an_artifact_that_gates_alone_cannot_make_pass() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("T-verdict.json");
-        let wbs = Wbs::parse("T").unwrap();
-        let outcome =
-            merge_gate_checks(&path, &wbs, &[row("gate-build", CheckStatus::Pass)], &[]).unwrap();
+        let outcome = merge_gate_checks(
+            &lock(dir.path()),
+            &path,
+            &[row("gate-build", CheckStatus::Pass)],
+            &[],
+        )
+        .unwrap();
         assert_eq!(outcome, MergeOutcome::Created);
         let ArtifactOutcome::Valid(artifact) = parse_artifact(&std::fs::read(&path).unwrap())
         else {
@@ -137,10 +151,9 @@ mod tests {
                          {"name":"gate-old","status":"pass"}],"mine":1}"#,
         )
         .unwrap();
-        let wbs = Wbs::parse("T").unwrap();
         merge_gate_checks(
+            &lock(dir.path()),
             &path,
-            &wbs,
             &[row("gate-build", CheckStatus::Pass)],
             &["gate-old".to_owned()],
         )
@@ -170,8 +183,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("T-verdict.json");
         std::fs::write(&path, "{not json").unwrap();
-        let wbs = Wbs::parse("T").unwrap();
-        assert!(merge_gate_checks(&path, &wbs, &[row("gate-a", CheckStatus::Pass)], &[]).is_err());
+        assert!(merge_gate_checks(
+            &lock(dir.path()),
+            &path,
+            &[row("gate-a", CheckStatus::Pass)],
+            &[]
+        )
+        .is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{not json");
     }
 
@@ -184,9 +202,13 @@ mod tests {
             .status()
             .unwrap();
         assert!(made.success());
-        let wbs = Wbs::parse("T").unwrap();
-        let err =
-            merge_gate_checks(&path, &wbs, &[row("gate-a", CheckStatus::Pass)], &[]).unwrap_err();
+        let err = merge_gate_checks(
+            &lock(dir.path()),
+            &path,
+            &[row("gate-a", CheckStatus::Pass)],
+            &[],
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("a FIFO"), "{err}");
     }
 }

@@ -139,6 +139,7 @@ fn collect_value(pipeline: &Pipeline, value: &OptionValue, out: &mut HashMap<Spa
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostic::Code;
     use crate::pipeline::load;
     use crate::source::SourceFile;
     use crate::template::Segment;
@@ -170,8 +171,6 @@ mod tests {
     fn refuses_a_pipeline_with_errors() {
         let source = SourceFile::new("p.yaml", CLEAN.replace("to: b", "to: bb"));
         let errors = CheckedPipeline::new(load(&source).unwrap()).unwrap_err();
-        assert!(errors
-            .iter()
-            .any(|d| d.code == "spur::check::unknown-state"));
+        assert!(errors.iter().any(|d| d.code == Code::CheckUnknownState));
     }
 }

@@ -4,7 +4,7 @@
 //! expression, not discovered mid-run. `$vars` and every known var as `$name` are bound,
 //! as the runtime binds them.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::scalar_span::ScalarSpan;
 use crate::source::{Located, SourceFile};
 
@@ -45,7 +45,7 @@ pub fn check_expr(
     let map = ScalarSpan::new(expr, Some(source));
     for error in errors {
         let mut d = Diagnostic::error(
-            "spur::check::jq-compile",
+            Code::CheckJqCompile,
             source,
             map.range(error.start, error.end.max(error.start)),
             format!("the jq expression does not compile: {}", error.message),

@@ -6,7 +6,7 @@
 //! certainly a mistake, and for guards (which decide routing) an error.
 
 use super::{jq, Context};
-use crate::diagnostic::{did_you_mean, Diagnostic, Severity};
+use crate::diagnostic::{did_you_mean, Code, Diagnostic, Severity};
 use crate::pipeline::action_kind::ActionKind;
 use crate::pipeline::guard_kind::{GuardKind, NestedGuard, NestedGuards};
 use std::fmt::Display;
@@ -22,7 +22,7 @@ pub(super) fn check(cx: &mut Context<'_>) {
             continue;
         };
         let d = Diagnostic::warning(
-            "spur::check::unknown-action-kind",
+            Code::CheckUnknownActionKind,
             &p.source,
             action.kind.span,
             format!("unknown action kind `{kind}`"),
@@ -57,7 +57,7 @@ fn check_guard(cx: &mut Context<'_>, guard: &Guard) {
             };
             let d = Diagnostic::new(
                 severity,
-                "spur::check::unknown-guard-kind",
+                Code::CheckUnknownGuardKind,
                 &p.source,
                 guard.kind.span,
                 format!("unknown guard kind `{kind}`"),
@@ -98,7 +98,7 @@ fn check_guard(cx: &mut Context<'_>, guard: &Guard) {
 fn missing(cx: &mut Context<'_>, kind: &Located<impl Display>, options: &[String], what: &str) {
     for option in options {
         let d = Diagnostic::error(
-            "spur::check::missing-option",
+            Code::CheckMissingOption,
             &cx.pipeline.source,
             kind.span,
             format!("{what} `{}` needs the option `{option}`", kind.value),

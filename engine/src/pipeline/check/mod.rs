@@ -89,6 +89,6 @@ pub fn sort(diagnostics: &mut [Diagnostic]) {
             .offset
             .cmp(&b.primary.span.offset)
             .then(b.severity.cmp(&a.severity))
-            .then(a.code.cmp(b.code))
+            .then(a.code.as_str().cmp(b.code.as_str()))
     });
 }

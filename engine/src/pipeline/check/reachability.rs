@@ -3,7 +3,7 @@
 //! bound), and transitions shadowed by an earlier unconditional one (warning).
 
 use super::Context;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::graph::TransitionGraph;
 
 pub(super) fn check(cx: &mut Context<'_>) {
@@ -15,7 +15,7 @@ pub(super) fn check(cx: &mut Context<'_>) {
                 continue;
             };
             let d = Diagnostic::warning(
-                "spur::check::unreachable-state",
+                Code::CheckUnreachableState,
                 &p.source,
                 state.id.span,
                 format!("state `{}` can never be entered", state.id.value),
@@ -33,7 +33,7 @@ pub(super) fn check(cx: &mut Context<'_>) {
             continue;
         };
         let d = Diagnostic::error(
-            "spur::check::trap-state",
+            Code::CheckTrapState,
             &p.source,
             state.id.span,
             format!("no terminal state can be reached from state `{}`", state.id.value),
@@ -53,7 +53,7 @@ pub(super) fn check(cx: &mut Context<'_>) {
             continue;
         };
         let d = Diagnostic::warning(
-            "spur::check::shadowed-transition",
+            Code::CheckShadowedTransition,
             &p.source,
             t.from.span,
             format!(

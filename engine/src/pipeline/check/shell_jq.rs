@@ -3,7 +3,7 @@
 //! ~14 ms) and is checked at load time. This finding (info) shows the rewrite.
 
 use super::Context;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::guard_kind::GuardKind;
 
 /// The parts of `test "$(jq -r EXPR FILE [2>/dev/null])" = VALUE`.
@@ -33,7 +33,7 @@ pub(super) fn check(cx: &mut Context<'_>) {
             serde_json::Value::String(found.value.clone())
         );
         let d = Diagnostic::info(
-            "spur::check::shell-jq-guard",
+            Code::CheckShellJqGuard,
             &p.source,
             command.span,
             "this shell guard only compares one JSON value: it can be a native `jq` guard",

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::Context;
-use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::source::Located;
 
 pub(super) fn check(cx: &mut Context<'_>) {
@@ -14,7 +14,7 @@ pub(super) fn check(cx: &mut Context<'_>) {
     for state in &p.states {
         if let Some(earlier) = first.get(state.id.value.as_str()) {
             let d = Diagnostic::error(
-                "spur::check::duplicate-state",
+                Code::CheckDuplicateState,
                 &p.source,
                 state.id.span,
                 format!("state `{}` is declared twice", state.id.value),
@@ -34,7 +34,7 @@ pub(super) fn check(cx: &mut Context<'_>) {
             return;
         }
         let d = Diagnostic::error(
-            "spur::check::unknown-state",
+            Code::CheckUnknownState,
             &p.source,
             r.span,
             format!("{what} `{}` is not a declared state", r.value),
@@ -64,7 +64,7 @@ pub(super) fn check(cx: &mut Context<'_>) {
         let has_exit = p.transitions.iter().any(|t| t.from.value == f.value);
         if !declared_terminal && has_exit && first.contains_key(f.value.as_str()) {
             let d = Diagnostic::error(
-                "spur::check::failure-not-terminal",
+                Code::CheckFailureNotTerminal,
                 &p.source,
                 f.span,
                 format!("failure state `{}` is not a terminal state", f.value),
@@ -78,7 +78,7 @@ pub(super) fn check(cx: &mut Context<'_>) {
     for t in &p.transitions {
         if let Some(term) = p.terminal_states.iter().find(|s| s.value == t.from.value) {
             let d = Diagnostic::error(
-                "spur::check::transition-from-terminal",
+                Code::CheckTransitionFromTerminal,
                 &p.source,
                 t.from.span,
                 format!("transition out of terminal state `{}`", t.from.value),

@@ -3,7 +3,7 @@
 //! never an empty string at run time.
 
 use super::Context;
-use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::pipeline::model::{OptionValue, Options};
 use crate::source::Located;
 use crate::template::{Builtin, Template, TemplateErrorKind};
@@ -62,7 +62,7 @@ fn string(cx: &mut Context<'_>, value: &Located<String>) {
                     "names match ^[A-Za-z_][A-Za-z0-9_]*$".into()
                 }
             };
-            let d = Diagnostic::error("spur::check::template", &p.source, e.span, e.to_string())
+            let d = Diagnostic::error(Code::CheckTemplate, &p.source, e.span, e.to_string())
                 .label("invalid placeholder")
                 .help(help);
             cx.push(d);
@@ -78,7 +78,7 @@ fn string(cx: &mut Context<'_>, value: &Located<String>) {
         // warning asking to declare it — the corpus relies on this.
         let d = match did_you_mean(&var.value, cx.vars.iter().copied()) {
             Some(s) => Diagnostic::error(
-                "spur::check::undefined-var",
+                Code::CheckUndefinedVar,
                 &p.source,
                 var.span,
                 format!("`${{vars.{}}}` names an undefined var", var.value),
@@ -86,7 +86,7 @@ fn string(cx: &mut Context<'_>, value: &Located<String>) {
             .label("undefined var")
             .help(format!("did you mean `${{vars.{s}}}`?")),
             None => Diagnostic::warning(
-                "spur::check::undeclared-var",
+                Code::CheckUndeclaredVar,
                 &p.source,
                 var.span,
                 format!("`${{vars.{}}}` names a var the pipeline does not declare", var.value),
@@ -104,7 +104,7 @@ fn string(cx: &mut Context<'_>, value: &Located<String>) {
             continue;
         }
         let d = Diagnostic::error(
-            "spur::check::env-not-allowed",
+            Code::CheckEnvNotAllowed,
             &p.source,
             env.span,
             format!("`${{env.{}}}` is not in `env.allow`", env.value),

@@ -4,7 +4,7 @@
 //! option it never asked for is a warning with did-you-mean — one list of names per kind,
 //! in its `read`, and no table beside it.
 
-use crate::diagnostic::{did_you_mean, Diagnostic};
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::pipeline::guard_kind::GuardKind;
 use crate::pipeline::model::{Guard, OptionValue, Options};
 use crate::pipeline::templated::Templated;
@@ -166,7 +166,7 @@ impl<'a> OptionReader<'a> {
                 None => format!("options of `{kind}`: {}", listed.join(", ")),
             };
             let d = Diagnostic::warning(
-                "spur::check::unknown-option",
+                Code::CheckUnknownOption,
                 self.source,
                 key.span,
                 format!(

@@ -1,13 +1,10 @@
 //! `options:` of an action or a guard, read as written: a tree of values with spans, keys
 //! in order, a repeated option reported with both places.
 
-use crate::diagnostic::Diagnostic;
-use crate::pipeline::from_node::{Loader, CODE_DUPLICATE_KEY};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::model::{OptionValue, Options};
-use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Located;
-
-use super::fields::Fields;
+use crate::yaml::{Fields, Loader, Node, NodeValue};
 
 impl Loader<'_> {
     /// The `options` field of an action or guard (empty when absent), pointing at the
@@ -58,7 +55,7 @@ impl Loader<'_> {
                     if let Some((first, _)) = options.entries.iter().find(|(k, _)| k.value == name)
                     {
                         let d = Diagnostic::error(
-                            CODE_DUPLICATE_KEY,
+                            Code::CheckDuplicateKey,
                             self.source,
                             key.span,
                             format!("duplicate option `{name}`"),

@@ -2,11 +2,10 @@
 //! terminal reasons and the iteration bound, each read through [`FromNode`] with its own
 //! finding when the text is not one of them.
 
-use crate::diagnostic::{did_you_mean, Diagnostic};
-use crate::pipeline::from_node::{FromNode, Loader, CODE_TYPE};
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::pipeline::model::{OnError, TerminalReason, DEFAULT_ITERATION_BOUND};
-use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Located;
+use crate::yaml::{FromNode, Loader, Node, NodeValue};
 
 /// A reference to a state (`initialState`, `from`, `to`, list items): a non-empty string.
 pub(crate) struct StateRef(pub Located<String>);
@@ -19,7 +18,7 @@ impl FromNode for StateRef {
         let value = cx.read::<Located<String>>(node, what)?;
         if value.value.trim().is_empty() {
             let d = Diagnostic::error(
-                CODE_TYPE,
+                Code::CheckWrongType,
                 cx.source,
                 node.pointed(),
                 format!("{what} must not be empty"),
@@ -47,7 +46,7 @@ impl FromNode for OnError {
                 |c| format!("did you mean `{c}`?"),
             );
             let d = Diagnostic::error(
-                "spur::check::on-error",
+                Code::CheckOnError,
                 cx.source,
                 node.span,
                 format!("invalid {what} `{s}`"),
@@ -69,7 +68,7 @@ impl FromNode for TerminalReason {
         if reason.is_none() {
             let all = TerminalReason::ALL.map(TerminalReason::as_str);
             let d = Diagnostic::error(
-                "spur::check::terminal-reason",
+                Code::CheckTerminalReason,
                 cx.source,
                 node.span,
                 format!("unknown terminalReason `{s}`"),
@@ -101,7 +100,7 @@ impl FromNode for IterationBound {
         };
         if bound.is_none() {
             let d = Diagnostic::error(
-                "spur::check::iteration-bound",
+                Code::CheckIterationBound,
                 cx.source,
                 node.pointed(),
                 "`iterationBound` must be a positive integer",

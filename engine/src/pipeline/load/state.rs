@@ -1,14 +1,12 @@
 //! A state (`id`, `description`, `pause`, `onEnter`, `onExit`) and its actions (`kind`,
 //! `options`, `onError`). A state without a valid id is left out (the finding says why).
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::action_kind::ActionKind;
-use crate::pipeline::from_node::{FromNode, Loader, CODE_TYPE};
 use crate::pipeline::model::{Action, OnError, State};
-use crate::pipeline::node::Node;
 use crate::source::Located;
+use crate::yaml::{Fields, FromNode, Loader, Node};
 
-use super::fields::Fields;
 use super::option_reader::OptionReader;
 use super::scalars::StateRef;
 use super::{ACTION_KEYS, STATE_KEYS};
@@ -82,7 +80,7 @@ impl Loader<'_> {
         let kind = self.read::<Located<String>>(node, &format!("the `kind` of a {what}"))?;
         if kind.value.trim().is_empty() {
             self.push(Diagnostic::error(
-                CODE_TYPE,
+                Code::CheckWrongType,
                 self.source,
                 node.pointed(),
                 format!("the `kind` of a {what} must not be empty"),

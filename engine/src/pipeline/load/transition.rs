@@ -2,13 +2,11 @@
 //! its guard (`kind`, `options`). A missing or invalid `from`/`to` becomes an empty
 //! reference at the mapping, which the checker skips: the finding is already made.
 
-use crate::pipeline::from_node::{FromNode, Loader};
 use crate::pipeline::guard_kind::GuardKind;
 use crate::pipeline::model::{Guard, TerminalReason, Transition};
-use crate::pipeline::node::Node;
 use crate::source::Located;
+use crate::yaml::{Fields, FromNode, Loader, Node};
 
-use super::fields::Fields;
 use super::option_reader::OptionReader;
 use super::scalars::StateRef;
 use super::{GUARD_KEYS, TRANSITION_KEYS};

@@ -2,12 +2,11 @@
 //! variables templates may read). Names must be identifiers: vars become environment
 //! variables of shell steps.
 
-use crate::diagnostic::Diagnostic;
-use crate::pipeline::from_node::{FromNode, Loader, CODE_DUPLICATE_KEY};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::pipeline::model::VarDecl;
-use crate::pipeline::node::{Node, NodeValue};
 use crate::source::Located;
 use crate::template::is_identifier;
+use crate::yaml::{FromNode, Loader, Node, NodeValue};
 
 use super::ENV_KEYS;
 
@@ -34,7 +33,7 @@ impl FromNode for Vars {
             };
             if let Some(first) = vars.iter().find(|v| v.name.value == name) {
                 let d = Diagnostic::error(
-                    CODE_DUPLICATE_KEY,
+                    Code::CheckDuplicateKey,
                     cx.source,
                     key.span,
                     format!("var `{name}` is declared twice"),
@@ -47,7 +46,7 @@ impl FromNode for Vars {
             }
             if !is_identifier(&name) {
                 let d = Diagnostic::error(
-                    "spur::check::var-name",
+                    Code::CheckVarName,
                     cx.source,
                     key.span,
                     format!("invalid var name `{name}`"),
@@ -81,7 +80,7 @@ fn var_default(cx: &mut Loader<'_>, name: &str, value: &Node) -> Option<Located<
                 .unwrap_or_default()
                 .to_owned();
             let d = Diagnostic::warning(
-                "spur::check::var-not-string",
+                Code::CheckVarNotString,
                 cx.source,
                 value.span,
                 format!(
@@ -127,7 +126,7 @@ impl FromNode for Env {
             };
             if !is_identifier(&name.value) {
                 let d = Diagnostic::error(
-                    "spur::check::var-name",
+                    Code::CheckVarName,
                     cx.source,
                     item.span,
                     format!("invalid environment variable name `{}`", name.value),

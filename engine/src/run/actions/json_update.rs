@@ -1,9 +1,16 @@
 //! `json.update`: rewrite a JSON file (`path`) with a jq expression (`expr`), atomically.
-//! `$vars` and each var as `$name` are bound, as in jq guards.
+//! `$vars` and each var as `$name` are bound, as in jq guards. When the file is a task's
+//! verdict artifact (`.spur/run/<wbs>-verdict.json`), the read-modify-write holds the
+//! task's data lock, as every other writer of the artifact does.
+
+use std::path::Path;
 
 use super::{project_path, read_failure, ActionContext, ActionResult};
 use crate::pipeline::JsonUpdateOptions;
 use crate::store::bounded_read::read_bounded;
+use crate::store::data_lock::DataLock;
+use crate::store::state_dir::StateDir;
+use crate::wbs::Wbs;
 
 /// The largest JSON file it rewrites: 64 MiB (it is parsed whole, in memory).
 const MAX_BYTES: u64 = 64 << 20;
@@ -14,6 +21,13 @@ pub fn run(ctx: &ActionContext<'_>, options: &JsonUpdateOptions) -> ActionResult
         (Err(e), _) | (_, Err(e)) => return ActionResult::failed(e),
     };
     let full = project_path(ctx, &path);
+    let _lock = match verdict_task(ctx.state_dir, &full)
+        .map(|wbs| DataLock::acquire(ctx.state_dir, &wbs))
+        .transpose()
+    {
+        Ok(lock) => lock,
+        Err(e) => return ActionResult::failed(format!("json.update: {e}")),
+    };
     let text = match read_bounded(&full, MAX_BYTES).map(String::from_utf8) {
         Ok(Ok(t)) => t,
         Ok(Err(_)) => {
@@ -47,5 +61,42 @@ pub fn run(ctx: &ActionContext<'_>, options: &JsonUpdateOptions) -> ActionResult
             ..ActionResult::ok()
         },
         Err(e) => ActionResult::failed(format!("json.update: cannot write {path}: {e}")),
+    }
+}
+
+/// The task whose verdict artifact `path` is, if it is one: a `<wbs>-verdict.json` in the
+/// state dir's `run/` (compared as real paths when both exist, so `./` or a symbolic link
+/// in the way does not hide it).
+fn verdict_task(state_dir: &StateDir, path: &Path) -> Option<Wbs> {
+    let name = path.file_name()?.to_str()?;
+    let wbs = Wbs::parse(name.strip_suffix("-verdict.json")?).ok()?;
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let dir = path.parent()?;
+    (real(dir) == real(&state_dir.run_dir())).then_some(wbs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knows_a_verdict_artifact_when_it_sees_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = StateDir::at(tmp.path().join(".spur"));
+        std::fs::create_dir_all(state.run_dir()).unwrap();
+        let t1 = Wbs::parse("T1").unwrap();
+        assert_eq!(
+            verdict_task(&state, &state.verdict_path(&t1)),
+            Some(t1.clone())
+        );
+        let dotted = tmp.path().join("./.spur/run/T1-verdict.json");
+        assert_eq!(verdict_task(&state, &dotted), Some(t1));
+        for other in [
+            tmp.path().join(".spur/run/notes.json"),
+            tmp.path().join("T1-verdict.json"),
+            tmp.path().join(".spur/run/_project-verdict.json"),
+        ] {
+            assert_eq!(verdict_task(&state, &other), None, "{}", other.display());
+        }
     }
 }

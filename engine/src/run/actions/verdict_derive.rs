@@ -44,7 +44,7 @@ pub fn run(ctx: &ActionContext<'_>, options: &VerdictDeriveOptions) -> ActionRes
             let mut lines = vec![format!("verdict {}", outcome.verdict)];
             lines.extend(outcome.diagnostics.iter().map(|d| {
                 let at = d.line.map(|l| format!("line {l}: ")).unwrap_or_default();
-                format!("{at}{} {}", d.code.name(), d.message)
+                format!("{at}{} {}", d.code, d.message)
             }));
             let _ = std::fs::write(ctx.log_path, lines.join("\n") + "\n");
             let lint = if outcome.lint_failed {

@@ -1,12 +1,6 @@
-//! The YAML document as a generic tree of nodes, each with the byte span it came from,
-//! built straight from the parser's events under limits (depth, nodes, aliases). The
-//! loader types this tree; keeping every mapping entry in order, repeated keys included,
-//! is what lets it report a duplicate key with both places.
-
-mod core_schema;
-mod parse;
-
-pub use parse::{parse, Limits, ParseError};
+//! The YAML document as a generic tree of nodes, each with the byte span it came from.
+//! Readers type this tree; keeping every mapping entry in order, repeated keys included,
+//! is what lets them report a duplicate key with both places.
 
 use crate::source::Span;
 

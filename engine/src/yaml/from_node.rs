@@ -1,26 +1,37 @@
 //! Typing the node tree: [`FromNode`] reads one value from a node and reports, rather than
-//! returns, what is wrong with it, so one pass over a pipeline collects every finding. The
-//! [`Loader`] holds the source and the findings so far.
+//! returns, what is wrong with it, so one pass over a file collects every finding. The
+//! [`Loader`] holds the source, the codes its file reports under, and the findings so far.
 
-use crate::diagnostic::Diagnostic;
-use crate::pipeline::node::{Node, NodeValue};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{Located, SourceFile};
+use crate::yaml::{Node, NodeValue};
 
-pub(crate) const CODE_TYPE: &str = "spur::check::wrong-type";
-pub(crate) const CODE_MISSING: &str = "spur::check::missing-key";
-pub(crate) const CODE_UNKNOWN_KEY: &str = "spur::check::unknown-key";
-pub(crate) const CODE_DUPLICATE_KEY: &str = "spur::check::duplicate-key";
+/// The codes a kind of file reports its generic findings under (each file has its own
+/// namespace: `spur::check::…` for pipelines, `spur::verify::…` for the verify config).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Codes {
+    /// A value of the wrong type.
+    pub wrong_type: Code,
+    /// A required key that is not there.
+    pub missing_key: Code,
+    /// A key the reader does not know (or one that is not a string).
+    pub unknown_key: Code,
+    /// A key written twice in one mapping.
+    pub duplicate_key: Code,
+}
 
 /// One load in progress: the text being read and what was found wrong with it so far.
 pub(crate) struct Loader<'s> {
     pub source: &'s SourceFile,
+    pub codes: Codes,
     pub diagnostics: Vec<Diagnostic>,
 }
 
 impl<'s> Loader<'s> {
-    pub fn new(source: &'s SourceFile) -> Self {
+    pub fn new(source: &'s SourceFile, codes: Codes) -> Self {
         Self {
             source,
+            codes,
             diagnostics: Vec::new(),
         }
     }
@@ -32,7 +43,7 @@ impl<'s> Loader<'s> {
     /// `{what} must be {expected}, found {type}`, pointing at the whole node.
     pub fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
         let d = Diagnostic::error(
-            CODE_TYPE,
+            self.codes.wrong_type,
             self.source,
             node.pointed(),
             format!(
@@ -150,7 +161,14 @@ impl<T: FromNode> FromNode for Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::node::{parse, Limits};
+    use crate::yaml::{parse, Limits};
+
+    const CODES: Codes = Codes {
+        wrong_type: Code::CheckWrongType,
+        missing_key: Code::CheckMissingKey,
+        unknown_key: Code::CheckUnknownKey,
+        duplicate_key: Code::CheckDuplicateKey,
+    };
 
     fn read<T: FromNode>(text: &str) -> (Option<T>, Vec<String>) {
         let source = SourceFile::new("t.yaml", text.to_owned());
@@ -160,7 +178,7 @@ mod tests {
             max_aliases: 8,
         };
         let node = parse(text, limits).unwrap().unwrap();
-        let mut cx = Loader::new(&source);
+        let mut cx = Loader::new(&source, CODES);
         let value = cx.read::<T>(&node, "`x`");
         let messages = cx.diagnostics.iter().map(|d| d.message.clone()).collect();
         (value, messages)

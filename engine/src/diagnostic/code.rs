@@ -1,0 +1,457 @@
+//! Every stable code spur reports, in one enum: pipeline findings, run and store errors,
+//! answer-lint findings, CLI failures and verdict warnings. The strings are part of the
+//! JSON contract; `book/src/diagnostic-codes.md` lists them and what each means.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Declares [`Code`]: each variant's one-line `///` meaning and its string, once.
+macro_rules! codes {
+    ($( #[doc = $meaning:literal] $variant:ident = $code:literal, )*) => {
+        /// A stable diagnostic code. Never changes once released.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $( #[doc = $meaning] $variant, )*
+        }
+
+        impl Code {
+            /// Every code, in the book's order.
+            pub const ALL: &'static [Code] = &[$( Code::$variant, )*];
+
+            /// The code as it appears in output, e.g. `spur::check::unknown-state`.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $( Code::$variant => $code, )*
+                }
+            }
+
+            /// What the code means, in one line (the book's wording).
+            pub fn meaning(self) -> &'static str {
+                match self {
+                    $( Code::$variant => $meaning.trim(), )*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    /// the pipeline file cannot be opened or read, or is a directory
+    LoadUnreadable = "spur::load::unreadable",
+    /// the pipeline file is over 8 MiB (checked before reading)
+    LoadTooLarge = "spur::load::too-large",
+    /// the pipeline file is not UTF-8
+    LoadNotUtf8 = "spur::load::not-utf8",
+    /// the pipeline file is empty or only comments
+    LoadEmpty = "spur::load::empty",
+    /// the pipeline file is not valid YAML
+    LoadYaml = "spur::load::yaml",
+    /// the YAML is nested too deep, has too many nodes, or is an alias bomb
+    LoadTooComplex = "spur::load::too-complex",
+    /// the pipeline file holds more than one YAML document
+    LoadMultipleDocuments = "spur::load::multiple-documents",
+    /// the pipeline document is a list or a scalar, not a mapping
+    LoadNotAMapping = "spur::load::not-a-mapping",
+    /// the pipeline kind is known but not supported yet (`transition-flow`)
+    LoadUnsupportedKind = "spur::load::unsupported-kind",
+
+    /// a key the pipeline format does not know (with did-you-mean)
+    CheckUnknownKey = "spur::check::unknown-key",
+    /// a key, var or option given twice
+    CheckDuplicateKey = "spur::check::duplicate-key",
+    /// a required key is absent
+    CheckMissingKey = "spur::check::missing-key",
+    /// a value of the wrong type (or an empty name)
+    CheckWrongType = "spur::check::wrong-type",
+    /// an unknown pipeline `kind`
+    CheckUnknownKind = "spur::check::unknown-kind",
+    /// two states with the same id
+    CheckDuplicateState = "spur::check::duplicate-state",
+    /// a reference to a state that is not declared
+    CheckUnknownState = "spur::check::unknown-state",
+    /// a failure state that has outgoing transitions
+    CheckFailureNotTerminal = "spur::check::failure-not-terminal",
+    /// a transition out of a terminal state
+    CheckTransitionFromTerminal = "spur::check::transition-from-terminal",
+    /// `iterationBound` is not a positive integer
+    CheckIterationBound = "spur::check::iteration-bound",
+    /// an `onError` value other than `fail` or `continue`
+    CheckOnError = "spur::check::on-error",
+    /// an unknown `terminalReason`
+    CheckTerminalReason = "spur::check::terminal-reason",
+    /// an invalid var or environment variable name
+    CheckVarName = "spur::check::var-name",
+    /// a var default that is not a string (warning; read as a string)
+    CheckVarNotString = "spur::check::var-not-string",
+    /// a malformed `${…}` placeholder
+    CheckTemplate = "spur::check::template",
+    /// a `${vars.X}` one edit away from a declared var (a typo)
+    CheckUndefinedVar = "spur::check::undefined-var",
+    /// a `${vars.X}` that resembles no declared var (warning; may come from `--var`)
+    CheckUndeclaredVar = "spur::check::undeclared-var",
+    /// `${env.X}` for a variable not listed under `env.allow`
+    CheckEnvNotAllowed = "spur::check::env-not-allowed",
+    /// a jq guard expression that does not compile
+    CheckJqCompile = "spur::check::jq-compile",
+    /// an action kind that is not built in (warning; runs a plugin)
+    CheckUnknownActionKind = "spur::check::unknown-action-kind",
+    /// a guard kind that is not built in (error when one typo away, else warning)
+    CheckUnknownGuardKind = "spur::check::unknown-guard-kind",
+    /// an action or guard without an option it needs
+    CheckMissingOption = "spur::check::missing-option",
+    /// an option the action or guard does not know (warning; ignored)
+    CheckUnknownOption = "spur::check::unknown-option",
+    /// a state from which no terminal state can be reached
+    CheckTrapState = "spur::check::trap-state",
+    /// a state no transition leads to from the initial state (warning)
+    CheckUnreachableState = "spur::check::unreachable-state",
+    /// a transition after an unconditional one from the same state (warning)
+    CheckShadowedTransition = "spur::check::shadowed-transition",
+    /// a shell guard that could be a native `jq` guard (note)
+    CheckShellJqGuard = "spur::check::shell-jq-guard",
+
+    /// the pipeline has errors, so `spur run` does not start it
+    RunPipelineInvalid = "spur::run::pipeline-invalid",
+    /// the pipeline uses vars that have no value
+    RunUnsetVar = "spur::run::unset-var",
+    /// the pipeline has no state of that name
+    RunUnknownState = "spur::run::unknown-state",
+    /// a template cannot be rendered at run time
+    RunTemplate = "spur::run::template",
+    /// a guard does not compile at run time
+    RunGuardCompile = "spur::run::guard-compile",
+    /// another run holds the task's lock
+    RunLocked = "spur::run::locked",
+    /// the task lock cannot be opened
+    RunLockIo = "spur::run::lock-io",
+    /// not a run id
+    RunInvalidRunId = "spur::run::invalid-run-id",
+    /// no run with that id in the state directory
+    RunNotFound = "spur::run::not-found",
+    /// the run being resumed has already finished
+    RunFinished = "spur::run::finished",
+    /// the pipeline changed since the run started
+    RunPipelineChanged = "spur::run::pipeline-changed",
+    /// an action started and never finished, so it may or may not have run
+    RunAmbiguousAction = "spur::run::ambiguous-action",
+    /// the run is paused for a question and needs `--answer`
+    RunAnswerRequired = "spur::run::answer-required",
+    /// the answer is not one of the question's choices
+    RunAnswerInvalid = "spur::run::answer-invalid",
+    /// `--answer` was given but the run is not paused for a question
+    RunAnswerUnexpected = "spur::run::answer-unexpected",
+    /// the run journal cannot be written
+    RunJournalIo = "spur::run::journal-io",
+    /// the run directory cannot be created
+    RunRunDir = "spur::run::run-dir",
+    /// `agents:` in `.spur/config.yaml` is not agent name → `{command: …}` (fails `agent.run`)
+    RunAgentConfig = "spur::run::agent-config",
+
+    /// a run journal cannot be read
+    JournalUnreadable = "spur::journal::unreadable",
+    /// a journal line other than a torn last one is not a record
+    JournalCorrupt = "spur::journal::corrupt",
+    /// the journal's sequence numbers have a gap
+    JournalSeqGap = "spur::journal::seq-gap",
+    /// the journal is empty or does not start with run-started
+    JournalNoStart = "spur::journal::no-start",
+    /// a journal line is not chained to the one before it (edited, inserted or removed)
+    JournalChainBroken = "spur::journal::chain-broken",
+    /// the journal was written by a newer spur (a newer format version)
+    JournalNewerFormat = "spur::journal::newer-format",
+    /// the journal was written by an older spur (no format version), so it is not resumed
+    JournalOlderFormat = "spur::journal::older-format",
+    /// a journal record does not fit the run before it or its pipeline, so it is not resumed
+    JournalRecordDoesNotFit = "spur::journal::record-does-not-fit",
+
+    /// `--var` is not of the form name=value
+    UsageVarSyntax = "spur::usage::var-syntax",
+    /// an invalid var name on the command line
+    UsageVarName = "spur::usage::var-name",
+    /// `--vars` is not a JSON object of scalars
+    UsageVarsJson = "spur::usage::vars-json",
+    /// `--var` or `--vars` names a var the pipeline does not declare
+    UsageUndeclaredVar = "spur::usage::undeclared-var",
+    /// not a valid task id (wbs)
+    UsageInvalidWbs = "spur::usage::invalid-wbs",
+    /// not a valid task status
+    UsageInvalidStatus = "spur::usage::invalid-status",
+    /// `--force-done` without a `--reason` that has a visible character
+    UsageBlankForceReason = "spur::usage::blank-force-reason",
+    /// `--force-done` on a run whose pipeline declares no `wbs`
+    UsageForceDoneWithoutTask = "spur::usage::force-done-without-task",
+    /// `--force-done` with a status other than done
+    UsageForceDoneNeedsDone = "spur::usage::force-done-needs-done",
+    /// the current directory cannot be read
+    UsageCwd = "spur::usage::cwd",
+
+    /// done is set only through the done gate
+    TaskDoneNeedsGate = "spur::task::done-needs-gate",
+    /// a task ledger cannot be read
+    TaskLedgerReadFailed = "spur::task::ledger-read-failed",
+    /// a task ledger record does not fit its chain (edited, reordered, removed or forged)
+    TaskLedgerBroken = "spur::task::ledger-broken",
+    /// a task ledger record of a format version this spur does not read
+    TaskLedgerFormat = "spur::task::ledger-format",
+    /// a task ledger cannot be appended to (the status did not change)
+    TaskLedgerWriteFailed = "spur::task::ledger-write-failed",
+    /// the change is in the ledger, but the task view cannot be rewritten from it
+    TaskViewWriteFailed = "spur::task::view-write-failed",
+    /// the task's data lock cannot be taken (nothing was written)
+    TaskDataLock = "spur::task::data-lock",
+
+    /// no task file for the task id
+    TaskFileNotFound = "spur::task-file::not-found",
+    /// several task files match the task id
+    TaskFileAmbiguous = "spur::task-file::ambiguous",
+    /// the task file cannot be read
+    TaskFileUnreadable = "spur::task-file::unreadable",
+    /// the task file declares no requirement ids
+    TaskFileNoRequirements = "spur::task-file::no-requirements",
+    /// the task file declares a requirement id twice
+    TaskFileDuplicateRequirement = "spur::task-file::duplicate-requirement",
+
+    /// the audit log cannot be written (the override was not applied)
+    AuditWriteFailed = "spur::audit::write-failed",
+    /// the audit log cannot be read
+    AuditReadFailed = "spur::audit::read-failed",
+    /// an audit record of a format version this spur does not read
+    AuditFormat = "spur::audit::format",
+
+    /// the verdict ledger cannot be read
+    LedgerUnreadable = "spur::ledger::unreadable",
+    /// the verdict ledger cannot be appended to
+    LedgerUnwritable = "spur::ledger::unwritable",
+
+    /// the verdict artifact cannot be written
+    VerdictWriteFailed = "spur::verdict::write-failed",
+    /// checks cannot be appended to the verdict artifact
+    VerdictNotAppendable = "spur::verdict::not-appendable",
+
+    /// the verify configuration cannot be read
+    VerifyConfigUnreadable = "spur::verify::config-unreadable",
+    /// the verify configuration has errors (listed with it)
+    VerifyInvalidConfig = "spur::verify::invalid-config",
+    /// the verify configuration is not valid YAML or has the wrong shape
+    VerifyYaml = "spur::verify::yaml",
+    /// a gate name that cannot name an evidence file
+    VerifyInvalidGateName = "spur::verify::invalid-gate-name",
+    /// a gate with both `command` and `executable`
+    VerifyCommandConflict = "spur::verify::command-conflict",
+    /// a gate with `args` but no `executable`
+    VerifyArgsWithoutExecutable = "spur::verify::args-without-executable",
+    /// a gate with an empty `command` or `executable`
+    VerifyEmptyCommand = "spur::verify::empty-command",
+    /// an `expectFile` or `findingsFile` outside the project
+    VerifyPathOutsideProject = "spur::verify::path-outside-project",
+    /// an unknown gate severity
+    VerifyInvalidSeverity = "spur::verify::invalid-severity",
+    /// a count or timeout of 0
+    VerifyZero = "spur::verify::zero",
+    /// a gate needs a gate that is not configured
+    VerifyUnknownNeed = "spur::verify::unknown-need",
+    /// gates need each other in a cycle
+    VerifyNeedsCycle = "spur::verify::needs-cycle",
+    /// `--gate` names no gate of the configuration
+    VerifyUnknownGate = "spur::verify::unknown-gate",
+    /// the gate is not configured
+    VerifyUnconfiguredGate = "spur::verify::unconfigured-gate",
+    /// another verify run of the same scope is in progress
+    VerifyBusy = "spur::verify::busy",
+    /// the verify lock cannot be taken
+    VerifyLock = "spur::verify::lock",
+    /// the evidence directory cannot be created
+    VerifyEvidenceDir = "spur::verify::evidence-dir",
+    /// the verify report cannot be written
+    VerifyReportUnwritable = "spur::verify::report-unwritable",
+
+    /// the answer file cannot be read
+    AnswerUnreadable = "spur::answer::unreadable",
+    /// the project root cannot be used to check anchors
+    AnswerProjectRoot = "spur::answer::project-root",
+    /// the derived verdict artifact cannot be written
+    AnswerWriteFailed = "spur::answer::write-failed",
+    /// the answer is over 8 MiB (not read)
+    AnswerTooLarge = "spur::answer::too-large",
+    /// the answer is not UTF-8 text
+    AnswerNotUtf8 = "spur::answer::not-utf8",
+    /// no `Verdict:` line
+    AnswerMissingVerdictLine = "spur::answer::missing-verdict-line",
+    /// a second `Verdict:` line
+    AnswerDuplicateVerdictLine = "spur::answer::duplicate-verdict-line",
+    /// the `Verdict:` value is not PASS, PARTIAL or FAIL
+    AnswerInvalidVerdictLine = "spur::answer::invalid-verdict-line",
+    /// the `Verdict:` line differs from the rows' verdict (warning)
+    AnswerVerdictLineDisagrees = "spur::answer::verdict-line-disagrees",
+    /// a MET criterion with only static evidence was written PARTIAL (warning)
+    AnswerEvidenceRuleDowngrade = "spur::answer::evidence-rule-downgrade",
+    /// a second requirements or AC table
+    AnswerDuplicateTable = "spur::answer::duplicate-table",
+    /// a `Req`/`AC` table with other columns
+    AnswerTableHeaderMismatch = "spur::answer::table-header-mismatch",
+    /// a table header without a delimiter row
+    AnswerMalformedTable = "spur::answer::malformed-table",
+    /// a row without its closing pipe (it may have been cut off)
+    AnswerIncompleteRow = "spur::answer::incomplete-row",
+    /// a row with more or fewer cells than its table
+    AnswerWrongColumnCount = "spur::answer::wrong-column-count",
+    /// a task requirement has no row
+    AnswerMissingRequirement = "spur::answer::missing-requirement",
+    /// a requirement has two rows
+    AnswerDuplicateRequirement = "spur::answer::duplicate-requirement",
+    /// a row names a requirement the task does not have
+    AnswerUnknownRequirement = "spur::answer::unknown-requirement",
+    /// a task acceptance criterion has no row
+    AnswerMissingAc = "spur::answer::missing-ac",
+    /// a criterion has two rows
+    AnswerDuplicateAc = "spur::answer::duplicate-ac",
+    /// the AC cell names no criterion
+    AnswerUnresolvedAc = "spur::answer::unresolved-ac",
+    /// the AC cell names several criteria
+    AnswerAmbiguousAc = "spur::answer::ambiguous-ac",
+    /// the answer adds a tag the task does not give the criterion
+    AnswerUndeclaredAcTag = "spur::answer::undeclared-ac-tag",
+    /// not a valid row status
+    AnswerInvalidStatus = "spur::answer::invalid-status",
+    /// not a valid evidence type
+    AnswerInvalidEvidenceType = "spur::answer::invalid-evidence-type",
+    /// an empty evidence cell
+    AnswerEmptyEvidence = "spur::answer::empty-evidence",
+    /// a MET row cites no `file:line`
+    AnswerMissingAnchor = "spur::answer::missing-anchor",
+    /// a glob where an anchor should be
+    AnswerGlobAnchor = "spur::answer::glob-anchor",
+    /// a directory where a file should be
+    AnswerDirectoryAnchor = "spur::answer::directory-anchor",
+    /// the cited file does not exist
+    AnswerAnchorFileMissing = "spur::answer::anchor-file-missing",
+    /// the cited file is outside the project root
+    AnswerAnchorOutsideProject = "spur::answer::anchor-outside-project",
+    /// the cited lines are not in the file
+    AnswerAnchorLineOutOfRange = "spur::answer::anchor-line-out-of-range",
+
+    /// `--paths` with a drawing format
+    GraphPathsFormat = "spur::graph::paths-format",
+    /// the graph cannot be encoded as JSON
+    GraphJson = "spur::graph::json",
+    /// the pipeline has errors, so it is not drawn
+    GraphInvalidPipeline = "spur::graph::invalid-pipeline",
+
+    /// a `spur jq` input cannot be read or is not JSON
+    JqInput = "spur::jq::input",
+    /// the jq filter does not compile
+    JqCompile = "spur::jq::compile",
+    /// an `--argjson` value is not JSON
+    JqArgjson = "spur::jq::argjson",
+    /// the jq filter failed at run time
+    JqRuntime = "spur::jq::runtime",
+    /// the jq filter halted with an error code
+    JqHalt = "spur::jq::halt",
+    /// the jq output cannot be written
+    JqOutput = "spur::jq::output",
+
+    /// the verdict artifact is missing, malformed or invalid (one warning per artifact)
+    VerdictMalformedArtifact = "L4.malformed-verdict-artifact",
+    /// a stored PASS that does not recompute to PASS
+    VerdictSelfInconsistent = "verdict.self-inconsistent",
+    /// the artifact names another task
+    VerdictWbsMismatch = "verdict.wbs-mismatch",
+}
+
+impl Code {
+    /// The warning ids of the verdict contract: kept as that contract spells them (its
+    /// consumers match these strings), not in the `spur::area::name` style of the others.
+    pub const VERDICT_CONTRACT: [Code; 3] = [
+        Code::VerdictMalformedArtifact,
+        Code::VerdictSelfInconsistent,
+        Code::VerdictWbsMismatch,
+    ];
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// For APIs that take the code as a string, e.g. `miette::miette!(code = Code::GraphJson, …)`.
+impl From<Code> for String {
+    fn from(code: Code) -> Self {
+        code.as_str().to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `spur::<area>::<name>`, every part kebab-case.
+    fn is_kebab_code(code: &str) -> bool {
+        let kebab = |part: &str| {
+            !part.is_empty()
+                && part.split('-').all(|w| {
+                    !w.is_empty() && w.bytes().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9'))
+                })
+        };
+        let mut parts = code.split("::");
+        parts.next() == Some("spur")
+            && parts.next().is_some_and(kebab)
+            && parts.next().is_some_and(kebab)
+            && parts.next().is_none()
+    }
+
+    #[test]
+    fn codes_are_unique() {
+        let mut strings: Vec<_> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        strings.sort_unstable();
+        strings.dedup();
+        assert_eq!(strings.len(), Code::ALL.len());
+    }
+
+    #[test]
+    fn every_code_but_the_verdict_contract_is_kebab_case() {
+        for code in Code::ALL {
+            assert_eq!(
+                is_kebab_code(code.as_str()),
+                !Code::VERDICT_CONTRACT.contains(code),
+                "{code}"
+            );
+        }
+        assert!(!is_kebab_code("spur::run::pipeline_changed"));
+        assert!(!is_kebab_code("spur::check::"));
+        assert!(!is_kebab_code("spur::check::a--b"));
+    }
+
+    #[test]
+    fn every_code_has_a_one_line_meaning() {
+        for code in Code::ALL {
+            let meaning = code.meaning();
+            assert!(!meaning.is_empty() && !meaning.contains('\n'), "{code}");
+        }
+    }
+
+    /// The book's list is the user's reference for the JSON contract: it names every code
+    /// with the meaning given here.
+    #[test]
+    fn the_book_lists_every_code_with_its_meaning() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../book/src/diagnostic-codes.md"
+        );
+        let book = std::fs::read_to_string(path).unwrap();
+        for code in Code::ALL {
+            let row = format!("| `{code}` | {} |", code.meaning());
+            assert!(
+                book.contains(&row),
+                "book/src/diagnostic-codes.md lacks the row {row}"
+            );
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! `spur task certify WBS [--force-done --reason R] [--json]`: run the done gate for a
+//! task — the same as `spur task update WBS done`, which goes through here too. It is how
+//! an uncertified task (a view that says done, no ledger record) becomes certified, or,
+//! with `--force-done --reason`, is adopted, audited.
+
+use std::process::ExitCode;
+
+use spur_engine::done_gate::{
+    evaluate_done_transition, DoneDecision, DoneRequest, ForceReason, GateDecision,
+};
+use spur_engine::store::audit::current_user;
+use spur_engine::store::data_lock::DataLock;
+use spur_engine::store::state_dir::StateDir;
+use spur_engine::store::task_status::{self, ChangeContext, Status, StatusChange, TaskError};
+use spur_engine::wbs::Wbs;
+
+use super::failure::exit;
+use super::{CliResult, Failure};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The task id (wbs).
+    wbs: String,
+    /// Adopt the task as done whatever the verdict says; recorded in the audit log. Needs
+    /// --reason.
+    #[arg(long, requires = "reason")]
+    force_done: bool,
+    /// Why the override is justified (non-empty).
+    #[arg(long, requires = "force_done")]
+    reason: Option<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args, state_dir: &StateDir) -> CliResult {
+    let wbs = Wbs::parse(&args.wbs).map_err(Failure::usage)?;
+    let force = match (&args.reason, args.force_done) {
+        (Some(reason), true) => Some(ForceReason::new(reason.as_str()).map_err(Failure::usage)?),
+        _ => None,
+    };
+    let outcome = certify_done(state_dir, &wbs, force.as_ref())?;
+    Ok(outcome.render(&wbs, args.json))
+}
+
+/// What a status change did, for rendering.
+#[derive(serde::Serialize)]
+pub(super) struct Outcome {
+    pub(super) decision: GateDecision,
+    pub(super) reason: Option<&'static str>,
+    pub(super) verdict: Option<String>,
+    pub(super) message: String,
+    pub(super) status: String,
+}
+
+/// The `--json` document, fields in the documented order.
+#[derive(serde::Serialize)]
+struct OutcomeJson<'a> {
+    wbs: &'a str,
+    #[serde(flatten)]
+    outcome: &'a Outcome,
+}
+
+impl Outcome {
+    /// Print it; exit 1 on deny, else 0.
+    pub(super) fn render(&self, wbs: &Wbs, json: bool) -> ExitCode {
+        if json {
+            let document = OutcomeJson {
+                wbs: wbs.as_str(),
+                outcome: self,
+            };
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&document).unwrap_or_default()
+            );
+        } else if self.decision == GateDecision::Deny {
+            eprintln!("denied: {}", self.message);
+        } else {
+            println!("{}", self.message);
+        }
+        ExitCode::from(if self.decision == GateDecision::Deny {
+            exit::FAILED
+        } else {
+            exit::SUCCESS
+        })
+    }
+}
+
+/// Ask the done gate for `wbs` and record an allow, all under the task's data lock: the
+/// ledger read, the artifact read, the audit record and the ledger append see no other
+/// writer of the task in between. A ledger that cannot be trusted is exit 2, before the
+/// gate is asked.
+pub(super) fn certify_done(
+    state_dir: &StateDir,
+    wbs: &Wbs,
+    force: Option<&ForceReason>,
+) -> Result<Outcome, Failure> {
+    let lock =
+        DataLock::acquire(state_dir, wbs).map_err(|e| Failure::with_code(e, exit::FAILED))?;
+    let current = task_status::current_status(state_dir, wbs).map_err(Failure::usage)?;
+    let user = current_user();
+    let decision = evaluate_done_transition(&DoneRequest {
+        lock: &lock,
+        force,
+        state_dir,
+        run_id: None,
+        user: &user,
+    });
+    // The artifact's warnings (malformed artifact, self-inconsistent, other task) are
+    // diagnostics: stderr, in every output mode.
+    if let DoneDecision::Allow { evaluation, .. } | DoneDecision::Deny { evaluation, .. } =
+        &decision
+    {
+        for warning in &evaluation.warnings {
+            eprintln!("warning[{}]: {}", warning.code, warning.message);
+        }
+    }
+    Ok(match decision {
+        DoneDecision::Noop { message } => {
+            // Certified already; a view that says otherwise is put back.
+            if let Err(e) = task_status::refresh_view(&lock, state_dir) {
+                eprintln!("warning: {e}");
+            }
+            Outcome {
+                decision: GateDecision::Noop,
+                reason: None,
+                verdict: None,
+                message,
+                status: current.to_string(),
+            }
+        }
+        DoneDecision::Allow {
+            reason,
+            done,
+            verdict,
+            message,
+            ..
+        } => {
+            let context = ChangeContext {
+                user: &user,
+                run_id: None,
+                time: spur_engine::store::timestamp::now(),
+            };
+            let status = match task_status::record_change(
+                &lock,
+                state_dir,
+                StatusChange::Done(&done),
+                &context,
+            ) {
+                Ok(record) => record.status.to_string(),
+                Err(e @ TaskError::ViewWrite { .. }) => {
+                    eprintln!("warning: {e}");
+                    Status::done(&done).to_string()
+                }
+                Err(e) => return Err(Failure::with_code(e, exit::FAILED)),
+            };
+            Outcome {
+                decision: GateDecision::Allow,
+                reason: Some(reason.as_str()),
+                verdict: Some(verdict.to_string()),
+                message,
+                status,
+            }
+        }
+        DoneDecision::Deny {
+            verdict, message, ..
+        } => Outcome {
+            decision: GateDecision::Deny,
+            reason: None,
+            verdict: Some(verdict.to_string()),
+            message,
+            status: current.to_string(),
+        },
+    })
+}
