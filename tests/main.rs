@@ -9,6 +9,7 @@ mod completions;
 mod data_lock;
 mod done_gate;
 mod graph;
+mod journal_forgery;
 mod jq;
 mod run;
 mod run_crash;

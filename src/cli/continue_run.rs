@@ -1,6 +1,8 @@
-//! `spur continue RUN [--answer A] [--rerun-ambiguous] [--allow-changed-pipeline]`: resume
-//! a paused or interrupted (or crashed) run from its journal.
+//! `spur continue RUN [--answer A] [--rerun-ambiguous] [--allow-changed-pipeline]
+//! [--force-done --reason R]`: resume a paused or interrupted (or crashed) run from its
+//! journal.
 
+use spur_engine::done_gate::ForceReason;
 use spur_engine::run::{self, RunId, TaskDoneGate};
 
 use super::run::{finish, load_checked, CommonRunArgs};
@@ -22,12 +24,28 @@ pub struct Args {
     /// Resume even though the pipeline file changed since the run started.
     #[arg(long)]
     allow_changed_pipeline: bool,
+    /// Mark the task done even without a PASS verdict (needs --reason; audited). The
+    /// reason a run was started with is not used again: give it to this resume.
+    #[arg(long, requires = "reason")]
+    force_done: bool,
+    /// Why --force-done is justified (written to the audit log).
+    #[arg(long, value_name = "R", requires = "force_done")]
+    reason: Option<String>,
     #[command(flatten)]
     common: CommonRunArgs,
 }
 
 pub fn run(args: Args) -> CliResult {
     let run_id = RunId::parse(&args.run_id).map_err(|e| Failure::usage(miette::Report::new(e)))?;
+    let force_done_reason = match (args.force_done, args.reason) {
+        (true, Some(r)) => Some(
+            ForceReason::new(r)
+                .map_err(Failure::usage)?
+                .as_str()
+                .to_owned(),
+        ),
+        _ => None,
+    };
     let state_dir = args.common.state_dir()?;
     let pipeline_path = run::recorded_pipeline(&state_dir, &run_id)
         .map_err(|e| super::run::finish(Err(e), false).unwrap_err())?;
@@ -42,6 +60,7 @@ pub fn run(args: Args) -> CliResult {
             answer: args.answer,
             rerun_ambiguous: args.rerun_ambiguous,
             allow_changed_pipeline: args.allow_changed_pipeline,
+            force_done_reason,
         },
         &settings,
         &mut progress,

@@ -107,10 +107,21 @@ fn describe(event: &Event) -> String {
                 .map(|p| format!(": {p}"))
                 .unwrap_or_default()
         ),
-        Event::Resumed { answer, .. } => answer
-            .as_deref()
-            .map(|a| format!("answer {a}"))
-            .unwrap_or_default(),
+        Event::Resumed {
+            answer,
+            force_done_reason,
+            ..
+        } => {
+            let answer = answer.as_deref().map(|a| format!("answer {a}"));
+            let forced = force_done_reason
+                .as_deref()
+                .map(|r| format!("--force-done: {r}"));
+            [answer, forced]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
         Event::DoneGate {
             decision, verdict, ..
         } => format!("{decision} {}", verdict.as_deref().unwrap_or("")),

@@ -10,6 +10,7 @@ mod locks;
 mod pause;
 mod semantics;
 mod task_pipeline;
+mod where_the_gate_runs;
 
 fn make_executable(path: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;

@@ -156,6 +156,14 @@ codes! {
     JournalSeqGap = "spur::journal::seq-gap",
     /// the journal is empty or does not start with run-started
     JournalNoStart = "spur::journal::no-start",
+    /// a journal line is not chained to the one before it (edited, inserted or removed)
+    JournalChainBroken = "spur::journal::chain-broken",
+    /// the journal was written by a newer spur (a newer format version)
+    JournalNewerFormat = "spur::journal::newer-format",
+    /// the journal was written by an older spur (no format version), so it is not resumed
+    JournalOlderFormat = "spur::journal::older-format",
+    /// a journal record does not fit the run before it or its pipeline, so it is not resumed
+    JournalRecordDoesNotFit = "spur::journal::record-does-not-fit",
 
     /// `--var` is not of the form name=value
     UsageVarSyntax = "spur::usage::var-syntax",

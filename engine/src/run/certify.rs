@@ -1,6 +1,7 @@
-//! Certifying the end: before a run with a wbs enters a success terminal it asks the done
-//! gate, through its host and nowhere else, journals the decision, and ends failed on a
-//! deny. Only an allow (or a task already done) lets it in.
+//! Certifying the end: a run with a wbs enters or finishes at a success terminal whose
+//! terminal reason is `done` only right after this process asked the done gate, through
+//! its host and nowhere else, and journaled the answer; a deny ends the run failed. A gate
+//! record an earlier process journaled never counts: a resumed run asks again.
 
 use super::cursor::Cursor;
 use super::done_gate_port::{GateAnswer, GateRequest};
@@ -11,14 +12,33 @@ use super::runner::Run;
 use crate::pipeline::TerminalReason;
 
 impl Run<'_, '_> {
-    /// A success terminal of a run with a wbs: the gate must allow entering it.
-    pub(super) fn needs_gate(&self, target: usize) -> bool {
+    /// Whether entering `target` through transition `via` (none: the initial state, or the
+    /// state the run already stands in) certifies the run's task, so that the gate must
+    /// allow it: a success terminal whose terminal reason is `done`, in a run with a wbs.
+    pub(super) fn needs_gate(&self, target: usize, via: Option<usize>) -> bool {
         let graph = &self.facts.plan.graph;
-        self.facts.wbs.is_some() && graph.is_terminal(target) && !graph.is_failure(target)
+        self.facts.wbs.is_some()
+            && graph.is_terminal(target)
+            && !graph.is_failure(target)
+            && self.success_reason(target, via) == TerminalReason::Done
+    }
+
+    /// The run stands in `c.state`: when that certifies its task and this process's gate has
+    /// not let it in, ask now. `Some(outcome)` when the gate denied (the run has ended).
+    pub(super) fn gate_here(&mut self, c: &Cursor) -> Result<Option<RunOutcome>, RunError> {
+        if self.gated == Some(c.state) || !self.needs_gate(c.state, self.entered_via) {
+            return Ok(None);
+        }
+        if let Some(denied) = self.ask_gate(c, None)? {
+            return Ok(Some(denied));
+        }
+        self.gated = Some(c.state);
+        Ok(None)
     }
 
     /// Ask the done gate (through the host, the only way); `Some(outcome)` when it denied
-    /// (the run has ended failed). `transition` is none on entering the initial state.
+    /// (the run has ended failed). `transition` is none when the gate is asked for the
+    /// state itself: the initial state, or the one a resumed run stands in.
     pub(super) fn ask_gate(
         &mut self,
         c: &Cursor,

@@ -4,7 +4,6 @@
 
 use super::journal::PauseKind;
 use super::replay::{Position, SequenceProgress};
-use crate::done_gate::GateDecision;
 
 #[derive(Debug, Clone)]
 pub(super) struct Cursor {
@@ -18,6 +17,7 @@ pub(super) struct Cursor {
     pub(super) resumed_from_pause: bool,
     pub(super) chosen: Option<usize>,
     pub(super) exit: SequenceProgress,
+    /// The done gate, asked by this process, let the chosen transition through.
     pub(super) gate_allowed: bool,
     pub(super) last_action_ok: Option<bool>,
     /// The answer a resume brought for an hitl action.
@@ -53,13 +53,8 @@ impl Cursor {
             resumed_from_pause: matches!(position.paused, Some((PauseKind::State, _, _))),
             chosen: position.chosen,
             exit: position.exit.clone(),
-            // Only a gate that let the chosen transition through counts; a deny ended the
-            // run, and a gate asked on entering the initial state names no transition.
-            gate_allowed: position.gate.as_ref().is_some_and(|g| {
-                g.decision != GateDecision::Deny
-                    && g.transition.is_some()
-                    && g.transition == position.chosen
-            }),
+            // A done-gate record of an earlier process never counts: this one asks again.
+            gate_allowed: false,
             last_action_ok: position.last_action_ok,
             answer,
         }

@@ -114,6 +114,10 @@ pub enum Event {
         answer: Option<String>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         rerun_ambiguous: bool,
+        /// `spur continue --force-done --reason R`: the reason this resume forces with (the
+        /// one `run-started` records is never used again).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        force_done_reason: Option<String>,
     },
     DoneGate {
         state: String,

@@ -1,5 +1,6 @@
 //! How a run ends: the terminal state's reason (declared on the transition that entered
-//! it, else done or failed-check), one durable `run-finished`, and the outcome reported.
+//! it; else failed-check for a failure state, cancelled for a state named cancelled or
+//! canceled, done for any other), one durable `run-finished`, and the outcome reported.
 
 use super::cursor::Cursor;
 use super::journal::Event;
@@ -9,14 +10,33 @@ use super::runner::Run;
 use crate::pipeline::TerminalReason;
 
 impl Run<'_, '_> {
-    pub(super) fn finish_terminal(&mut self, c: &Cursor) -> Result<RunOutcome, RunError> {
-        let declared = self
-            .entered_via
-            .and_then(|t| self.facts.pipeline.transitions.get(t))
+    /// The reason declared on transition `via`, when it is one of the pipeline's and
+    /// enters `state` (a changed pipeline may number its transitions otherwise).
+    fn declared_reason(&self, state: usize, via: Option<usize>) -> Option<TerminalReason> {
+        let state_id = self.facts.state_id(state);
+        via.and_then(|t| self.facts.pipeline.transitions.get(t))
+            .filter(|t| t.to.value == state_id)
             .and_then(|t| t.terminal_reason.as_ref())
-            .map(|r| r.value);
+            .map(|r| r.value)
+    }
+
+    /// Why a run that ends at success terminal `state`, entered through `via`, ended.
+    pub(super) fn success_reason(&self, state: usize, via: Option<usize>) -> TerminalReason {
+        self.declared_reason(state, via).unwrap_or_else(|| {
+            let id = self.facts.state_id(state);
+            if id.eq_ignore_ascii_case("cancelled") || id.eq_ignore_ascii_case("canceled") {
+                TerminalReason::Cancelled
+            } else {
+                TerminalReason::Done
+            }
+        })
+    }
+
+    pub(super) fn finish_terminal(&mut self, c: &Cursor) -> Result<RunOutcome, RunError> {
         if self.facts.plan.graph.is_failure(c.state) {
-            let reason = declared.unwrap_or(TerminalReason::FailedCheck);
+            let reason = self
+                .declared_reason(c.state, self.entered_via)
+                .unwrap_or(TerminalReason::FailedCheck);
             let detail = format!("reached failure state {:?}", self.facts.state_id(c.state));
             return self.finish(
                 c,
@@ -26,12 +46,16 @@ impl Run<'_, '_> {
                 Some(detail),
             );
         }
-        let outcome = if self.facts.wbs.is_some() {
+        // The one way to a done outcome: the gate of this process let the run in here.
+        if let Some(denied) = self.gate_here(c)? {
+            return Ok(denied);
+        }
+        let reason = self.success_reason(c.state, self.entered_via);
+        let outcome = if self.needs_gate(c.state, self.entered_via) {
             Outcome::Done
         } else {
             Outcome::Completed
         };
-        let reason = declared.unwrap_or(TerminalReason::Done);
         self.finish(c, outcome, StopReason::TerminalState, reason, None)
     }
 

@@ -1,7 +1,9 @@
 //! The run journal (ARCHITECTURE.md, *Durability*): `.spur/runs/<run-id>/journal.jsonl`, append-only JSON lines
-//! with a gap-free `seq`. Records that guard a side effect are fsync'd before the effect
-//! happens; the rest ride along with the next fsync (one file, appended in order, so a
-//! crash can lose only a tail, never a middle line). Reading ignores a torn last line.
+//! with a gap-free `seq`, each carrying the format version, the sha256 of the line before it
+//! (`prev`) and of its own text (`hash`), so an edited, inserted or removed line is found.
+//! Records that guard a side effect are fsync'd before the effect happens; the rest ride
+//! along with the next fsync (one file, appended in order, so a crash can lose only a tail,
+//! never a middle line). Reading ignores a torn last line.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -11,9 +13,18 @@ use serde::{Deserialize, Serialize};
 
 pub use super::event::{Event, PauseKind, Phase};
 use crate::diagnostic::{coded_diagnostic, Code};
+use crate::store::digest::sha256_hex;
+use crate::store::format_version::{line_version, unknown_version, LineVersion};
 use crate::store::timestamp::Timestamp;
 
-/// One line of the journal.
+/// The journal format this spur writes and resumes.
+pub const FORMAT: u64 = 1;
+
+/// The last field of every line: the sha256 of the line's text before it.
+const HASH_FIELD: &str = ",\"hash\":\"";
+
+/// One record of the journal: what the run did. The line around it (format version and
+/// chain hashes) is the journal file's business, not the record's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     pub seq: u64,
@@ -54,6 +65,35 @@ pub enum JournalError {
     },
     #[error("journal {path} is empty or does not start with run-started")]
     NoStart { path: PathBuf },
+    /// A line of a format-1 journal is not chained to the one before it: edited, inserted
+    /// or removed.
+    #[error("journal {path}: record seq {seq} is not the line spur wrote there: {what}")]
+    ChainBroken {
+        /// The journal file.
+        path: PathBuf,
+        /// The seq of the first line that is not chained to the one before it.
+        seq: u64,
+        /// What does not match.
+        what: String,
+    },
+    /// A line carries a format version newer than [`FORMAT`].
+    #[error("journal {path}: {}", unknown_version(*found, FORMAT))]
+    NewerFormat {
+        /// The journal file.
+        path: PathBuf,
+        /// The format version a line carries.
+        found: u64,
+    },
+}
+
+/// How a journal's lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalFormat {
+    /// Written before format 1: no version, no chain. Still shown by `spur trace` and
+    /// `spur runs`; never resumed, since nothing shows it was not edited.
+    Unversioned,
+    /// Format [`FORMAT`]: versioned and chained, every line checked on reading.
+    Current,
 }
 
 coded_diagnostic! {
@@ -63,6 +103,13 @@ coded_diagnostic! {
             help("only a torn last line is tolerated; a damaged middle line means the file was edited");
         Self::SeqGap { .. } => Code::JournalSeqGap;
         Self::NoStart { .. } => Code::JournalNoStart;
+        Self::ChainBroken { .. } => Code::JournalChainBroken,
+            help("each journal line carries the sha256 of the line before it (`prev`) and of its own \
+                  text (`hash`): this line was edited, inserted or removed after it was written, or a \
+                  line before it was. spur does not go on from an edited journal: start a new run \
+                  with `spur run`");
+        Self::NewerFormat { .. } => Code::JournalNewerFormat,
+            help("use the spur that wrote it, or a newer one");
     }
 }
 
@@ -74,6 +121,48 @@ pub struct JournalContent {
     pub valid_len: u64,
     /// A final line without its newline was found and ignored.
     pub torn_tail: bool,
+    /// The format of the journal's lines (that of its first line).
+    pub format: JournalFormat,
+    /// sha256 of the last complete line: the `prev` of the next record.
+    pub tip: String,
+}
+
+impl JournalContent {
+    /// Records kept elsewhere than in a file (a host of its own): nothing to chain.
+    pub fn unchained(records: Vec<Record>) -> Self {
+        Self {
+            records,
+            valid_len: 0,
+            torn_tail: false,
+            format: JournalFormat::Current,
+            tip: String::new(),
+        }
+    }
+}
+
+/// A line as written: the format version, the record, the chain.
+#[derive(Serialize)]
+struct LineOut<'a> {
+    v: u64,
+    seq: u64,
+    at: &'a str,
+    prev: &'a str,
+    #[serde(flatten)]
+    event: &'a Event,
+}
+
+/// A line as read (its version is read first, alone): the chain fields are missing in
+/// journals of before format 1.
+#[derive(Deserialize)]
+struct LineIn {
+    seq: u64,
+    at: String,
+    #[serde(default)]
+    prev: Option<String>,
+    #[serde(default)]
+    hash: Option<String>,
+    #[serde(flatten)]
+    event: Event,
 }
 
 /// The most of a journal that is read: far more than any run writes.
@@ -95,24 +184,59 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContent, JournalError> {
     let torn_tail = valid_len < bytes.len();
     let complete = bytes.get(..valid_len).unwrap_or_default();
     let mut records = Vec::new();
+    let mut format = None;
+    let mut tip = String::new();
     for (i, line) in complete.split(|&b| b == b'\n').enumerate() {
         if line.is_empty() {
             continue;
         }
-        let record: Record = serde_json::from_slice(line).map_err(|e| JournalError::Corrupt {
+        let corrupt = |message: String| JournalError::Corrupt {
             path: path.to_path_buf(),
             line: i + 1,
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        // The version before the rest: a newer format may have changed the rest.
+        let version = line_version(line, FORMAT).map_err(|e| corrupt(e.to_string()))?;
+        let versioned = match version {
+            LineVersion::Absent => false,
+            LineVersion::Supported => true,
+            LineVersion::Unknown(found) if found > FORMAT => {
+                return Err(JournalError::NewerFormat {
+                    path: path.to_path_buf(),
+                    found,
+                })
+            }
+            LineVersion::Unknown(found) => return Err(corrupt(unknown_version(found, FORMAT))),
+        };
+        let parsed: LineIn = serde_json::from_slice(line).map_err(|e| corrupt(e.to_string()))?;
+        let format = *format.get_or_insert(if versioned {
+            JournalFormat::Current
+        } else {
+            JournalFormat::Unversioned
+        });
         let expected = records.last().map_or(1, |r: &Record| r.seq + 1);
-        if record.seq != expected {
+        if parsed.seq != expected {
             return Err(JournalError::SeqGap {
                 path: path.to_path_buf(),
                 previous: expected - 1,
-                found: record.seq,
+                found: parsed.seq,
             });
         }
-        records.push(record);
+        if format == JournalFormat::Current {
+            if let Err(what) = chained(line, versioned, &parsed, &tip) {
+                return Err(JournalError::ChainBroken {
+                    path: path.to_path_buf(),
+                    seq: parsed.seq,
+                    what,
+                });
+            }
+        }
+        tip = sha256_hex(line);
+        records.push(Record {
+            seq: parsed.seq,
+            at: parsed.at,
+            event: parsed.event,
+        });
     }
     if !matches!(
         records.first(),
@@ -129,7 +253,46 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<JournalContent, JournalError> {
         records,
         valid_len: valid_len as u64,
         torn_tail,
+        format: format.unwrap_or(JournalFormat::Current),
+        tip,
     })
+}
+
+/// Whether `line` of a format-1 journal is the line spur wrote after the line whose hash is
+/// `tip`: it has the version, names `tip` as `prev`, and its text has its own `hash`.
+fn chained(line: &[u8], versioned: bool, parsed: &LineIn, tip: &str) -> Result<(), String> {
+    if !versioned {
+        return Err("it has no format version, in a journal of format 1".to_owned());
+    }
+    match parsed.prev.as_deref() {
+        None => return Err("it has no `prev`".to_owned()),
+        Some(prev) if prev != tip => {
+            return Err(if tip.is_empty() {
+                format!("its `prev` is {prev:?}, and the first record's is empty")
+            } else {
+                format!("its `prev` is {prev:?}, the line before it hashes to {tip:?}")
+            })
+        }
+        Some(_) => {}
+    }
+    let text = std::str::from_utf8(line).map_err(|e| e.to_string())?;
+    let own = text
+        .rfind(HASH_FIELD)
+        .and_then(|at| Some((text.get(..at)?, text.get(at + HASH_FIELD.len()..)?)))
+        .and_then(|(body, rest)| Some((body, rest.strip_suffix("\"}")?)));
+    match (own, parsed.hash.as_deref()) {
+        (Some((body, hash)), Some(field)) if hash == field => {
+            let actual = sha256_hex(body.as_bytes());
+            if actual == hash {
+                Ok(())
+            } else {
+                Err(format!(
+                    "its text hashes to {actual:?}, its `hash` says {hash:?}"
+                ))
+            }
+        }
+        _ => Err("it does not end with its own `hash`".to_owned()),
+    }
 }
 
 /// An open journal, appending records with the next `seq`.
@@ -139,6 +302,8 @@ pub struct Journal {
     file: File,
     next_seq: u64,
     durability: Durability,
+    /// sha256 of the last line: the next record's `prev`.
+    tip: String,
     /// The state of the last state-entered / transition record (for `interrupted`).
     last_state: Option<String>,
     /// Test hook: SIGKILL this process right after writing this seq (debug builds only).
@@ -165,6 +330,7 @@ impl Journal {
             file,
             next_seq: 1,
             durability,
+            tip: String::new(),
             last_state: None,
             kill_after: kill_hook(),
         })
@@ -187,6 +353,7 @@ impl Journal {
             file,
             next_seq: content.records.last().map_or(1, |r| r.seq + 1),
             durability,
+            tip: content.tip.clone(),
             last_state: content.records.iter().rev().find_map(|r| match &r.event {
                 Event::StateEntered { state, .. } => Some(state.clone()),
                 Event::Transition { to, .. } => Some(to.clone()),
@@ -218,9 +385,10 @@ impl Journal {
             at: at.rfc3339(),
             event,
         };
-        let line = encode(&record)?;
+        let line = encode(&record, &self.tip)?;
         // One write per line: a crash tears at most this line.
         self.file.write_all(&line)?;
+        self.tip = sha256_hex(line.strip_suffix(b"\n").unwrap_or(&line));
         if record.event.is_durable() && self.durability == Durability::Fsync {
             self.file.sync_data()?;
         }
@@ -237,10 +405,26 @@ impl Journal {
     }
 }
 
-/// One JSON line: `{"seq":…,"at":…,"event":…,` then the event's own fields.
-fn encode(record: &Record) -> io::Result<Vec<u8>> {
-    let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
-    line.push(b'\n');
+/// One JSON line: `{"v":1,"seq":…,"at":…,"prev":…,"event":…,` then the event's own
+/// fields, then `"hash"`, the sha256 of everything before it (so even the last line cannot
+/// be edited unnoticed).
+fn encode(record: &Record, prev: &str) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(&LineOut {
+        v: FORMAT,
+        seq: record.seq,
+        at: &record.at,
+        prev,
+        event: &record.event,
+    })
+    .map_err(io::Error::other)?;
+    // A JSON object: drop its closing brace, then close it with the hash of the rest.
+    if line.pop() != Some(b'}') {
+        return Err(io::Error::other("a journal record is not a JSON object"));
+    }
+    let hash = sha256_hex(&line);
+    line.extend_from_slice(HASH_FIELD.as_bytes());
+    line.extend_from_slice(hash.as_bytes());
+    line.extend_from_slice(b"\"}\n");
     Ok(line)
 }
 
@@ -310,7 +494,7 @@ mod tests {
     }
 
     #[test]
-    fn a_line_is_seq_and_at_then_the_event_and_its_fields() {
+    fn a_line_is_the_version_seq_at_prev_then_the_event_and_its_fields_then_its_hash() {
         let record = Record {
             seq: 7,
             at: "2026-01-01T00:00:00.000Z".into(),
@@ -321,13 +505,129 @@ mod tests {
                 iteration: 3,
             },
         };
-        let line = encode(&record).unwrap();
-        assert_eq!(
-            String::from_utf8(line.clone()).unwrap(),
-            "{\"seq\":7,\"at\":\"2026-01-01T00:00:00.000Z\",\"event\":\"transition\",\"transition\":2,\"from\":\"a\\\"b\",\"to\":\"c\",\"iteration\":3}\n"
+        let prev = "ab".repeat(32);
+        let line = String::from_utf8(encode(&record, &prev).unwrap()).unwrap();
+        let body = format!(
+            "{{\"v\":1,\"seq\":7,\"at\":\"2026-01-01T00:00:00.000Z\",\"prev\":\"{prev}\",\"event\":\"transition\",\"transition\":2,\"from\":\"a\\\"b\",\"to\":\"c\",\"iteration\":3"
         );
-        let back: Record = serde_json::from_slice(&line).unwrap();
+        let hash = sha256_hex(body.as_bytes());
+        assert_eq!(line, format!("{body},\"hash\":\"{hash}\"}}\n"));
+        let back: Record = serde_json::from_str(&line).unwrap();
         assert_eq!(back, record);
+    }
+
+    /// A journal of three records, as written.
+    fn written() -> (tempfile::TempDir, PathBuf, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        let mut j = Journal::create(&path, Durability::Unsafe).unwrap();
+        j.append(started(), Timestamp::now()).unwrap();
+        for state in ["a", "b"] {
+            let entered = Event::StateEntered {
+                state: state.into(),
+                iteration: 0,
+            };
+            j.append(entered, Timestamp::now()).unwrap();
+        }
+        let lines = fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        (dir, path, lines)
+    }
+
+    fn write_lines(path: &Path, lines: &[String]) {
+        fs::write(path, lines.join("\n") + "\n").unwrap();
+    }
+
+    #[test]
+    fn each_line_is_chained_to_the_one_before_it() {
+        let (_dir, path, lines) = written();
+        let content = read(&path).unwrap();
+        assert_eq!(content.format, JournalFormat::Current);
+        assert_eq!(content.tip, sha256_hex(lines[2].as_bytes()));
+        assert!(lines[0].contains(r#""prev":"""#), "{}", lines[0]);
+        let prev = format!(r#""prev":"{}""#, sha256_hex(lines[0].as_bytes()));
+        assert!(lines[1].contains(&prev), "{}", lines[1]);
+    }
+
+    #[test]
+    fn an_edited_removed_or_inserted_line_breaks_the_chain_at_its_seq() {
+        let (_dir, path, lines) = written();
+        let broken = |lines: &[String]| {
+            write_lines(&path, lines);
+            match read(&path) {
+                Err(JournalError::ChainBroken { seq, what, .. }) => (seq, what),
+                other => panic!("expected a broken chain, got {other:?}"),
+            }
+        };
+        // The last line edited: its own hash no longer matches.
+        let mut edited = lines.clone();
+        edited[2] = edited[2].replace(r#""state":"b""#, r#""state":"x""#);
+        let (seq, what) = broken(&edited);
+        assert_eq!(seq, 3);
+        assert!(what.contains("hashes to"), "{what}");
+        // A middle line edited and re-hashed: the next line's prev no longer matches.
+        let mut rehashed = lines.clone();
+        let record: Record = serde_json::from_str(&lines[1]).unwrap();
+        let prev = sha256_hex(lines[0].as_bytes());
+        let mut forged = record.clone();
+        forged.event = Event::StateEntered {
+            state: "x".into(),
+            iteration: 0,
+        };
+        rehashed[1] = String::from_utf8(encode(&forged, &prev).unwrap())
+            .unwrap()
+            .trim_end()
+            .to_owned();
+        assert_eq!(broken(&rehashed).0, 3);
+        // A line removed: a seq gap; one inserted without the chain: no prev.
+        write_lines(&path, &[lines[0].clone(), lines[2].clone()]);
+        assert!(matches!(read(&path), Err(JournalError::SeqGap { .. })));
+        let plain = r#"{"seq":4,"at":"t","event":"state-entered","state":"z","iteration":0}"#;
+        let mut inserted = lines.clone();
+        inserted.push(plain.to_owned());
+        let (seq, what) = broken(&inserted);
+        assert_eq!(seq, 4);
+        assert!(what.contains("format version"), "{what}");
+    }
+
+    #[test]
+    fn a_newer_format_is_named_not_misread() {
+        let (_dir, path, mut lines) = written();
+        lines[1] = r#"{"v":2,"seq":2,"at":"t","event":"something-new"}"#.to_owned();
+        write_lines(&path, &lines);
+        assert!(matches!(
+            read(&path),
+            Err(JournalError::NewerFormat { found: 2, .. })
+        ));
+        lines[1] = lines[1].replace(r#""v":2"#, r#""v":0"#);
+        write_lines(&path, &lines);
+        match read(&path) {
+            Err(JournalError::Corrupt {
+                line: 2, message, ..
+            }) => {
+                assert!(message.contains("not one spur writes"), "{message}")
+            }
+            other => panic!("expected a corrupt line, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_journal_without_versions_reads_as_unversioned() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.jsonl");
+        let line = serde_json::to_string(&Record {
+            seq: 1,
+            at: "t".into(),
+            event: started(),
+        })
+        .unwrap();
+        fs::write(&path, format!("{line}\n")).unwrap();
+        let content = read(&path).unwrap();
+        assert_eq!(content.format, JournalFormat::Unversioned);
+        assert_eq!(content.records.len(), 1);
     }
 
     #[test]

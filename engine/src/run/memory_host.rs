@@ -72,11 +72,7 @@ impl RunHost for MemoryHost {
     }
 
     fn read_journal(&mut self, _run_id: &RunId) -> Result<JournalContent, RunError> {
-        Ok(JournalContent {
-            records: self.records.clone(),
-            valid_len: 0,
-            torn_tail: false,
-        })
+        Ok(JournalContent::unchained(self.records.clone()))
     }
 
     fn reopen_journal(&mut self, _: &RunId, _: &JournalContent) -> Result<(), RunError> {

@@ -13,7 +13,8 @@ use crate::pipeline::TerminalReason;
 pub enum Outcome {
     /// A success terminal of a run with a wbs, certified by the done gate.
     Done,
-    /// A success terminal of a run without a wbs.
+    /// A success terminal that certifies nothing: the run has no wbs, or the ending's
+    /// terminal reason is not `done` (a cancellation).
     Completed,
     Failed,
     Paused,

@@ -93,6 +93,7 @@ impl Run<'_, '_> {
         self.append(Event::Resumed {
             answer: resume.answer.clone(),
             rerun_ambiguous: false,
+            force_done_reason: None,
         })?;
         if let Some(answer) = &resume.answer {
             self.vars.insert("__hitlAnswer".into(), answer.clone());

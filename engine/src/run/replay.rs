@@ -125,48 +125,62 @@ impl Position {
     }
 }
 
-/// Rebuild the position from complete records (the first is `run-started`).
+/// Rebuild the position from complete records (the first is `run-started`), taking each
+/// record as it is: for showing a run. A resume checks each record first
+/// ([`super::replay_check`]).
 pub fn replay(records: &[Record]) -> Option<Position> {
-    let first = records.first()?;
-    let Event::RunStarted {
-        pipeline,
-        pipeline_name,
-        pipeline_sha256,
-        vars,
-        wbs,
-        force_done_reason,
-    } = &first.event
-    else {
-        return None;
-    };
-    let mut p = Position {
-        pipeline: pipeline.clone(),
-        pipeline_name: pipeline_name.clone(),
-        pipeline_sha256: pipeline_sha256.clone(),
-        wbs: wbs.clone(),
-        force_done_reason: force_done_reason.clone(),
-        started_at: first.at.clone(),
-        vars: vars.clone(),
-        state: None,
-        iteration: 0,
-        enter: SequenceProgress::default(),
-        enter_complete: false,
-        last_action_ok: None,
-        paused: None,
-        answered_in_visit: false,
-        chosen: None,
-        exit: SequenceProgress::default(),
-        gate: None,
-        interrupted: false,
-        finished: None,
-        transitions: Vec::new(),
-        last_seq: first.seq,
-    };
-    for record in records.iter().skip(1) {
-        p.last_seq = record.seq;
-        apply(&mut p, record);
+    let (first, rest) = records.split_first()?;
+    let mut p = Position::started(first)?;
+    for record in rest {
+        p.apply(record);
     }
     Some(p)
+}
+
+impl Position {
+    /// Where a run stands right after its `run-started` record; `None` for another record.
+    pub(crate) fn started(first: &Record) -> Option<Self> {
+        let Event::RunStarted {
+            pipeline,
+            pipeline_name,
+            pipeline_sha256,
+            vars,
+            wbs,
+            force_done_reason,
+        } = &first.event
+        else {
+            return None;
+        };
+        Some(Self {
+            pipeline: pipeline.clone(),
+            pipeline_name: pipeline_name.clone(),
+            pipeline_sha256: pipeline_sha256.clone(),
+            wbs: wbs.clone(),
+            force_done_reason: force_done_reason.clone(),
+            started_at: first.at.clone(),
+            vars: vars.clone(),
+            state: None,
+            iteration: 0,
+            enter: SequenceProgress::default(),
+            enter_complete: false,
+            last_action_ok: None,
+            paused: None,
+            answered_in_visit: false,
+            chosen: None,
+            exit: SequenceProgress::default(),
+            gate: None,
+            interrupted: false,
+            finished: None,
+            transitions: Vec::new(),
+            last_seq: first.seq,
+        })
+    }
+
+    /// Where the run stands after `record` too.
+    pub(crate) fn apply(&mut self, record: &Record) {
+        self.last_seq = record.seq;
+        apply(self, record);
+    }
 }
 
 fn apply(p: &mut Position, record: &Record) {

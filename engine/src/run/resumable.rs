@@ -1,15 +1,17 @@
-//! Whether a journaled run may go on, judged before anything runs: it exists and is not
-//! finished, its pipeline text is the one it started with (unless allowed), an hitl pause
-//! gets a valid answer and only a pause gets one, and an action that started and never
-//! finished runs again only when asked to.
+//! Whether a journaled run may go on, judged before anything runs: its journal is of this
+//! format and unbroken, every record fits the run before it and the pipeline, the run is
+//! not finished, its pipeline text is the one it started with (unless allowed), an hitl
+//! pause gets a valid answer and only a pause gets one, a force applies to a run with a
+//! task, and an action that started and never finished runs again only when asked to.
 
 use std::path::PathBuf;
 
 use super::actions::HitlQuestion;
 use super::host::RunHost;
-use super::journal::{self, Event, JournalContent, JournalError, PauseKind, Phase};
+use super::journal::{self, Event, JournalContent, JournalError, JournalFormat, PauseKind, Phase};
 use super::plan::{render_ctx, Plan};
 use super::replay::{self, Position};
+use super::replay_check::{replay_checked, Against};
 use super::run_error::RunError;
 use super::run_id::RunId;
 use super::runner::{ResumeRequest, RunSettings};
@@ -57,7 +59,23 @@ pub(super) fn check(
         host.lock_task(w, run_id)?;
     }
     let content = host.read_journal(run_id)?;
-    let position = replay::replay(&content.records).ok_or_else(no_start)?;
+    if content.format == JournalFormat::Unversioned {
+        return Err(RunError::OlderJournal {
+            run_id: run_id.to_string(),
+        });
+    }
+    let plan = Plan::new(pipeline)?;
+    let recorded_sha = replay::replay(&content.records)
+        .ok_or_else(no_start)?
+        .pipeline_sha256;
+    let unchanged = recorded_sha == sha256_hex(pipeline.source.text().as_bytes());
+    let against = if unchanged {
+        Against::Pipeline(pipeline, &plan)
+    } else {
+        Against::Themselves
+    };
+    let position =
+        replay_checked(&content.records, against, run_id.as_str())?.ok_or_else(no_start)?;
     if let Some(f) = &position.finished {
         return Err(RunError::AlreadyFinished {
             run_id: run_id.to_string(),
@@ -65,15 +83,12 @@ pub(super) fn check(
             state: f.state.clone(),
         });
     }
-    if position.pipeline_sha256 != sha256_hex(pipeline.source.text().as_bytes())
-        && !request.allow_changed_pipeline
-    {
+    if !unchanged && !request.allow_changed_pipeline {
         return Err(RunError::PipelineChanged {
             run_id: run_id.to_string(),
             path: position.pipeline.clone(),
         });
     }
-    let plan = Plan::new(pipeline)?;
     let state_id = match &position.state {
         Some(s) => s.clone(),
         None => pipeline.initial_state.value.clone(),
@@ -90,6 +105,9 @@ pub(super) fn check(
         state,
         state_id: &state_id,
     };
+    if request.force_done_reason.is_some() && wbs.is_none() {
+        return Err(RunError::ForceWithoutTask);
+    }
     at.check_answer(request.answer.as_deref())?;
     if !request.rerun_ambiguous {
         at.check_ambiguous(&run_dir)?;
@@ -202,6 +220,11 @@ pub fn recorded_pipeline(state_dir: &StateDir, run_id: &RunId) -> Result<PathBuf
         ));
     }
     let content = journal::read(&path)?;
+    if content.format == JournalFormat::Unversioned {
+        return Err(RunError::OlderJournal {
+            run_id: run_id.to_string(),
+        });
+    }
     match content.records.first().map(|r| &r.event) {
         Some(Event::RunStarted { pipeline, .. }) => Ok(PathBuf::from(pipeline)),
         _ => Err(RunError::Journal(JournalError::NoStart { path })),

@@ -5,6 +5,7 @@ use super::guard_eval::GuardCompileError;
 use super::journal::JournalError;
 use super::lock::LockError;
 use super::render::RenderError;
+use super::replay_check::RecordDoesNotFit;
 use super::vars::VarError;
 
 use crate::diagnostic::{coded_diagnostic, Code};
@@ -31,6 +32,15 @@ pub enum RunError {
     RunNotFound(String, String),
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// A journal record does not fit the run before it or its pipeline.
+    #[error(transparent)]
+    DoesNotFit(#[from] RecordDoesNotFit),
+    /// The journal has no format version: an older spur wrote it.
+    #[error("run {run_id} was written by an older spur (a journal without a format version): it cannot be resumed")]
+    OlderJournal {
+        /// The run.
+        run_id: String,
+    },
     #[error("run {run_id} already finished ({outcome} at {state})")]
     AlreadyFinished {
         run_id: String,
@@ -73,17 +83,19 @@ pub enum RunError {
 
 coded_diagnostic! {
     RunError {
-        forward { Var, InvalidWbs, Template, GuardCompile, Locked, Journal }
+        forward { Var, InvalidWbs, Template, GuardCompile, Locked, Journal, DoesNotFit }
         Self::UnsetVars { .. } => Code::RunUnsetVar,
             help("declare each under `vars:` with a default, or pass it with --var NAME=VALUE");
         Self::ForceWithoutTask => Code::UsageForceDoneWithoutTask,
-            help("--force-done overrides the done gate of a task; declare `wbs` under `vars:` and pass --var wbs=ID, or drop --force-done");
+            help("--force-done overrides the done gate of a task, and a run has one only when its pipeline declares `wbs` under `vars:` and `spur run` is given --var wbs=ID; drop --force-done (and --reason)");
         Self::UnknownState(..) => Code::RunUnknownState,
             help("run `spur check` on the pipeline");
         Self::RunNotFound(..) => Code::RunNotFound,
             help("`spur runs` lists the runs of this state directory");
         Self::AlreadyFinished { .. } => Code::RunFinished,
             help("start a new run with `spur run`");
+        Self::OlderJournal { run_id } => Code::JournalOlderFormat,
+            help("nothing shows that its journal was not edited since; start a new run with `spur run` (`spur trace {run_id}` still shows its history)");
         Self::PipelineChanged { .. } => Code::RunPipelineChanged,
             help("resume with the pipeline text the run started with, or pass --allow-changed-pipeline to resume anyway");
         Self::Ambiguous { log, run_id, .. } => Code::RunAmbiguousAction,
@@ -127,6 +139,8 @@ impl RunError {
             | RunError::AnswerUnexpected(_) => ErrorClass::Usage,
             RunError::Locked(_)
             | RunError::Journal(_)
+            | RunError::DoesNotFit(_)
+            | RunError::OlderJournal { .. }
             | RunError::AlreadyFinished { .. }
             | RunError::PipelineChanged { .. }
             | RunError::Ambiguous { .. }

@@ -2,8 +2,10 @@
 //! onEnter in order (vars set by actions merged after the whole sequence) → terminal? →
 //! `pause: true`? → the first transition whose guard passes, in declaration order, among
 //! the state's own transitions (O(out-degree)) → the done gate when the target is a
-//! success terminal of a run with a wbs → onExit → one durable commit of the transition →
-//! enter the target. Everything it journals, runs or asks goes through its [`RunHost`].
+//! success terminal whose terminal reason is `done`, in a run with a wbs → onExit → one
+//! durable commit of the transition → enter the target. A resumed run that stands in such
+//! a terminal asks the gate again first. Everything it journals, runs or asks goes through
+//! its [`RunHost`].
 
 use std::path::PathBuf;
 
@@ -58,6 +60,10 @@ pub struct ResumeRequest<'a> {
     pub answer: Option<String>,
     pub rerun_ambiguous: bool,
     pub allow_changed_pipeline: bool,
+    /// `--force-done --reason R` given to this resume. The reason the run was started with
+    /// is in its journal, a file a step can write: like a done-gate answer, it is not
+    /// taken from there.
+    pub force_done_reason: Option<String>,
 }
 
 /// Start a run on this machine ([`LocalHost`]) and drive it to a terminal state or a pause.
@@ -124,6 +130,7 @@ pub fn start_on(
         host,
         observer,
         entered_via: None,
+        gated: None,
         gate_report: None,
         forced: false,
     };
@@ -156,31 +163,25 @@ pub fn resume_on(
             run_id: request.run_id,
             settings,
             wbs: resumable.wbs,
-            force_reason: position.force_done_reason.clone(),
+            force_reason: request.force_done_reason.clone(),
         },
         vars: position.vars.clone(),
         host,
         observer,
         entered_via: position.transitions.last().map(|t| t.transition),
+        gated: None,
         gate_report: None,
         forced: false,
     };
     run.append(Event::Resumed {
         answer: request.answer.clone(),
         rerun_ambiguous: request.rerun_ambiguous,
+        force_done_reason: request.force_done_reason.clone(),
     })?;
     if let Some(answer) = &request.answer {
         run.vars.insert("__hitlAnswer".into(), answer.clone());
     }
     let mut cursor = Cursor::resumed(&position, resumable.state, request.answer);
-    if let Some(g) = position.gate.as_ref().filter(|_| cursor.gate_allowed) {
-        run.forced = g.forced;
-        run.gate_report = Some(DoneGateReport {
-            decision: g.decision,
-            verdict: g.verdict.clone(),
-            message: g.message.clone(),
-        });
-    }
     if position.state.is_none() {
         cursor.enter = SequenceProgress::default();
         return run.enter_initial(cursor);
@@ -215,6 +216,8 @@ pub(super) struct Run<'p, 'h> {
     pub(super) observer: &'h mut dyn RunObserver,
     /// The transition that entered the current state (its `terminalReason` applies).
     pub(super) entered_via: Option<usize>,
+    /// The state the done gate, asked by this process, let the run into.
+    pub(super) gated: Option<usize>,
     pub(super) gate_report: Option<DoneGateReport>,
     pub(super) forced: bool,
 }
@@ -226,10 +229,8 @@ impl Run<'_, '_> {
 
     /// Enter the initial state (the gate applies if it is itself a success terminal).
     fn enter_initial(&mut self, cursor: Cursor) -> Result<RunOutcome, RunError> {
-        if self.needs_gate(cursor.state) {
-            if let Some(denied) = self.ask_gate(&cursor, None)? {
-                return Ok(denied);
-            }
+        if let Some(denied) = self.gate_here(&cursor)? {
+            return Ok(denied);
         }
         let state = self.facts.state_id(cursor.state).to_owned();
         self.append(Event::StateEntered {
@@ -245,6 +246,11 @@ impl Run<'_, '_> {
             let Some(state) = pipeline.states.get(c.state) else {
                 return Err(RunError::UnknownState(c.state.to_string()));
             };
+            // 0. A state that certifies the task is stood in only with this process's
+            // allow (a resumed run's earlier allow was another process's).
+            if let Some(denied) = self.gate_here(&c)? {
+                return Ok(denied);
+            }
             // 1. onEnter, in order; vars merged after the whole sequence.
             if !c.enter_complete {
                 match self.sequence(&mut c, Phase::Enter)? {
@@ -325,8 +331,8 @@ impl Run<'_, '_> {
                 .graph
                 .state_index(&transition.to.value)
                 .ok_or_else(|| RunError::UnknownState(transition.to.value.clone()))?;
-            // 5. The done gate, before a success terminal of a run with a wbs.
-            if !c.gate_allowed && self.needs_gate(target) {
+            // 5. The done gate, before a success terminal that certifies the task.
+            if !c.gate_allowed && self.needs_gate(target, Some(chosen)) {
                 if let Some(denied) = self.ask_gate(&c, Some(chosen))? {
                     return Ok(denied);
                 }
@@ -371,6 +377,7 @@ impl Run<'_, '_> {
                 iteration,
             })?;
             self.entered_via = Some(chosen);
+            self.gated = c.gate_allowed.then_some(target);
             self.append(Event::StateEntered {
                 state: to,
                 iteration,

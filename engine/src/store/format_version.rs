@@ -1,6 +1,6 @@
-//! Format versions of spur's line-oriented files (the task ledger, the audit log): each
-//! record carries `"v"`, read before the rest so that a record of a newer format is named
-//! as such instead of as a malformed record of this one.
+//! Format versions of spur's line-oriented files (the task ledger, the audit log, run
+//! journals): each record carries `"v"`, read before the rest so that a record of a newer
+//! format is named as such instead of as a malformed record of this one.
 
 use serde::Deserialize;
 

@@ -2,7 +2,9 @@
 //! resuming never invents, drops or repeats a committed transition: the committed lines
 //! stay as they were, and the resumed run's transitions are exactly those of the
 //! uninterrupted run (routing is deterministic). A cut before `run-started` is complete
-//! cannot be resumed; a journal whose `run-finished` survived is already finished.
+//! cannot be resumed; a journal whose `run-finished` survived is already finished. A cut
+//! journal that is then edited (a byte of a committed line flipped) is refused, whichever
+//! byte: every line carries the hash of the one before it and of itself.
 
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -59,15 +61,16 @@ fn has_event(records: &[Value], name: &str) -> bool {
 fn a_journal_cut_at_any_byte_resumes_without_inventing_dropping_or_repeating_a_transition() {
     let resumes = std::sync::atomic::AtomicU32::new(0);
     property(
-        "journal cut at any byte + resume (runs, each resumed from 6 cuts)",
+        "journal cut at any byte + resume (runs, each resumed from 6 cuts, each cut also edited)",
         CASES,
         (
             spec(false, true),
             artifact_case(),
             proptest::collection::vec(any::<Index>(), CUTS - 1),
             any::<Index>(),
+            proptest::collection::vec((any::<Index>(), 1u8..=255), CUTS),
         ),
-        |(spec, artifact, cuts, after_transition)| {
+        |(spec, artifact, cuts, after_transition, flips)| {
             let project = Project::new();
             let checked = project
                 .checked(&spec.yaml())
@@ -102,15 +105,39 @@ fn a_journal_cut_at_any_byte_resumes_without_inventing_dropping_or_repeating_a_t
                 offsets.push(line_ends[after_transition.index(line_ends.len())]);
             }
 
-            for cut in offsets {
+            for (cut, (at, mask)) in offsets.into_iter().zip(flips) {
                 let prefix = &original[..cut];
                 let committed = complete_records(prefix);
+                let kept = committed_len(prefix);
+                // The last committed newline is left alone: flipping it makes the last line
+                // torn, which is a shorter cut, not an edit.
+                if kept > 1 {
+                    let mut edited = prefix.to_vec();
+                    let byte = at.index(kept - 1);
+                    edited[byte] ^= mask;
+                    std::fs::write(&path, &edited).unwrap();
+                    let result = project.resume(&checked, &first.run_id);
+                    resumes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    prop_assert!(
+                        matches!(
+                            result,
+                            Err(RunError::Journal(_)
+                                | RunError::DoesNotFit(_)
+                                | RunError::OlderJournal { .. })
+                        ),
+                        "cut at {cut}, byte {byte} ^ {mask:#04x}: not refused: {result:?}"
+                    );
+                    prop_assert_eq!(
+                        std::fs::read(&path).unwrap(),
+                        edited,
+                        "a refused journal is left as it was"
+                    );
+                }
                 std::fs::write(&path, prefix).unwrap();
                 let result = project.resume(&checked, &first.run_id);
                 resumes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let after = std::fs::read(&path).unwrap();
                 // Committed lines are never rewritten.
-                let kept = committed_len(prefix);
                 prop_assert_eq!(&after[..kept], &prefix[..kept], "cut at {}", cut);
                 match result {
                     Ok(resumed) => {

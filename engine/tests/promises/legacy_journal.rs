@@ -1,16 +1,18 @@
-//! Journals written before the journal's records went through serde's derive (captured from
-//! the `spur` binary of that time, with their pipelines, in `fixtures/legacy_journal/`)
-//! still read, replay and resume: a run paused or interrupted by an older spur goes on
-//! under this one.
+//! Journals written before the journal's format 1 (captured from the `spur` binary of that
+//! time, with their pipelines, in `fixtures/legacy_journal/`: no format version, no hash
+//! chain) still read and replay, so `spur trace` and `spur runs` show them; but nothing
+//! shows they were not edited since, so none of them is resumed, whatever its state: the
+//! run must be started again.
 
 use std::path::{Path, PathBuf};
 
 use spur_engine::done_gate::GateDecision;
 use spur_engine::pipeline::TerminalReason;
-use spur_engine::run::journal::PauseKind;
-use spur_engine::run::journal::{self, Phase};
+use spur_engine::run::journal::{self, JournalFormat, PauseKind, Phase};
 use spur_engine::run::replay::{self, Position};
-use spur_engine::run::{Outcome, RunError, StopReason};
+use spur_engine::run::run_error::ErrorClass;
+use spur_engine::run::runs_list;
+use spur_engine::run::{Outcome, RunError, RunId, StopReason};
 
 use crate::run_harness::Project;
 
@@ -52,6 +54,7 @@ impl Legacy {
     fn position(&self) -> Position {
         let content = journal::read(&self.journal()).expect("a legacy journal reads");
         assert!(!content.torn_tail, "{}", self.name);
+        assert_eq!(content.format, JournalFormat::Unversioned, "{}", self.name);
         replay::replay(&content.records).expect("a legacy journal replays")
     }
 
@@ -144,44 +147,58 @@ fn legacy_journals_replay_to_where_their_runs_stood() {
     assert_eq!(interrupted.ambiguous(), Some((Phase::Enter, 0)));
 }
 
+/// Paused, interrupted (with an ambiguous action) or finished: an older spur's run is not
+/// resumed, nothing runs and its journal stays as it was.
 #[test]
-fn a_run_paused_by_an_older_spur_resumes_to_its_end() {
-    let (project, checked) = PAUSED.project();
-    let outcome = project.resume(&checked, PAUSED.run_id).expect("resumes");
-    assert_eq!(outcome.outcome, Outcome::Completed);
-    assert_eq!(outcome.state, "done");
-    assert_eq!(outcome.iterations, 2);
-    // `hold`'s onEnter ran under the older spur; only `done`'s runs now.
-    assert_eq!(
-        std::fs::read_to_string(project.root().join("trail.txt")).unwrap(),
-        "done\n"
-    );
-    let content = journal::read(&project.journal_path(PAUSED.run_id)).unwrap();
-    let position = replay::replay(&content.records).unwrap();
-    assert_eq!(position.transitions.len(), 2);
-}
-
-#[test]
-fn a_run_interrupted_under_an_older_spur_reruns_its_ambiguous_action_and_ends() {
-    let (project, checked) = INTERRUPTED.project();
-    let outcome = project
-        .resume(&checked, INTERRUPTED.run_id)
-        .expect("resumes");
-    assert_eq!(outcome.outcome, Outcome::Completed);
-    assert_eq!(outcome.state, "b");
-    assert_eq!(
-        std::fs::read_to_string(project.root().join("trail.txt")).unwrap(),
-        "ran\n"
-    );
-}
-
-#[test]
-fn a_run_finished_under_an_older_spur_is_not_continued() {
-    for legacy in [DONE, INITIAL_GATE] {
+fn no_run_of_an_older_spur_is_resumed() {
+    for legacy in [PAUSED, INTERRUPTED, DONE, INITIAL_GATE] {
         let (project, checked) = legacy.project();
+        let path = project.journal_path(legacy.run_id);
+        let before = std::fs::read(&path).unwrap();
         match project.resume(&checked, legacy.run_id) {
-            Err(RunError::AlreadyFinished { state, .. }) => assert_eq!(state, "done"),
-            other => panic!("{}: expected AlreadyFinished, got {other:?}", legacy.name),
+            Err(e @ RunError::OlderJournal { .. }) => {
+                assert_eq!(e.class(), ErrorClass::CannotStart, "{}", legacy.name);
+                let text = e.to_string();
+                assert!(text.contains("older spur"), "{}: {text}", legacy.name);
+                assert!(text.contains(legacy.run_id), "{}: {text}", legacy.name);
+            }
+            other => panic!("{}: expected OlderJournal, got {other:?}", legacy.name),
         }
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{}", legacy.name);
+        assert!(
+            !project.root().join("trail.txt").exists(),
+            "{}",
+            legacy.name
+        );
+        let recorded = spur_engine::run::recorded_pipeline(
+            &project.state_dir(),
+            &RunId::parse(legacy.run_id).unwrap(),
+        );
+        assert!(
+            matches!(recorded, Err(RunError::OlderJournal { .. })),
+            "{}: {recorded:?}",
+            legacy.name
+        );
+    }
+}
+
+/// `spur runs` and `spur trace` still show an older spur's runs.
+#[test]
+fn runs_and_trace_still_show_an_older_spurs_runs() {
+    for (legacy, outcome) in [
+        (PAUSED, "paused"),
+        (INTERRUPTED, "interrupted"),
+        (DONE, "done"),
+        (INITIAL_GATE, "failed"),
+    ] {
+        let (project, _checked) = legacy.project();
+        let runs = runs_list::list_runs(&project.state_dir());
+        assert_eq!(runs.len(), 1, "{}", legacy.name);
+        assert_eq!(runs[0].run_id, legacy.run_id);
+        assert_eq!(runs[0].outcome, outcome, "{}", legacy.name);
+        let id = RunId::parse(legacy.run_id).unwrap();
+        let records = runs_list::trace(&project.state_dir(), &id).unwrap();
+        let lines = std::fs::read_to_string(legacy.journal()).unwrap();
+        assert_eq!(records.len(), lines.lines().count(), "{}", legacy.name);
     }
 }

@@ -102,6 +102,7 @@ impl Project {
                 answer: None,
                 rerun_ambiguous: true,
                 allow_changed_pipeline: false,
+                force_done_reason: None,
             },
             &self.settings(),
             &mut SilentObserver,
