@@ -2,6 +2,7 @@
 //! (book/src/guarantees.md). `PROPTEST_CASES=N` searches longer.
 
 mod aggregation;
+mod forgery;
 mod journal;
 mod legacy_journal;
 mod non_bypass;

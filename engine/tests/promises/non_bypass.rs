@@ -98,7 +98,7 @@ impl GuardKind {
 #[derive(Debug, Clone)]
 pub(crate) struct Spec {
     /// `w0`, or now and then a terminal (the gate must hold with no transition at all).
-    initial: To,
+    pub(crate) initial: To,
     /// Terminals' onEnter: a shell step that leaves a marker file (else a `note`).
     markers: bool,
     /// onEnter and onExit `note` actions on work states (journal records to cut through).
