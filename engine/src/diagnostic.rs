@@ -36,13 +36,13 @@ impl Severity {
 
 /// A span with a label shown under it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Label {
-    pub span: Span,
-    pub text: String,
+pub(crate) struct Label {
+    pub(crate) span: Span,
+    pub(crate) text: String,
 }
 
 impl Label {
-    pub fn new(span: Span, text: impl Into<String>) -> Self {
+    pub(crate) fn new(span: Span, text: impl Into<String>) -> Self {
         Self {
             span,
             text: text.into(),
@@ -53,15 +53,15 @@ impl Label {
 /// A finding about a source file.
 #[derive(Clone)]
 pub struct Diagnostic {
-    pub severity: Severity,
+    pub(crate) severity: Severity,
     /// Stable code, e.g. `spur::check::unknown-state`. Never changes once released.
-    pub code: Code,
-    pub message: String,
+    pub(crate) code: Code,
+    pub(crate) message: String,
     /// The offending value.
-    pub primary: Label,
+    pub(crate) primary: Label,
     /// Other places that explain the finding (e.g. the first of two duplicates).
-    pub secondary: Vec<Label>,
-    pub help: Option<String>,
+    pub(crate) secondary: Vec<Label>,
+    pub(crate) help: Option<String>,
     source: SourceFile,
     named: miette::NamedSource<Arc<str>>,
 }
@@ -81,7 +81,7 @@ impl fmt::Debug for Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(
+    pub(crate) fn new(
         severity: Severity,
         code: Code,
         source: &SourceFile,
@@ -100,11 +100,16 @@ impl Diagnostic {
         }
     }
 
-    pub fn error(code: Code, source: &SourceFile, span: Span, message: impl Into<String>) -> Self {
+    pub(crate) fn error(
+        code: Code,
+        source: &SourceFile,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Self {
         Self::new(Severity::Error, code, source, span, message)
     }
 
-    pub fn warning(
+    pub(crate) fn warning(
         code: Code,
         source: &SourceFile,
         span: Span,
@@ -113,25 +118,30 @@ impl Diagnostic {
         Self::new(Severity::Warning, code, source, span, message)
     }
 
-    pub fn info(code: Code, source: &SourceFile, span: Span, message: impl Into<String>) -> Self {
+    pub(crate) fn info(
+        code: Code,
+        source: &SourceFile,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Self {
         Self::new(Severity::Info, code, source, span, message)
     }
 
     /// The label under the primary span.
     #[must_use]
-    pub fn label(mut self, text: impl Into<String>) -> Self {
+    pub(crate) fn label(mut self, text: impl Into<String>) -> Self {
         self.primary.text = text.into();
         self
     }
 
     #[must_use]
-    pub fn secondary(mut self, span: Span, text: impl Into<String>) -> Self {
+    pub(crate) fn secondary(mut self, span: Span, text: impl Into<String>) -> Self {
         self.secondary.push(Label::new(span, text));
         self
     }
 
     #[must_use]
-    pub fn help(mut self, help: impl Into<String>) -> Self {
+    pub(crate) fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
@@ -142,7 +152,7 @@ impl Diagnostic {
         self
     }
 
-    pub fn source(&self) -> &SourceFile {
+    pub(crate) fn source(&self) -> &SourceFile {
         &self.source
     }
 
@@ -171,15 +181,15 @@ impl Diagnostic {
 /// The JSON form of a [`Diagnostic`].
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct JsonDiagnostic {
-    pub severity: Severity,
-    pub code: Code,
-    pub message: String,
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-    pub offset: usize,
-    pub length: usize,
-    pub help: Option<String>,
+    pub(crate) severity: Severity,
+    pub(crate) code: Code,
+    pub(crate) message: String,
+    pub(crate) file: String,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) offset: usize,
+    pub(crate) length: usize,
+    pub(crate) help: Option<String>,
 }
 
 impl fmt::Display for Diagnostic {
@@ -232,7 +242,7 @@ impl miette::Diagnostic for Diagnostic {
 pub struct Tally {
     pub errors: usize,
     pub warnings: usize,
-    pub infos: usize,
+    pub(crate) infos: usize,
 }
 
 impl Tally {
@@ -274,7 +284,7 @@ impl fmt::Display for Tally {
 
 /// The closest candidate to `word` (Jaro-Winkler ≥ 0.8 or Levenshtein ≤ 2), for "did you
 /// mean" hints.
-pub fn did_you_mean<'a>(
+pub(crate) fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {

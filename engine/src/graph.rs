@@ -20,16 +20,16 @@ pub use dot::to_dot;
 pub use json::{
     GraphDocument, GuardEntry, PathsDocument, ShadowedEntry, StateEntry, TransitionEntry,
 };
-pub use label::{shorten, transition_label, GuardSummary, SUMMARY_CHARS};
+pub(crate) use label::{transition_label, GuardSummary};
 pub use mermaid::to_mermaid;
 
 /// Longest path (in states) that [`TransitionGraph::simple_paths`] follows; deeper paths are
 /// cut and reported as truncated.
-pub const MAX_PATH_STATES: usize = 256;
+pub(crate) const MAX_PATH_STATES: usize = 256;
 
 /// How many transition steps [`TransitionGraph::simple_paths`] may explore in total before it
 /// gives up (and reports truncation): path enumeration is exponential in the worst case.
-pub const PATH_SEARCH_BUDGET: usize = 200_000;
+pub(crate) const PATH_SEARCH_BUDGET: usize = 200_000;
 
 /// The graph of one pipeline. Built in time linear in states + transitions.
 ///
@@ -58,8 +58,8 @@ pub struct TransitionGraph {
 /// unconditionally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shadowed {
-    pub transition: usize,
-    pub shadowed_by: usize,
+    pub(crate) transition: usize,
+    pub(crate) shadowed_by: usize,
 }
 
 /// Simple paths from the initial state to terminal states.
@@ -73,7 +73,7 @@ pub struct SimplePaths {
 }
 
 /// A transition passes without condition: no guard, or guard kind `always`.
-pub fn is_unconditional(transition: &Transition) -> bool {
+pub(crate) fn is_unconditional(transition: &Transition) -> bool {
     transition
         .guard
         .as_ref()
@@ -166,7 +166,7 @@ impl TransitionGraph {
 
     /// Transition indices from `state_index`, in declaration order (empty for an unknown
     /// index).
-    pub fn outgoing(&self, state_index: usize) -> &[usize] {
+    pub(crate) fn outgoing(&self, state_index: usize) -> &[usize] {
         self.outgoing.get(state_index).map_or(&[], Vec::as_slice)
     }
 
@@ -247,7 +247,7 @@ impl TransitionGraph {
     }
 
     /// Transition `t` comes after an unconditional transition from the same state.
-    pub fn is_shadowed(&self, t: usize) -> bool {
+    pub(crate) fn is_shadowed(&self, t: usize) -> bool {
         self.shadowed_by.get(t).is_some_and(Option::is_some)
     }
 

@@ -12,7 +12,7 @@ pub struct Wbs(String);
 /// Why a string is not a valid WBS.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid task id {0:?}: a wbs must match ^[A-Za-z0-9][A-Za-z0-9._-]*$")]
-pub struct InvalidWbs(pub String);
+pub struct InvalidWbs(pub(crate) String);
 
 coded_diagnostic! {
     InvalidWbs {

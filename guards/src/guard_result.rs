@@ -9,7 +9,7 @@ use std::time::Duration;
 pub struct GuardResult {
     pub passed: bool,
     pub detail: String,
-    pub duration: Duration,
+    pub(crate) duration: Duration,
 }
 
 impl GuardResult {

@@ -7,13 +7,13 @@
 //! `always`/`never`, `action-ok` need run state and live there).
 
 mod child_setup;
-pub mod executable_search;
-pub mod file_exists;
-pub mod guard_result;
+pub(crate) mod executable_search;
+pub(crate) mod file_exists;
+pub(crate) mod guard_result;
 pub mod jq;
-pub mod jq_guard;
+pub(crate) mod jq_guard;
 pub mod jq_shim;
-pub mod plugin;
+pub(crate) mod plugin;
 pub mod process;
 pub mod shell_guard;
 pub mod shell_quote;

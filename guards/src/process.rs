@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 use crate::spawn::{pipe, reap, spawn, Exit};
 
 /// Default in-memory capture cap per stream (1 MiB).
-pub const DEFAULT_CAPTURE_LIMIT: usize = 1 << 20;
+pub(crate) const DEFAULT_CAPTURE_LIMIT: usize = 1 << 20;
 /// Default time between SIGTERM and SIGKILL when a timeout fires.
-pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(500);
 /// How long to wait, once the group is dead, for output pipes to drain. Only a process that
 /// left the group (e.g. via `setsid`) while holding a pipe open can make this matter.
 const PIPE_DRAIN_LIMIT: Duration = Duration::from_secs(2);
@@ -40,22 +40,22 @@ const PIPE_DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// What to run and how.
 #[derive(Debug, Clone)]
 pub struct ProcessSpec {
-    pub program: OsString,
-    pub args: Vec<OsString>,
-    pub cwd: Option<PathBuf>,
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) cwd: Option<PathBuf>,
     /// Variables added to (or overriding) the inherited environment.
-    pub env: Vec<(OsString, OsString)>,
+    pub(crate) env: Vec<(OsString, OsString)>,
     /// Variables removed from the inherited environment (applied before `env`).
-    pub env_remove: Vec<OsString>,
+    pub(crate) env_remove: Vec<OsString>,
     /// Bytes written to the child's stdin, which is then closed. `None`: stdin is /dev/null.
-    pub stdin: Option<Vec<u8>>,
-    pub timeout: Option<Duration>,
-    pub kill_grace: Duration,
+    pub(crate) stdin: Option<Vec<u8>>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) kill_grace: Duration,
     /// Bytes of stdout and of stderr kept in memory (each); the rest is dropped from memory
     /// (still written to the log file). 0 keeps nothing.
-    pub capture_limit: usize,
+    pub(crate) capture_limit: usize,
     /// Both streams are appended here as they arrive (created if missing).
-    pub log_file: Option<PathBuf>,
+    pub(crate) log_file: Option<PathBuf>,
 }
 
 impl ProcessSpec {
@@ -100,7 +100,7 @@ impl ProcessSpec {
         self
     }
 
-    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+    pub(crate) fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
         self.stdin = Some(bytes.into());
         self
     }
@@ -165,7 +165,7 @@ impl std::fmt::Display for ProcessStatus {
 #[derive(Debug, Clone)]
 pub struct ProcessOutcome {
     pub status: ProcessStatus,
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     /// Captured stdout, at most `capture_limit` bytes.
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
@@ -194,7 +194,7 @@ impl ProcessOutcome {
 }
 
 /// Run `spec`; see the module docs for the group and timeout semantics.
-pub fn run(spec: &ProcessSpec) -> ProcessOutcome {
+pub(crate) fn run(spec: &ProcessSpec) -> ProcessOutcome {
     run_watching(spec, watch_exit)
 }
 

@@ -19,7 +19,7 @@ use std::ops::Range;
 
 /// Where a substitution sits in shell text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QuoteContext {
+pub(crate) enum QuoteContext {
     /// Plain code: `echo ${vars.x}`, also inside `$( … )`.
     Unquoted,
     /// Inside `"…"`.
@@ -72,7 +72,7 @@ impl fmt::Display for ShellEscapeError {
 impl std::error::Error for ShellEscapeError {}
 
 /// Text that, inserted into shell code in context `ctx`, makes `sh` see exactly `value`.
-pub fn escape(value: &str, ctx: QuoteContext) -> Result<String, ShellEscapeError> {
+pub(crate) fn escape(value: &str, ctx: QuoteContext) -> Result<String, ShellEscapeError> {
     Ok(match ctx {
         QuoteContext::Unquoted => single_quoted_word(value),
         QuoteContext::SingleQuoted => value.replace('\'', r"'\''"),
@@ -157,7 +157,8 @@ pub fn render_shell(
 
 /// The quoting context at `offset` in `command` (code before it is scanned; text after it
 /// is irrelevant).
-pub fn context_at(command: &str, offset: usize) -> QuoteContext {
+#[cfg(test)]
+pub(crate) fn context_at(command: &str, offset: usize) -> QuoteContext {
     scan(command, std::iter::once(offset))
         .contexts
         .pop()

@@ -14,7 +14,7 @@ pub enum Severity {
 }
 
 /// How much a lint finding matters: two findings only warn, every other one fails the lint.
-pub const fn severity_of(code: Code) -> Severity {
+pub(crate) const fn severity_of(code: Code) -> Severity {
     match code {
         Code::AnswerVerdictLineDisagrees | Code::AnswerEvidenceRuleDowngrade => Severity::Warning,
         _ => Severity::Error,
@@ -32,14 +32,14 @@ pub struct AnswerDiagnostic {
     /// The row's text as written (shortened when long); `None` when no row is involved.
     pub row: Option<String>,
     pub code: Code,
-    pub severity: Severity,
+    pub(crate) severity: Severity,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
 }
 
 impl AnswerDiagnostic {
-    pub fn new(code: Code, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
             line: None,
             row: None,
@@ -50,19 +50,19 @@ impl AnswerDiagnostic {
         }
     }
 
-    pub fn at_line(mut self, line: usize) -> Self {
+    pub(crate) fn at_line(mut self, line: usize) -> Self {
         self.line = Some(line);
         self
     }
 
     /// Attach the row at `line` whose text is `text`.
-    pub fn at_row(mut self, line: usize, text: &str) -> Self {
+    pub(crate) fn at_row(mut self, line: usize, text: &str) -> Self {
         self.line = Some(line);
         self.row = Some(shorten(text.trim()));
         self
     }
 
-    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+    pub(crate) fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
@@ -73,7 +73,7 @@ impl AnswerDiagnostic {
 }
 
 /// `text` cut to [`ROW_TEXT_LIMIT`] characters, with `…` when cut.
-pub fn shorten(text: &str) -> String {
+pub(crate) fn shorten(text: &str) -> String {
     match text.char_indices().nth(ROW_TEXT_LIMIT) {
         Some((at, _)) => format!("{}…", text.get(..at).unwrap_or(text)),
         None => text.to_owned(),

@@ -31,15 +31,15 @@
 //! assert_eq!(derived.artifact.verdict, Verdict::Partial);
 //! ```
 
-pub mod ac_identity;
-pub mod ac_label;
+pub(crate) mod ac_identity;
+pub(crate) mod ac_label;
 pub mod anchor;
-pub mod derive;
-pub mod diagnostic;
+pub(crate) mod derive;
+pub(crate) mod diagnostic;
 pub mod lint;
-pub mod parse;
-pub mod request;
-pub mod table;
+pub(crate) mod parse;
+pub(crate) mod request;
+pub(crate) mod table;
 pub mod task_file;
 
 pub use derive::{derive_artifact, Derivation};
@@ -50,4 +50,3 @@ pub use request::{
     derive_verdict, derive_verdict_with, DeriveError, DeriveOutcome, DeriveRequest,
     MAX_ANSWER_BYTES,
 };
-pub use task_file::{locate_task_file, read_task_file, TaskFile, TaskFileError};

@@ -17,29 +17,29 @@ const TASK_FILE_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// A requirement id and the line that declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskRequirement {
-    pub id: String,
-    pub line: usize,
+pub(crate) struct TaskRequirement {
+    pub(crate) id: String,
+    pub(crate) line: usize,
 }
 
 /// One acceptance criterion: a checklist item.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskAc {
+pub(crate) struct TaskAc {
     /// The checklist label with Markdown links reduced to their text (whitespace
     /// collapsed): the AC's id in the artifact.
-    pub label: String,
+    pub(crate) label: String,
     /// The checklist label exactly as written (whitespace collapsed).
-    pub written: String,
-    pub parts: AcLabel,
-    pub line: usize,
+    pub(crate) written: String,
+    pub(crate) parts: AcLabel,
+    pub(crate) line: usize,
 }
 
 /// A parsed task file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskFile {
-    pub path: PathBuf,
-    pub requirements: Vec<TaskRequirement>,
-    pub acceptance: Vec<TaskAc>,
+    pub(crate) path: PathBuf,
+    pub(crate) requirements: Vec<TaskRequirement>,
+    pub(crate) acceptance: Vec<TaskAc>,
 }
 
 /// Why a task file cannot be used.
@@ -82,7 +82,7 @@ coded_diagnostic! {
 
 /// Find the task file of `wbs`: `explicit` when given, else `docs/tasks*/<wbs>_*.md` under
 /// the project root, else `.spur/tasks/<wbs>.md`.
-pub fn locate_task_file(
+pub(crate) fn locate_task_file(
     wbs: &Wbs,
     explicit: Option<&Path>,
     project_root: &Path,
@@ -146,7 +146,7 @@ fn display_relative(path: &Path, root: &Path) -> String {
 }
 
 /// Read and parse the task file at `path`.
-pub fn read_task_file(path: &Path) -> Result<TaskFile, TaskFileError> {
+pub(crate) fn read_task_file(path: &Path) -> Result<TaskFile, TaskFileError> {
     let unreadable = |reason: String| TaskFileError::Unreadable {
         path: path.to_path_buf(),
         reason,

@@ -26,7 +26,7 @@ pub struct Done {
 
 /// How the gate certified it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DoneVia {
+pub(crate) enum DoneVia {
     /// A self-consistent PASS verdict.
     Pass,
     /// `--force-done --reason`, with the hash of the audit record written for it.
@@ -35,12 +35,12 @@ pub enum DoneVia {
 
 impl Done {
     /// How the gate certified it.
-    pub fn via(&self) -> &DoneVia {
+    pub(crate) fn via(&self) -> &DoneVia {
         &self.via
     }
 
     /// The sha256 of the verdict artifact the gate read (`None` when there was none).
-    pub fn verdict_sha256(&self) -> Option<&str> {
+    pub(crate) fn verdict_sha256(&self) -> Option<&str> {
         self.verdict_sha256.as_deref()
     }
 }
@@ -121,7 +121,7 @@ pub enum GateDecision {
 }
 
 impl GateDecision {
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             GateDecision::Noop => "noop",
             GateDecision::Allow => "allow",

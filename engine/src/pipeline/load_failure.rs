@@ -22,7 +22,7 @@ pub enum LoadFailure {
 }
 
 impl LoadFailure {
-    pub fn code(&self) -> Code {
+    pub(crate) fn code(&self) -> Code {
         match self {
             LoadFailure::Unreadable { code, .. } => *code,
             LoadFailure::Invalid(d) => d.code,

@@ -32,8 +32,8 @@ pub struct Pipeline {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VarDecl {
-    pub name: Located<String>,
-    pub default: Located<String>,
+    pub(crate) name: Located<String>,
+    pub(crate) default: Located<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -63,12 +63,12 @@ pub struct Transition {
 #[derive(Debug, Clone)]
 pub struct Action {
     /// The kind with its options typed; the span is the `kind` value's.
-    pub kind: Located<ActionKind>,
+    pub(crate) kind: Located<ActionKind>,
     /// The options as written (every string in them is a template).
-    pub options: Options,
+    pub(crate) options: Options,
     /// Options the kind requires that are not written (the checker reports them).
-    pub missing_options: Vec<String>,
-    pub on_error: Option<Located<OnError>>,
+    pub(crate) missing_options: Vec<String>,
+    pub(crate) on_error: Option<Located<OnError>>,
     pub span: Span,
 }
 
@@ -76,12 +76,12 @@ pub struct Action {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Guard {
     /// The kind with its options typed; the span is the `kind` value's.
-    pub kind: Located<GuardKind>,
+    pub(crate) kind: Located<GuardKind>,
     /// The options as written (every string in them is a template).
-    pub options: Options,
+    pub(crate) options: Options,
     /// Options the kind requires that are not written (the checker reports them).
-    pub missing_options: Vec<String>,
-    pub span: Span,
+    pub(crate) missing_options: Vec<String>,
+    pub(crate) span: Span,
 }
 
 /// An `options` mapping (empty when absent), keys in declaration order.
@@ -92,7 +92,7 @@ pub struct Options {
 }
 
 impl Options {
-    pub fn get(&self, key: &str) -> Option<&OptionValue> {
+    pub(crate) fn get(&self, key: &str) -> Option<&OptionValue> {
         self.entries
             .iter()
             .find(|(k, _)| k.value == key)
@@ -100,7 +100,7 @@ impl Options {
     }
 
     /// The string value of `key`, when it is a string.
-    pub fn get_str(&self, key: &str) -> Option<&Located<String>> {
+    pub(crate) fn get_str(&self, key: &str) -> Option<&Located<String>> {
         match self.get(key) {
             Some(OptionValue::String(s)) => Some(s),
             _ => None,
@@ -131,7 +131,7 @@ impl OptionValue {
     }
 
     /// The value as JSON (spans dropped), e.g. for plugin stdin.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         match self {
             OptionValue::Null(_) => serde_json::Value::Null,
             OptionValue::Bool(b) => serde_json::Value::Bool(b.value),
@@ -146,7 +146,7 @@ impl OptionValue {
 }
 
 impl Options {
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         serde_json::Value::Object(
             self.entries
                 .iter()
@@ -165,7 +165,7 @@ pub enum OnError {
 }
 
 impl OnError {
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s {
             "fail" => Some(Self::Fail),
             "continue" => Some(Self::Continue),
@@ -196,7 +196,7 @@ pub enum TerminalReason {
 }
 
 impl TerminalReason {
-    pub const ALL: [TerminalReason; 9] = [
+    pub(crate) const ALL: [TerminalReason; 9] = [
         Self::Done,
         Self::PausedOperator,
         Self::FailedCheck,
@@ -222,13 +222,13 @@ impl TerminalReason {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.as_str() == s)
     }
 }
 
 impl Pipeline {
-    pub fn state(&self, id: &str) -> Option<&State> {
+    pub(crate) fn state(&self, id: &str) -> Option<&State> {
         self.states.iter().find(|s| s.id.value == id)
     }
 
@@ -242,7 +242,7 @@ impl Pipeline {
         self.failure_states.iter().any(|t| t.value == id)
     }
 
-    pub fn var_default(&self, name: &str) -> Option<&str> {
+    pub(crate) fn var_default(&self, name: &str) -> Option<&str> {
         self.vars
             .iter()
             .find(|v| v.name.value == name)

@@ -179,7 +179,7 @@ impl Event {
     /// Whether this record guards a side effect and so must reach the disk before it
     /// happens. Guard results and state entries are informational: they are flushed by
     /// the next durable record.
-    pub fn is_durable(&self) -> bool {
+    pub(crate) fn is_durable(&self) -> bool {
         !matches!(
             self,
             Event::StateEntered { .. } | Event::GuardEvaluated { .. }

@@ -18,10 +18,10 @@ use spur_guards::GuardResult;
 
 /// An action's body, run by the host between its records: it gets its log file (relative
 /// to the run directory) and the observer (to ask the operator on a terminal).
-pub type ActionBody<'b> = dyn FnMut(&str, &mut dyn RunObserver) -> ActionRun + 'b;
+pub(crate) type ActionBody<'b> = dyn FnMut(&str, &mut dyn RunObserver) -> ActionRun + 'b;
 
 /// A guard's evaluation, run by the host before its record.
-pub type GuardBody<'b> = dyn FnMut() -> GuardResult + 'b;
+pub(crate) type GuardBody<'b> = dyn FnMut() -> GuardResult + 'b;
 
 /// What a run paused for.
 #[derive(Debug, Clone, Copy)]
@@ -39,7 +39,7 @@ pub enum Pause<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resume {
     /// The answer to the question (one of its choices), or none for a state pause.
-    pub answer: Option<String>,
+    pub(crate) answer: Option<String>,
 }
 
 pub trait RunHost {

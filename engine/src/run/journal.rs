@@ -18,7 +18,7 @@ use crate::store::format_version::{line_version, unknown_version, LineVersion};
 use crate::store::timestamp::Timestamp;
 
 /// The journal format this spur writes and resumes.
-pub const FORMAT: u64 = 1;
+pub(crate) const FORMAT: u64 = 1;
 
 /// The last field of every line: the sha256 of the line's text before it.
 const HASH_FIELD: &str = ",\"hash\":\"";
@@ -118,13 +118,13 @@ coded_diagnostic! {
 pub struct JournalContent {
     pub records: Vec<Record>,
     /// Length in bytes of the complete lines; a torn tail starts here.
-    pub valid_len: u64,
+    pub(crate) valid_len: u64,
     /// A final line without its newline was found and ignored.
     pub torn_tail: bool,
     /// The format of the journal's lines (that of its first line).
     pub format: JournalFormat,
     /// sha256 of the last complete line: the `prev` of the next record.
-    pub tip: String,
+    pub(crate) tip: String,
 }
 
 impl JournalContent {
@@ -297,8 +297,7 @@ fn chained(line: &[u8], versioned: bool, parsed: &LineIn, tip: &str) -> Result<(
 
 /// An open journal, appending records with the next `seq`.
 #[derive(Debug)]
-pub struct Journal {
-    path: PathBuf,
+pub(crate) struct Journal {
     file: File,
     next_seq: u64,
     durability: Durability,
@@ -312,7 +311,7 @@ pub struct Journal {
 
 impl Journal {
     /// Create a new journal (the file must not exist yet).
-    pub fn create(path: &Path, durability: Durability) -> io::Result<Self> {
+    pub(crate) fn create(path: &Path, durability: Durability) -> io::Result<Self> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)?;
         }
@@ -326,7 +325,6 @@ impl Journal {
             }
         }
         Ok(Self {
-            path: path.to_path_buf(),
             file,
             next_seq: 1,
             durability,
@@ -338,7 +336,7 @@ impl Journal {
 
     /// Reopen a journal to continue it: a torn tail is cut off first, so the next record
     /// starts on a fresh line and no half-written line is ever followed by a good one.
-    pub fn reopen(
+    pub(crate) fn reopen(
         path: &Path,
         content: &JournalContent,
         durability: Durability,
@@ -349,7 +347,6 @@ impl Journal {
             file.sync_all()?;
         }
         Ok(Self {
-            path: path.to_path_buf(),
             file,
             next_seq: content.records.last().map_or(1, |r| r.seq + 1),
             durability,
@@ -363,23 +360,19 @@ impl Journal {
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The state most recently entered.
-    pub fn last_state(&self) -> Option<String> {
+    pub(crate) fn last_state(&self) -> Option<String> {
         self.last_state.clone()
     }
 
     /// The seq the next record will get.
-    pub fn next_seq(&self) -> u64 {
+    pub(crate) fn next_seq(&self) -> u64 {
         self.next_seq
     }
 
     /// Append `event`, stamped `at`, with the next seq; durable events are fsync'd before
     /// returning.
-    pub fn append(&mut self, event: Event, at: Timestamp) -> io::Result<Record> {
+    pub(crate) fn append(&mut self, event: Event, at: Timestamp) -> io::Result<Record> {
         let record = Record {
             seq: self.next_seq,
             at: at.rfc3339(),

@@ -83,9 +83,9 @@ impl fmt::Display for StopReason {
 /// The done gate's answer for a run, as reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DoneGateReport {
-    pub decision: GateDecision,
-    pub verdict: Option<String>,
-    pub message: Option<String>,
+    pub(crate) decision: GateDecision,
+    pub(crate) verdict: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 /// The result of `spur run` / `spur continue`.
@@ -93,7 +93,7 @@ pub struct DoneGateReport {
 #[serde(rename_all = "camelCase")]
 pub struct RunOutcome {
     pub run_id: String,
-    pub pipeline: String,
+    pub(crate) pipeline: String,
     pub outcome: Outcome,
     pub state: String,
     #[serde(with = "terminal_reason_text")]
@@ -101,7 +101,7 @@ pub struct RunOutcome {
     pub reason: StopReason,
     pub iterations: u32,
     pub forced: bool,
-    pub done_gate: Option<DoneGateReport>,
+    pub(crate) done_gate: Option<DoneGateReport>,
     /// A sentence for people (which action failed, what the gate said…); not in `--json`.
     #[serde(skip)]
     pub detail: Option<String>,
@@ -114,11 +114,14 @@ pub(super) mod terminal_reason_text {
 
     use crate::pipeline::TerminalReason;
 
-    pub fn serialize<S: Serializer>(reason: &TerminalReason, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(
+        reason: &TerminalReason,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         s.serialize_str(reason.as_str())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TerminalReason, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TerminalReason, D::Error> {
         let word = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         TerminalReason::parse(&word)
             .ok_or_else(|| D::Error::custom(format!("unknown terminal reason {word:?}")))

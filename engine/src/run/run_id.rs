@@ -15,7 +15,7 @@ pub struct RunId(String);
 /// Why a string is not a run id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0:?} is not a run id")]
-pub struct InvalidRunId(pub String);
+pub struct InvalidRunId(pub(crate) String);
 
 coded_diagnostic! {
     InvalidRunId {
@@ -25,7 +25,7 @@ coded_diagnostic! {
 }
 
 impl RunId {
-    pub fn generate(now: Timestamp) -> Self {
+    pub(crate) fn generate(now: Timestamp) -> Self {
         // RandomState is seeded per process from the OS; mixing in the pid and the time
         // keeps two runs started in the same second apart.
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -52,12 +52,12 @@ impl RunId {
         }
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 
     /// The run's directory under `state_dir`: its journal and its actions' logs.
-    pub fn dir_in(&self, state_dir: &StateDir) -> PathBuf {
+    pub(crate) fn dir_in(&self, state_dir: &StateDir) -> PathBuf {
         state_dir.runs_dir().join(&self.0)
     }
 }

@@ -41,7 +41,7 @@ pub fn list_runs(state_dir: &StateDir) -> Vec<RunSummary> {
 }
 
 /// The summary of one run.
-pub fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, JournalError> {
+pub(crate) fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, JournalError> {
     let records = trace(state_dir, id)?;
     let p = replay::replay(&records).ok_or_else(|| JournalError::NoStart {
         path: journal_path(state_dir, id),
@@ -67,7 +67,7 @@ pub fn trace(state_dir: &StateDir, id: &RunId) -> Result<Vec<Record>, JournalErr
     Ok(journal::read(&journal_path(state_dir, id))?.records)
 }
 
-pub fn journal_path(state_dir: &StateDir, id: &RunId) -> std::path::PathBuf {
+pub(crate) fn journal_path(state_dir: &StateDir, id: &RunId) -> std::path::PathBuf {
     state_dir.runs_dir().join(id.as_str()).join("journal.jsonl")
 }
 

@@ -7,7 +7,7 @@ use crate::diagnostic::{coded_diagnostic, did_you_mean, Code};
 use crate::pipeline::Pipeline;
 
 /// The vars of a run, by name.
-pub type Vars = BTreeMap<String, String>;
+pub(crate) type Vars = BTreeMap<String, String>;
 
 /// A var given on the command line is unusable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,7 +64,7 @@ fn declared_help(declared: &[String]) -> String {
 }
 
 /// Whether `name` can be a var (and so an environment variable).
-pub fn is_var_name(name: &str) -> bool {
+pub(crate) fn is_var_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()

@@ -30,7 +30,7 @@ pub enum ReadError {
 
 impl ReadError {
     /// Whether the file simply does not exist (callers often treat that as "absent").
-    pub fn is_missing(&self) -> bool {
+    pub(crate) fn is_missing(&self) -> bool {
         matches!(self, ReadError::Missing)
     }
 }
@@ -82,7 +82,7 @@ impl From<ReadError> for io::Error {
 
 /// Read all of `path`, at most `cap` bytes, refusing anything but a regular file. A file
 /// whose size is already above the cap is refused without being read.
-pub fn read_bounded(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_bounded(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     let (file, size) = open_sized(path)?;
     if size > cap {
         return Err(ReadError::TooLarge {
@@ -97,7 +97,7 @@ pub fn read_bounded(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
 }
 
 /// [`read_bounded`], then require UTF-8.
-pub fn read_string(path: &Path, cap: u64) -> Result<String, ReadError> {
+pub(crate) fn read_string(path: &Path, cap: u64) -> Result<String, ReadError> {
     utf8(read_bounded(path, cap)?)
 }
 
@@ -124,7 +124,7 @@ fn utf8(bytes: Vec<u8>) -> Result<String, ReadError> {
 }
 
 /// Open `path` for reading without blocking on a FIFO, and check the open descriptor.
-pub fn open_regular(path: &Path) -> Result<File, ReadError> {
+pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
     open_sized(path).map(|(file, _)| file)
 }
 
@@ -139,7 +139,7 @@ fn open_sized(path: &Path) -> Result<(File, u64), ReadError> {
 
 /// Check that an open descriptor is a regular file (not what its path named when it was
 /// looked at earlier); returns its size.
-pub fn ensure_regular(file: &File) -> Result<u64, ReadError> {
+pub(crate) fn ensure_regular(file: &File) -> Result<u64, ReadError> {
     let metadata = file.metadata()?;
     let kind = metadata.file_type();
     if kind.is_file() {

@@ -24,7 +24,7 @@ use crate::wbs::Wbs;
 pub struct Status(String);
 
 /// The status of a task with no record yet.
-pub const INITIAL_STATUS: &str = "todo";
+pub(crate) const INITIAL_STATUS: &str = "todo";
 const DONE: &str = "done";
 
 impl Status {
@@ -55,7 +55,7 @@ impl Status {
         Status(DONE.to_owned())
     }
 
-    pub fn initial() -> Status {
+    pub(crate) fn initial() -> Status {
         Status(INITIAL_STATUS.to_owned())
     }
 

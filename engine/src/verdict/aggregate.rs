@@ -32,7 +32,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub fn number(self) -> u8 {
+    pub(crate) fn number(self) -> u8 {
         match self {
             Rule::NoRows => 1,
             Rule::UnmetRow => 2,
@@ -46,7 +46,7 @@ impl Rule {
     }
 
     /// The verdict this rule yields when it fires.
-    pub fn verdict(self) -> Verdict {
+    pub(crate) fn verdict(self) -> Verdict {
         match self {
             Rule::NoRows => Verdict::Unknown,
             Rule::UnmetRow | Rule::BlockingCheck => Verdict::Fail,

@@ -20,7 +20,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The harsher of two verdicts (FAIL > PARTIAL > UNKNOWN > PASS).
-    pub fn harsher(self, other: Verdict) -> Verdict {
+    pub(crate) fn harsher(self, other: Verdict) -> Verdict {
         self.max(other)
     }
 
@@ -34,7 +34,7 @@ impl Verdict {
     }
 
     /// Case-insensitive: `pass`, `Pass` and `PASS` are all PASS.
-    pub fn parse(text: &str) -> Option<Verdict> {
+    pub(crate) fn parse(text: &str) -> Option<Verdict> {
         match text.trim().to_ascii_uppercase().as_str() {
             "PASS" => Some(Verdict::Pass),
             "UNKNOWN" => Some(Verdict::Unknown),
@@ -65,7 +65,7 @@ pub enum RowStatus {
 }
 
 impl RowStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RowStatus::Met => "MET",
             RowStatus::Partial => "PARTIAL",
@@ -74,7 +74,7 @@ impl RowStatus {
         }
     }
 
-    pub fn parse(text: &str) -> Option<RowStatus> {
+    pub(crate) fn parse(text: &str) -> Option<RowStatus> {
         match text.trim().to_ascii_uppercase().as_str() {
             "MET" => Some(RowStatus::Met),
             "PARTIAL" => Some(RowStatus::Partial),
@@ -101,7 +101,7 @@ pub enum CheckStatus {
 }
 
 impl CheckStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CheckStatus::Pass => "pass",
             CheckStatus::Fail => "fail",
@@ -109,7 +109,7 @@ impl CheckStatus {
         }
     }
 
-    pub fn parse(text: &str) -> Option<CheckStatus> {
+    pub(crate) fn parse(text: &str) -> Option<CheckStatus> {
         match text.trim().to_ascii_lowercase().as_str() {
             "pass" => Some(CheckStatus::Pass),
             "fail" => Some(CheckStatus::Fail),
@@ -136,7 +136,7 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Severity::Blocker => "blocker",
             Severity::Major => "major",
@@ -145,7 +145,7 @@ impl Severity {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Severity> {
+    pub(crate) fn parse(text: &str) -> Option<Severity> {
         match text.trim().to_ascii_lowercase().as_str() {
             "blocker" => Some(Severity::Blocker),
             "major" => Some(Severity::Major),
@@ -174,7 +174,7 @@ pub enum EvidenceKind {
 }
 
 impl EvidenceKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EvidenceKind::Test => "test",
             EvidenceKind::Command => "command",
@@ -185,7 +185,7 @@ impl EvidenceKind {
         }
     }
 
-    pub fn parse(text: &str) -> Option<EvidenceKind> {
+    pub(crate) fn parse(text: &str) -> Option<EvidenceKind> {
         match text.trim().to_ascii_lowercase().as_str() {
             "test" => Some(EvidenceKind::Test),
             "command" => Some(EvidenceKind::Command),
@@ -198,7 +198,7 @@ impl EvidenceKind {
     }
 
     /// `test` and `command` are deterministic, executable evidence (aggregation rule 6).
-    pub fn is_executable(self) -> bool {
+    pub(crate) fn is_executable(self) -> bool {
         matches!(self, EvidenceKind::Test | EvidenceKind::Command)
     }
 }
@@ -217,12 +217,12 @@ impl EvidenceType {
         }
     }
 
-    pub fn single(kind: EvidenceKind) -> Self {
+    pub(crate) fn single(kind: EvidenceKind) -> Self {
         Self(vec![kind])
     }
 
     /// Case-insensitive; `+` joins kinds, whitespace around parts is ignored.
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         let kinds: Option<Vec<_>> = text.split('+').map(EvidenceKind::parse).collect();
         Self::new(kinds?)
     }
@@ -231,7 +231,7 @@ impl EvidenceType {
         &self.0
     }
 
-    pub fn is_executable(&self) -> bool {
+    pub(crate) fn is_executable(&self) -> bool {
         self.0.iter().any(|k| k.is_executable())
     }
 }
@@ -276,11 +276,12 @@ pub struct AcceptanceCriterion {
 }
 
 /// Id tags that exempt an acceptance criterion from the executable-evidence rule (rule 6).
-pub const NON_CORE_TAGS: [&str; 4] = ["[advisory]", "[non-core]", "[non-behavior]", "[docs-only]"];
+pub(crate) const NON_CORE_TAGS: [&str; 4] =
+    ["[advisory]", "[non-core]", "[non-behavior]", "[docs-only]"];
 
 impl AcceptanceCriterion {
     /// Core and behaviour-bearing unless its id carries one of [`NON_CORE_TAGS`].
-    pub fn is_core_behaviour(&self) -> bool {
+    pub(crate) fn is_core_behaviour(&self) -> bool {
         if !self.id.contains('[') {
             return true;
         }
@@ -301,10 +302,10 @@ pub struct Check {
 }
 
 /// Names of the independent task-check row (rule 7), compared case-insensitively.
-pub const TASK_CHECK_NAMES: [&str; 2] = ["task-check", "spur task check"];
+pub(crate) const TASK_CHECK_NAMES: [&str; 2] = ["task-check", "spur task check"];
 
 impl Check {
-    pub fn is_task_check(&self) -> bool {
+    pub(crate) fn is_task_check(&self) -> bool {
         let name = self.name.trim();
         TASK_CHECK_NAMES
             .iter()
@@ -339,6 +340,6 @@ impl Artifact {
 }
 
 /// Whether a piece of evidence is hollow: missing, not a string, empty or whitespace.
-pub fn is_hollow(evidence: Option<&str>) -> bool {
+pub(crate) fn is_hollow(evidence: Option<&str>) -> bool {
     evidence.is_none_or(|text| text.trim().is_empty())
 }

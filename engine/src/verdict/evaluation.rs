@@ -37,8 +37,8 @@ pub struct Evaluation {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WbsMismatch {
-    pub expected: String,
-    pub found: String,
+    pub(crate) expected: String,
+    pub(crate) found: String,
 }
 
 impl Evaluation {
@@ -118,7 +118,7 @@ impl Evaluation {
 
 /// The one bounded `L4.malformed-verdict-artifact` warning for a non-valid artifact:
 /// wbs, path, failure mode, and the rejected row count and fields.
-pub fn malformed_warning(
+pub(crate) fn malformed_warning(
     outcome: &ArtifactOutcome,
     path: &Path,
     expected_wbs: Option<&str>,

@@ -12,13 +12,13 @@
 //! ```
 
 pub mod aggregate;
-pub mod artifact;
-pub mod artifact_file;
+pub(crate) mod artifact;
+pub(crate) mod artifact_file;
 mod duplicate_keys;
-pub mod evaluation;
-pub mod outcome;
+pub(crate) mod evaluation;
+pub(crate) mod outcome;
 mod raw;
-pub mod read;
+pub(crate) mod read;
 mod rows;
 
 pub use aggregate::{aggregate, Aggregation, FiredRule, Rule, Subject};
@@ -26,7 +26,7 @@ pub use artifact::{
     AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceKind, EvidenceType, Requirement,
     RowStatus, Severity, Verdict,
 };
-pub use artifact_file::{replace_checks, write_artifact, ArtifactWriteError};
+pub(crate) use artifact_file::{replace_checks, write_artifact, ArtifactWriteError};
 pub use evaluation::{Evaluation, Warning, WbsMismatch};
 pub use outcome::{
     ArtifactOutcome, FieldProblem, Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section,

@@ -30,7 +30,7 @@ pub enum MissingDetail {
 }
 
 impl MissingDetail {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             MissingDetail::Absent => "file does not exist",
             MissingDetail::Empty => "file is empty",
@@ -43,11 +43,11 @@ impl MissingDetail {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invalidity {
     /// Problems with the artifact as a whole (root type, top-level fields, size, reading).
-    pub problems: Vec<String>,
+    pub(crate) problems: Vec<String>,
     /// Rows that were rejected, in file order.
-    pub rejected_rows: Vec<RejectedRow>,
+    pub(crate) rejected_rows: Vec<RejectedRow>,
     /// The artifact's `wbs` when it could be read, for the warning.
-    pub wbs: Option<String>,
+    pub(crate) wbs: Option<String>,
 }
 
 /// The array a row sits in.
@@ -77,20 +77,20 @@ impl fmt::Display for Section {
 /// One rejected row and the fields that made it invalid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RejectedRow {
-    pub section: Section,
-    pub index: usize,
-    pub problems: Vec<FieldProblem>,
+    pub(crate) section: Section,
+    pub(crate) index: usize,
+    pub(crate) problems: Vec<FieldProblem>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldProblem {
     /// The field name, or `row` when the row itself is not an object.
-    pub field: &'static str,
-    pub problem: String,
+    pub(crate) field: &'static str,
+    pub(crate) problem: String,
 }
 
 impl RejectedRow {
-    pub fn fields(&self) -> Vec<&'static str> {
+    pub(crate) fn fields(&self) -> Vec<&'static str> {
         let mut fields: Vec<&'static str> = Vec::new();
         for p in &self.problems {
             if !fields.contains(&p.field) {
@@ -106,7 +106,7 @@ const SHOWN_ROWS: usize = 5;
 
 impl Invalidity {
     /// One line naming the failure mode, bounded whatever the artifact holds.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         let mut parts: Vec<String> = self.problems.iter().take(SHOWN_ROWS).cloned().collect();
         if self.problems.len() > SHOWN_ROWS {
             parts.push(format!(
@@ -197,7 +197,7 @@ pub enum OutcomeKind {
 }
 
 impl OutcomeKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OutcomeKind::Missing => "missing",
             OutcomeKind::Malformed => "malformed",

@@ -22,9 +22,9 @@ pub const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
 /// An artifact read from disk: its outcome and, when bytes were read, their sha256.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArtifactRead {
-    pub outcome: ArtifactOutcome,
+    pub(crate) outcome: ArtifactOutcome,
     /// Lower-case hex sha256 of the bytes read; `None` when nothing was read.
-    pub sha256: Option<String>,
+    pub(crate) sha256: Option<String>,
 }
 
 /// Read and parse the artifact at `path` (any path; no containment rule).

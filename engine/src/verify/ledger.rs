@@ -15,7 +15,7 @@ use crate::store::bounded_read::read_string;
 
 /// The most of a ledger `history` reads (about a hundred thousand runs of a task's gates);
 /// recording reads only its end.
-pub const MAX_LEDGER_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_LEDGER_BYTES: u64 = 64 * 1024 * 1024;
 
 /// One line of the ledger.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,9 +23,9 @@ pub const MAX_LEDGER_BYTES: u64 = 64 * 1024 * 1024;
 pub struct LedgerEntry {
     pub run: String,
     /// The task (wbs), or `null` for a project-wide verify.
-    pub task: Option<String>,
+    pub(crate) task: Option<String>,
     pub criterion: String,
-    pub dimension: String,
+    pub(crate) dimension: String,
     /// `PASS`, `WARN`, `FAIL` or `ERROR`.
     pub verdict: String,
     /// `high` or `low`.
@@ -33,20 +33,20 @@ pub struct LedgerEntry {
     pub reprobed: bool,
     pub flip: bool,
     /// Where the evidence behind this verdict is.
-    pub evidence: String,
+    pub(crate) evidence: String,
     /// RFC 3339 UTC.
     pub at: String,
 }
 
 /// A verdict about to be recorded: the ledger decides `flip` (and lowers `confidence`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewVerdict {
-    pub criterion: String,
-    pub dimension: String,
-    pub verdict: String,
-    pub confidence: String,
-    pub reprobed: bool,
-    pub evidence: String,
+pub(crate) struct NewVerdict {
+    pub(crate) criterion: String,
+    pub(crate) dimension: String,
+    pub(crate) verdict: String,
+    pub(crate) confidence: String,
+    pub(crate) reprobed: bool,
+    pub(crate) evidence: String,
 }
 
 /// What reading a ledger found.
@@ -115,7 +115,7 @@ impl Ledger {
 
     /// Append one line per verdict (one write, one fsync), marking flips against the last
     /// recorded verdict of each criterion. Returns the lines as written.
-    pub fn record(
+    pub(crate) fn record(
         &self,
         run: &str,
         task: Option<&str>,

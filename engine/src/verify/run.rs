@@ -33,7 +33,7 @@ use crate::wbs::Wbs;
 /// What to verify.
 #[derive(Debug, Clone)]
 pub struct VerifyRequest {
-    pub state_dir: StateDir,
+    pub(crate) state_dir: StateDir,
     /// The task: evidence, report and ledger are per task, and results are merged into
     /// its verdict artifact. `None`: project-wide, no verdict merge.
     pub wbs: Option<Wbs>,
@@ -41,9 +41,9 @@ pub struct VerifyRequest {
     pub gate: Option<String>,
     /// The run id recorded in evidence and the ledger (the runner passes its own);
     /// `None` → `verify-<UTC timestamp>-<pid>`.
-    pub run_id: Option<String>,
+    pub(crate) run_id: Option<String>,
     /// Extra environment for every gate (the runner passes the run's vars).
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 impl VerifyRequest {

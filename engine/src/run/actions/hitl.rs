@@ -16,7 +16,7 @@ pub struct HitlQuestion {
 
 impl HitlQuestion {
     /// The yes / no / cancel question, with `prompt` or "Continue?".
-    pub fn confirm(prompt: Option<String>) -> Self {
+    pub(crate) fn confirm(prompt: Option<String>) -> Self {
         Self {
             prompt: prompt.unwrap_or_else(|| "Continue?".to_owned()),
             choices: vec!["yes".into(), "no".into(), "cancel".into()],
@@ -25,7 +25,7 @@ impl HitlQuestion {
 
     /// The question an action asks (a confirm for a kind that asks none), or an error
     /// naming what is wrong with its options.
-    pub fn of(kind: &ActionKind, render: &RenderContext<'_>) -> Result<Self, String> {
+    pub(crate) fn of(kind: &ActionKind, render: &RenderContext<'_>) -> Result<Self, String> {
         let failed = |e: OptionError| format!("{kind}: {e}");
         let (prompt, select) = match kind {
             ActionKind::HitlConfirm(o) => (o.prompt.as_ref(), None),
@@ -61,7 +61,7 @@ impl HitlQuestion {
     }
 }
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
+pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     let kind = &ctx.action.kind.value;
     let question = match HitlQuestion::of(kind, &ctx.render) {
         Ok(q) => q,
