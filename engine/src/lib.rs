@@ -16,6 +16,8 @@
 //! bounded reads, the audit chain, task status). The engine returns values and `miette`
 //! diagnostics; it never prints. The `spur` binary renders.
 
+#![forbid(unsafe_code)]
+
 pub mod answer;
 pub mod diagnostic;
 pub mod done_gate;

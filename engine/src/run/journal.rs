@@ -435,10 +435,8 @@ fn kill_hook() -> Option<u64> {
 
 fn kill_self() {
     // SIGKILL, like a crash: no destructors, no flushing, no lock release by us.
-    // SAFETY: kill(2) on our own pid with a valid signal number has no memory effects.
-    unsafe {
-        libc::kill(libc::getpid(), libc::SIGKILL);
-    }
+    use rustix::process::{getpid, kill_process, Signal};
+    let _ = kill_process(getpid(), Signal::KILL);
 }
 
 #[cfg(test)]
