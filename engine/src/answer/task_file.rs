@@ -45,23 +45,50 @@ pub struct TaskFile {
 /// Why a task file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskFileError {
+    /// No task file for the task was found.
     #[error("no task file for {wbs}: looked for {searched}")]
-    NotFound { wbs: String, searched: String },
+    NotFound {
+        /// The task.
+        wbs: String,
+        /// Where spur looked.
+        searched: String,
+    },
 
+    /// Several task files match the task.
     #[error("several task files match {wbs}: {candidates}")]
-    Ambiguous { wbs: String, candidates: String },
+    Ambiguous {
+        /// The task.
+        wbs: String,
+        /// The matching files.
+        candidates: String,
+    },
 
+    /// The task file cannot be read.
     #[error("cannot read task file {}: {reason}", path.display())]
-    Unreadable { path: PathBuf, reason: String },
+    Unreadable {
+        /// The task file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 
+    /// The task file declares no requirement ids under `## Requirements`.
     #[error("task file {} declares no requirement ids under `## Requirements`", path.display())]
-    NoRequirements { path: PathBuf },
+    NoRequirements {
+        /// The task file.
+        path: PathBuf,
+    },
 
+    /// A requirement id is declared twice.
     #[error("task file {}:{line}: requirement {id} is declared twice (first on line {first})", path.display())]
     DuplicateRequirement {
+        /// The task file.
         path: PathBuf,
+        /// The requirement id.
         id: String,
+        /// The line of the second declaration.
         line: usize,
+        /// The line of the first.
         first: usize,
     },
 }

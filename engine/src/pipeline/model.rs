@@ -11,49 +11,73 @@ pub const DEFAULT_ITERATION_BOUND: u32 = 50;
 /// A loaded pipeline, as written (not yet checked).
 #[derive(Debug, Clone)]
 pub struct Pipeline {
+    /// The file the pipeline was loaded from, for diagnostics' spans.
     pub source: SourceFile,
+    /// `name`: how the pipeline is called in runs and output.
     pub name: Located<String>,
+    /// `version`, free text, when declared.
     pub version: Option<Located<String>>,
+    /// `description`, when declared.
     pub description: Option<Located<String>>,
+    /// `initialState`: the state a run starts in.
     pub initial_state: Located<String>,
     /// `terminalStates` as declared (a state with no outgoing transition is terminal too;
     /// see [`Pipeline::is_terminal`]).
     pub terminal_states: Vec<Located<String>>,
+    /// `failureStates`: terminal states that end a run as failed.
     pub failure_states: Vec<Located<String>>,
+    /// `iterationBound`: the most transitions a run may take ([`DEFAULT_ITERATION_BOUND`] when absent).
     pub iteration_bound: Located<u32>,
+    /// `defaultOnError`: the failure policy of actions that declare no `onError`.
     pub default_on_error: Located<OnError>,
     /// Declared vars in declaration order, each with its default value.
     pub vars: Vec<VarDecl>,
     /// `env.allow`: environment variable names that `${env.X}` may read.
     pub env_allow: Vec<Located<String>>,
+    /// The states, in declaration order.
     pub states: Vec<State>,
+    /// The transitions, in declaration order (the order they are tried).
     pub transitions: Vec<Transition>,
 }
 
+/// A declared var (`vars:`): its name and default value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VarDecl {
     pub(crate) name: Located<String>,
     pub(crate) default: Located<String>,
 }
 
+/// A state of the pipeline.
 #[derive(Debug, Clone)]
 pub struct State {
+    /// The state's `id`, unique in the pipeline.
     pub id: Located<String>,
+    /// `description`, when declared.
     pub description: Option<Located<String>>,
+    /// `pause: true`: a run stops here and waits for `spur continue`.
     pub pause: bool,
+    /// `onEnter`: actions run, in order, on entering the state.
     pub on_enter: Vec<Action>,
+    /// `onExit`: actions run, in order, on leaving the state.
     pub on_exit: Vec<Action>,
     /// The whole state mapping.
     pub span: Span,
 }
 
+/// A transition between two states, tried in declaration order.
 #[derive(Debug, Clone)]
 pub struct Transition {
+    /// `from`: the state it leaves.
     pub from: Located<String>,
+    /// `to`: the state it enters.
     pub to: Located<String>,
+    /// `description`, when declared.
     pub description: Option<Located<String>>,
+    /// `trigger`, when declared (kept as written; the runner does not read it).
     pub trigger: Option<Located<String>>,
+    /// The guard that must pass for it to be taken; none means always.
     pub guard: Option<Guard>,
+    /// `terminalReason`: why the run ended, when `to` is terminal.
     pub terminal_reason: Option<Located<TerminalReason>>,
     /// The whole transition mapping.
     pub span: Span,
@@ -69,6 +93,7 @@ pub struct Action {
     /// Options the kind requires that are not written (the checker reports them).
     pub(crate) missing_options: Vec<String>,
     pub(crate) on_error: Option<Located<OnError>>,
+    /// The whole action mapping.
     pub span: Span,
 }
 
@@ -87,7 +112,9 @@ pub struct Guard {
 /// An `options` mapping (empty when absent), keys in declaration order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Options {
+    /// Each key with its value, in the order written.
     pub entries: Vec<(Located<String>, OptionValue)>,
+    /// The `options` mapping (or where it would be, when absent).
     pub span: Span,
 }
 
@@ -111,15 +138,22 @@ impl Options {
 /// A YAML value inside `options`, with spans.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OptionValue {
+    /// `null` (or `~`).
     Null(Span),
+    /// `true` or `false`.
     Bool(Located<bool>),
+    /// A YAML number.
     Number(Located<serde_json::Number>),
+    /// A string; every string option is a template.
     String(Located<String>),
+    /// A sequence, with the span of the whole list.
     List(Vec<OptionValue>, Span),
+    /// A nested mapping.
     Map(Options),
 }
 
 impl OptionValue {
+    /// The source span of the value.
     pub fn span(&self) -> Span {
         match self {
             OptionValue::Null(span) | OptionValue::List(_, span) => *span,
@@ -159,8 +193,10 @@ impl Options {
 /// Action failure policy (`onError`, `defaultOnError`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnError {
+    /// A failed action fails the run.
     #[default]
     Fail,
+    /// A failed action is recorded and the run goes on.
     Continue,
 }
 
@@ -173,6 +209,7 @@ impl OnError {
         }
     }
 
+    /// The value as written in YAML (`fail`, `continue`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Fail => "fail",
@@ -184,14 +221,23 @@ impl OnError {
 /// Why a finished run ended: a closed vocabulary (the book's pipeline-format chapter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TerminalReason {
+    /// `done`: the work is finished.
     Done,
+    /// `paused-operator`: a person stopped the work.
     PausedOperator,
+    /// `failed-check`: a check (a gate, a test) failed.
     FailedCheck,
+    /// `failed-agent`: the agent step failed.
     FailedAgent,
+    /// `failed-timeout`: a step ran out of time.
     FailedTimeout,
+    /// `failed-guard`: no guard let the run go on.
     FailedGuard,
+    /// `cancelled`: the work was cancelled.
     Cancelled,
+    /// `interrupted`: the run was interrupted.
     Interrupted,
+    /// `retry-exhausted`: every allowed retry was used.
     RetryExhausted,
 }
 
@@ -208,6 +254,7 @@ impl TerminalReason {
         Self::RetryExhausted,
     ];
 
+    /// The reason as written in YAML and the journal (`failed-check`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Done => "done",
@@ -238,6 +285,7 @@ impl Pipeline {
             || !self.transitions.iter().any(|t| t.from.value == id)
     }
 
+    /// Whether `id` is declared in `failureStates`.
     pub fn is_failure(&self, id: &str) -> bool {
         self.failure_states.iter().any(|t| t.value == id)
     }

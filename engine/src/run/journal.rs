@@ -27,8 +27,11 @@ const HASH_FIELD: &str = ",\"hash\":\"";
 /// chain hashes) is the journal file's business, not the record's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
+    /// The record's position in the journal, from 1, without gaps.
     pub seq: u64,
+    /// When it was written (RFC 3339, UTC).
     pub at: String,
+    /// What happened.
     #[serde(flatten)]
     pub event: Event,
 }
@@ -37,34 +40,51 @@ pub struct Record {
 /// `SPUR_JOURNAL_FSYNC=0`): a power loss may then lose committed transitions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
+    /// Every durable record is fsync'd before the run goes on.
     #[default]
     Fsync,
+    /// Nothing is fsync'd (benchmarks, `SPUR_JOURNAL_FSYNC=0`).
     Unsafe,
 }
 
 /// Reading a journal failed.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
+    /// The journal file cannot be read.
     #[error("cannot read journal {path}: {source}")]
     Unreadable {
+        /// The journal file.
         path: PathBuf,
+        /// The read error.
         #[source]
         source: io::Error,
     },
+    /// A line is not a journal record.
     #[error("journal {path} line {line} is not a journal record: {message}")]
     Corrupt {
+        /// The journal file.
         path: PathBuf,
+        /// The line number, from 1.
         line: usize,
+        /// What is wrong with it.
         message: String,
     },
+    /// A seq is missing or repeated.
     #[error("journal {path} has a gap: seq {found} follows seq {previous}")]
     SeqGap {
+        /// The journal file.
         path: PathBuf,
+        /// The seq of the line before.
         previous: u64,
+        /// The seq found where `previous + 1` belongs.
         found: u64,
     },
+    /// The journal is empty or does not start with `run-started`.
     #[error("journal {path} is empty or does not start with run-started")]
-    NoStart { path: PathBuf },
+    NoStart {
+        /// The journal file.
+        path: PathBuf,
+    },
     /// A line of a format-1 journal is not chained to the one before it: edited, inserted
     /// or removed.
     #[error("journal {path}: record seq {seq} is not the line spur wrote there: {what}")]
@@ -116,6 +136,7 @@ coded_diagnostic! {
 /// The parsed content of a journal file.
 #[derive(Debug, Clone)]
 pub struct JournalContent {
+    /// The complete records, in order.
     pub records: Vec<Record>,
     /// Length in bytes of the complete lines; a torn tail starts here.
     pub(crate) valid_len: u64,

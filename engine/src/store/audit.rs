@@ -58,15 +58,21 @@ pub struct AuditRecord {
     /// The format version; absent in logs written before it existed, which are format 1.
     #[serde(default = "format_1")]
     pub(crate) v: u64,
+    /// When the override happened (RFC 3339, UTC).
     pub time: String,
+    /// Who forced it (see [`current_user`]).
     pub user: String,
+    /// The task forced done.
     pub wbs: String,
+    /// The run that forced it, when a run did.
     pub run_id: Option<String>,
+    /// The `--reason` given.
     pub reason: String,
     pub(crate) artifact_path: String,
     pub(crate) artifact_sha256: Option<String>,
     pub(crate) stored_verdict: Option<String>,
     pub(crate) recomputed_verdict: Option<String>,
+    /// The verdict the gate computed when it was overridden.
     pub effective_verdict: String,
     pub(crate) deny_message: Option<String>,
     pub(crate) prev_hash: String,
@@ -90,15 +96,21 @@ pub enum AuditError {
         /// The sentence naming both versions.
         problem: String,
     },
+    /// Appending to the log failed.
     #[error("could not write the audit log {path}: {source}")]
     Write {
+        /// The log.
         path: String,
+        /// The write error.
         #[source]
         source: std::io::Error,
     },
+    /// Reading the log failed.
     #[error("could not read the audit log {path}: {source}")]
     Read {
+        /// The log.
         path: String,
+        /// The read error.
         #[source]
         source: std::io::Error,
     },
@@ -201,17 +213,21 @@ fn last_line(bytes: &[u8]) -> Option<&[u8]> {
 pub struct ChainCheck {
     /// Records that verified before the first break (all of them when intact).
     pub records: usize,
+    /// The first line that breaks the chain, if any.
     pub broken: Option<BrokenLine>,
 }
 
 /// The first line that breaks the chain (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BrokenLine {
+    /// The line (1-based).
     pub line: usize,
+    /// What is wrong with it.
     pub problem: String,
 }
 
 impl ChainCheck {
+    /// Whether every line verified.
     pub fn is_intact(&self) -> bool {
         self.broken.is_none()
     }

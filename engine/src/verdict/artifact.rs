@@ -12,9 +12,13 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Verdict {
+    /// Every requirement and criterion is met with evidence.
     Pass,
+    /// Not enough is known to say (e.g. nothing was checked).
     Unknown,
+    /// Some of the work is done, not all.
     Partial,
+    /// Something required is not met, or a blocking check failed.
     Fail,
 }
 
@@ -24,6 +28,7 @@ impl Verdict {
         self.max(other)
     }
 
+    /// The verdict as written in artifacts and output (`PASS`, `FAIL`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "PASS",
@@ -54,12 +59,16 @@ impl fmt::Display for Verdict {
 /// Status of a requirement or acceptance-criterion row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum RowStatus {
+    /// `MET`: done, with evidence.
     #[serde(rename = "MET")]
     Met,
+    /// `PARTIAL`: partly done.
     #[serde(rename = "PARTIAL")]
     Partial,
+    /// `UNMET`: not done.
     #[serde(rename = "UNMET")]
     Unmet,
+    /// `N/A`: does not apply to this task.
     #[serde(rename = "N/A")]
     NotApplicable,
 }
@@ -95,8 +104,11 @@ impl fmt::Display for RowStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckStatus {
+    /// The check passed.
     Pass,
+    /// The check failed.
     Fail,
+    /// The check passed with a warning.
     Warn,
 }
 
@@ -129,9 +141,13 @@ impl fmt::Display for CheckStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Blocks the task: a failing blocker check fails the verdict.
     Blocker,
+    /// A serious problem.
     Major,
+    /// A small problem.
     Minor,
+    /// For information only.
     Advisory,
 }
 
@@ -165,11 +181,17 @@ impl fmt::Display for Severity {
 /// One kind of evidence an acceptance criterion can cite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EvidenceKind {
+    /// `test`: a test that exercises the behaviour.
     Test,
+    /// `command`: a command whose output shows it.
     Command,
+    /// `static-ref`: a pointer into the code (`file:line`).
     StaticRef,
+    /// `manual-review`: a person looked at it.
     ManualReview,
+    /// `llm-judge`: a model judged it.
     LlmJudge,
+    /// `n/a`: no evidence applies.
     NotApplicable,
 }
 
@@ -227,6 +249,7 @@ impl EvidenceType {
         Self::new(kinds?)
     }
 
+    /// The kinds, in the order written.
     pub fn kinds(&self) -> &[EvidenceKind] {
         &self.0
     }
@@ -257,7 +280,9 @@ impl Serialize for EvidenceType {
 /// A requirement row: `{id, status, evidence}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Requirement {
+    /// The requirement's id (`R1`).
     pub id: String,
+    /// Whether it is met.
     pub status: RowStatus,
     /// `None` when absent or not a string (the parser keeps the row; rule 5 calls it hollow).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -267,10 +292,14 @@ pub struct Requirement {
 /// An acceptance-criterion row: `{id, status, evidenceType, evidence}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AcceptanceCriterion {
+    /// The criterion's id (`AC-1`), with any tags (`[advisory]`).
     pub id: String,
+    /// Whether it is met.
     pub status: RowStatus,
+    /// What kind of evidence it cites, when the row says.
     #[serde(rename = "evidenceType", skip_serializing_if = "Option::is_none")]
     pub evidence_type: Option<EvidenceType>,
+    /// The evidence itself (a test name, a command, `file:line`), when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
 }
@@ -293,10 +322,14 @@ impl AcceptanceCriterion {
 /// A `checks[]` row: `{name, status, evidence, severity?}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
+    /// The check's name (`cargo test`, `task-check`).
     pub name: String,
+    /// Whether it passed.
     pub status: CheckStatus,
+    /// What shows the result, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    /// How much a failure matters; absent on legacy rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
 }
@@ -317,13 +350,17 @@ impl Check {
 /// into `id`, `check`/`id` folded into `name`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Artifact {
+    /// The task (WBS id) the verdict is about.
     pub wbs: String,
     /// The verdict the producer stored. The done gate trusts it only when it agrees with
     /// the recomputed one.
     pub verdict: Verdict,
+    /// The requirement rows, in file order.
     pub requirements: Vec<Requirement>,
+    /// The acceptance-criterion rows, in file order.
     #[serde(rename = "acceptanceCriteria")]
     pub acceptance_criteria: Vec<AcceptanceCriterion>,
+    /// The check rows, in file order.
     pub checks: Vec<Check>,
     /// Who produced the artifact (free-form; e.g. the answer file it was derived from).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -10,22 +10,28 @@ use super::artifact::Artifact;
 pub enum ArtifactOutcome {
     /// Absent, empty or whitespace only.
     Missing {
+        /// Which way it is missing.
         detail: MissingDetail,
     },
     /// Not JSON.
     Malformed {
+        /// The JSON parser's message.
         error: String,
     },
     /// JSON, but not a verdict artifact.
     Invalid(Invalidity),
+    /// A valid artifact, normalised.
     Valid(Artifact),
 }
 
 /// Which way an artifact is missing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MissingDetail {
+    /// No file.
     Absent,
+    /// A file of zero bytes.
     Empty,
+    /// A file of whitespace only.
     Whitespace,
 }
 
@@ -53,12 +59,16 @@ pub struct Invalidity {
 /// The array a row sits in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Section {
+    /// `requirements`.
     Requirements,
+    /// `acceptanceCriteria`.
     AcceptanceCriteria,
+    /// `checks`.
     Checks,
 }
 
 impl Section {
+    /// The array's name in the artifact (`acceptanceCriteria`).
     pub fn as_str(self) -> &'static str {
         match self {
             Section::Requirements => "requirements",
@@ -82,6 +92,7 @@ pub struct RejectedRow {
     pub(crate) problems: Vec<FieldProblem>,
 }
 
+/// One field of a rejected row and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldProblem {
     /// The field name, or `row` when the row itself is not an object.
@@ -156,6 +167,7 @@ impl ArtifactOutcome {
         })
     }
 
+    /// The outcome without its payload.
     pub fn kind(&self) -> OutcomeKind {
         match self {
             ArtifactOutcome::Missing { .. } => OutcomeKind::Missing,
@@ -178,6 +190,7 @@ impl ArtifactOutcome {
         }
     }
 
+    /// The artifact, when valid.
     pub fn artifact(&self) -> Option<&Artifact> {
         match self {
             ArtifactOutcome::Valid(artifact) => Some(artifact),
@@ -190,9 +203,13 @@ impl ArtifactOutcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutcomeKind {
+    /// Absent, empty or whitespace only.
     Missing,
+    /// Not JSON.
     Malformed,
+    /// JSON, but not a verdict artifact.
     Invalid,
+    /// A valid artifact.
     Valid,
 }
 
