@@ -84,17 +84,20 @@ impl ProcessSpec {
         Self::new("sh", ["-c", command])
     }
 
+    /// Run in `dir` (the caller's working directory when not set).
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
         self
     }
 
+    /// Set `name` to `value` in the child's environment.
     pub fn env(mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
         self.env
             .push((name.as_ref().to_owned(), value.as_ref().to_owned()));
         self
     }
 
+    /// Remove `name` from the inherited environment.
     pub fn env_remove(mut self, name: impl AsRef<OsStr>) -> Self {
         self.env_remove.push(name.as_ref().to_owned());
         self
@@ -105,21 +108,25 @@ impl ProcessSpec {
         self
     }
 
+    /// Kill the process group when the child runs longer than `timeout` (SIGTERM, then SIGKILL).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
+    /// Time between SIGTERM and SIGKILL when the timeout fires (500 ms by default).
     pub fn kill_grace(mut self, grace: Duration) -> Self {
         self.kill_grace = grace;
         self
     }
 
+    /// Keep at most `bytes` of stdout and of stderr in memory (each).
     pub fn capture_limit(mut self, bytes: usize) -> Self {
         self.capture_limit = bytes;
         self
     }
 
+    /// Append both output streams to the file at `path`, created if missing.
     pub fn log_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.log_file = Some(path.into());
         self
@@ -145,6 +152,7 @@ pub enum ProcessStatus {
 }
 
 impl ProcessStatus {
+    /// Whether the process exited with code 0.
     pub fn success(&self) -> bool {
         matches!(self, ProcessStatus::Exited(0))
     }
@@ -164,18 +172,23 @@ impl std::fmt::Display for ProcessStatus {
 /// The result of [`run`].
 #[derive(Debug, Clone)]
 pub struct ProcessOutcome {
+    /// How the process ended.
     pub status: ProcessStatus,
     pub(crate) duration: Duration,
     /// Captured stdout, at most `capture_limit` bytes.
     pub stdout: Vec<u8>,
+    /// Captured stderr, at most `capture_limit` bytes.
     pub stderr: Vec<u8>,
+    /// Stdout was longer than the capture limit; the rest was dropped from memory.
     pub stdout_truncated: bool,
+    /// Stderr was longer than the capture limit; the rest was dropped from memory.
     pub stderr_truncated: bool,
     /// Pid of the child (also its process-group id); `None` if it never started.
     pub pid: Option<u32>,
 }
 
 impl ProcessOutcome {
+    /// Whether the process exited with code 0.
     pub fn success(&self) -> bool {
         self.status.success()
     }

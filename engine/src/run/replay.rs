@@ -56,6 +56,7 @@ impl SequenceProgress {
 pub struct GateRecord {
     /// `None` when the gate was asked on entering the initial state.
     pub transition: Option<usize>,
+    /// What the gate decided.
     pub decision: GateDecision,
     pub(crate) verdict: Option<String>,
     pub(crate) message: Option<String>,
@@ -65,9 +66,12 @@ pub struct GateRecord {
 /// How the run ended, when it did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FinishedRecord {
+    /// How the run ended.
     pub outcome: Outcome,
     pub(crate) state: String,
+    /// The terminal reason of the ending.
     pub terminal_reason: TerminalReason,
+    /// What stopped the run.
     pub reason: StopReason,
     pub(crate) iterations: u32,
 }
@@ -76,8 +80,11 @@ pub struct FinishedRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommittedTransition {
     pub(crate) seq: u64,
+    /// Index of the transition in the pipeline's `transitions` list.
     pub transition: usize,
+    /// The state left.
     pub from: String,
+    /// The state entered.
     pub to: String,
 }
 
@@ -87,7 +94,9 @@ pub struct Position {
     pub(crate) pipeline: String,
     pub(crate) pipeline_name: String,
     pub(crate) pipeline_sha256: String,
+    /// The run's task, if any.
     pub wbs: Option<String>,
+    /// `--force-done --reason`: the reason the run was started with, if forced.
     pub force_done_reason: Option<String>,
     pub(crate) started_at: String,
     /// Vars in effect: the start vars plus every merged `setVars` and answer.
@@ -108,9 +117,13 @@ pub struct Position {
     /// The transition chosen in this visit (the last passing guard), not yet committed.
     pub(crate) chosen: Option<usize>,
     pub(crate) exit: SequenceProgress,
+    /// The done gate's decision for the pending transition, if asked.
     pub gate: Option<GateRecord>,
+    /// The run was interrupted and nothing has run or resumed since.
     pub interrupted: bool,
+    /// How the run ended, when it did.
     pub finished: Option<FinishedRecord>,
+    /// The transitions taken, in order.
     pub transitions: Vec<CommittedTransition>,
     pub(crate) last_seq: u64,
 }

@@ -21,16 +21,20 @@ pub(crate) const MAX_LEDGER_BYTES: u64 = 64 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LedgerEntry {
+    /// The verify run that recorded it.
     pub run: String,
     /// The task (wbs), or `null` for a project-wide verify.
     pub(crate) task: Option<String>,
+    /// The criterion the verdict is about (a gate's check name).
     pub criterion: String,
     pub(crate) dimension: String,
     /// `PASS`, `WARN`, `FAIL` or `ERROR`.
     pub verdict: String,
     /// `high` or `low`.
     pub confidence: String,
+    /// The gate failed once and was run a second time before its verdict was final.
     pub reprobed: bool,
+    /// The verdict differs from the previous one recorded for the same criterion.
     pub flip: bool,
     /// Where the evidence behind this verdict is.
     pub(crate) evidence: String,
@@ -52,23 +56,31 @@ pub(crate) struct NewVerdict {
 /// What reading a ledger found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LedgerContents {
+    /// The entries, oldest first.
     pub entries: Vec<LedgerEntry>,
     /// Lines that were not ledger entries (a torn last line after a crash, a hand edit):
     /// skipped, never misread, and counted so `history` can say so.
     pub unreadable_lines: usize,
 }
 
+/// Why the ledger could not be read or appended to.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
+    /// Reading the ledger failed.
     #[error("cannot read the verdict ledger {}: {source}", path.display())]
     Read {
+        /// The ledger file.
         path: PathBuf,
+        /// The read error.
         #[source]
         source: io::Error,
     },
+    /// Appending to the ledger failed.
     #[error("cannot append to the verdict ledger {}: {source}", path.display())]
     Write {
+        /// The ledger file.
         path: PathBuf,
+        /// The write error.
         #[source]
         source: io::Error,
     },
@@ -89,10 +101,12 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// The ledger at `path` (nothing is read until asked).
     pub fn at(path: impl Into<PathBuf>) -> Self {
         Self { path: path.into() }
     }
 
+    /// The ledger's file.
     pub fn path(&self) -> &Path {
         &self.path
     }
