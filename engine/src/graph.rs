@@ -17,9 +17,7 @@ mod label;
 mod mermaid;
 
 pub use dot::to_dot;
-pub use json::{
-    GraphDocument, GuardEntry, PathsDocument, ShadowedEntry, StateEntry, TransitionEntry,
-};
+pub use json::{GraphDocument, PathsDocument};
 pub(crate) use label::{transition_label, GuardSummary};
 pub use mermaid::to_mermaid;
 

@@ -8,7 +8,7 @@ use crate::diagnostic::Code;
 /// How much a diagnostic matters. Any `Error` fails the lint; warnings never do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Severity {
+pub(crate) enum Severity {
     Error,
     Warning,
 }

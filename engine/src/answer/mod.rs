@@ -42,11 +42,8 @@ pub(crate) mod request;
 pub(crate) mod table;
 pub mod task_file;
 
-pub use derive::{derive_artifact, Derivation};
-pub use diagnostic::{AnswerDiagnostic, Severity};
-pub use lint::{lint, LintReport};
-pub use parse::{parse_answer, AcRow, Answer, DeclaredVerdict, RequirementRow, VerdictLine};
-pub use request::{
-    derive_verdict, derive_verdict_with, DeriveError, DeriveOutcome, DeriveRequest,
-    MAX_ANSWER_BYTES,
-};
+pub use derive::derive_artifact;
+pub use diagnostic::AnswerDiagnostic;
+pub use lint::lint;
+pub use parse::parse_answer;
+pub use request::{derive_verdict, derive_verdict_with, DeriveError, DeriveRequest};

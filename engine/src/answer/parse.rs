@@ -9,7 +9,7 @@ use crate::diagnostic::Code;
 
 /// The verdict an answer declares on its `Verdict:` line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeclaredVerdict {
+pub(crate) enum DeclaredVerdict {
     Pass,
     Partial,
     Fail,
@@ -27,14 +27,14 @@ impl DeclaredVerdict {
 
 /// The `Verdict:` line and where it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VerdictLine {
+pub(crate) struct VerdictLine {
     pub(crate) verdict: DeclaredVerdict,
     pub(crate) line: usize,
 }
 
 /// A row of the requirements table, cells as written (trimmed, pipes unescaped).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequirementRow {
+pub(crate) struct RequirementRow {
     pub(crate) line: usize,
     pub(crate) text: String,
     pub(crate) id: String,
@@ -44,7 +44,7 @@ pub struct RequirementRow {
 
 /// A row of the acceptance-criteria table, cells as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AcRow {
+pub(crate) struct AcRow {
     pub(crate) line: usize,
     pub(crate) text: String,
     pub(crate) id: String,

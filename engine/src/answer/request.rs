@@ -21,7 +21,7 @@ use crate::verdict::{Artifact, Verdict};
 use crate::wbs::Wbs;
 
 /// The largest answer file spur reads; a bigger one fails the lint without being read.
-pub const MAX_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
 
 /// What to derive, from what, into where.
 #[derive(Debug, Clone)]

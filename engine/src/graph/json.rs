@@ -27,7 +27,7 @@ pub struct GraphDocument {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct StateEntry {
+pub(crate) struct StateEntry {
     pub(crate) id: String,
     pub(crate) initial: bool,
     pub(crate) terminal: bool,
@@ -36,7 +36,7 @@ pub struct StateEntry {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct TransitionEntry {
+pub(crate) struct TransitionEntry {
     pub(crate) index: usize,
     pub(crate) from: String,
     pub(crate) to: String,
@@ -48,14 +48,14 @@ pub struct TransitionEntry {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct GuardEntry {
+pub(crate) struct GuardEntry {
     pub(crate) kind: String,
     pub(crate) summary: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
-pub struct ShadowedEntry {
+pub(crate) struct ShadowedEntry {
     pub(crate) transition: usize,
     pub(crate) shadowed_by: usize,
 }

@@ -16,7 +16,7 @@ mod yaml_error;
 pub(crate) use action_kind::*;
 pub use check::{check, CheckedPipeline};
 pub(crate) use guard_kind::*;
-pub use load::{load, Loaded};
+pub use load::load;
 pub use load_failure::LoadFailure;
 pub use model::*;
 pub use read::read_source;

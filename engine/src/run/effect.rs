@@ -9,7 +9,7 @@ use spur_guards::GuardResult;
 
 /// One action of a state visit.
 #[derive(Debug, Clone, Copy)]
-pub struct ActionStep<'a> {
+pub(crate) struct ActionStep<'a> {
     pub(crate) state: &'a str,
     pub(crate) phase: Phase,
     /// Its place in the state's `onEnter` / `onExit` list.
@@ -58,7 +58,7 @@ impl ActionStep<'_> {
 
 /// One guard evaluated while choosing the transition out of a state.
 #[derive(Debug, Clone, Copy)]
-pub struct GuardStep<'a> {
+pub(crate) struct GuardStep<'a> {
     pub(crate) state: &'a str,
     /// Index of the transition in the pipeline's `transitions` list.
     pub(crate) transition: usize,

@@ -11,7 +11,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use super::event::{Event, PauseKind, Phase};
+pub use super::event::Event;
+
+pub use super::event::PauseKind;
+
+pub use super::event::Phase;
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::digest::sha256_hex;
 use crate::store::format_version::{line_version, unknown_version, LineVersion};

@@ -43,11 +43,11 @@ mod select;
 mod sequence;
 pub mod vars;
 
-pub use done_gate_port::{DoneGate, GateAnswer, GateRequest, TaskDoneGate};
+pub use done_gate_port::TaskDoneGate;
 pub use journal::Durability;
 pub use observer::{RunObserver, SilentObserver};
-pub use outcome::{DoneGateReport, Outcome, RunOutcome, StopReason};
+pub use outcome::{Outcome, RunOutcome, StopReason};
 pub use resumable::recorded_pipeline;
 pub use run_error::RunError;
 pub use run_id::RunId;
-pub use runner::{resume, resume_on, start, start_on, ResumeRequest, RunSettings, StartRequest};
+pub use runner::{resume, start, ResumeRequest, RunSettings, StartRequest};

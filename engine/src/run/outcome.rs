@@ -93,7 +93,7 @@ impl fmt::Display for StopReason {
 
 /// The done gate's answer for a run, as reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DoneGateReport {
+pub(crate) struct DoneGateReport {
     pub(crate) decision: GateDecision,
     pub(crate) verdict: Option<String>,
     pub(crate) message: Option<String>,

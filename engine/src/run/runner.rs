@@ -89,7 +89,7 @@ pub fn resume(
 }
 
 /// Start a run on `host` and drive it to a terminal state or a pause.
-pub fn start_on(
+pub(crate) fn start_on(
     request: StartRequest<'_>,
     settings: &RunSettings,
     host: &mut dyn RunHost,
@@ -146,7 +146,7 @@ pub fn start_on(
 }
 
 /// Resume a run of `host` from its journal, once [`resumable::check`] let it go on.
-pub fn resume_on(
+pub(crate) fn resume_on(
     request: ResumeRequest<'_>,
     settings: &RunSettings,
     host: &mut dyn RunHost,

@@ -21,17 +21,13 @@ mod raw;
 pub(crate) mod read;
 mod rows;
 
-pub use aggregate::{aggregate, Aggregation, FiredRule, Rule, Subject};
+pub use aggregate::{aggregate, Aggregation, Subject};
 pub use artifact::{
     AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceKind, EvidenceType, Requirement,
     RowStatus, Severity, Verdict,
 };
 pub(crate) use artifact_file::{replace_checks, write_artifact, ArtifactWriteError};
-pub use evaluation::{Evaluation, Warning, WbsMismatch};
-pub use outcome::{
-    ArtifactOutcome, FieldProblem, Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section,
-};
-pub use read::{
-    parse_artifact, parse_value, read_artifact, read_artifact_file, ArtifactRead,
-    MAX_ARTIFACT_BYTES,
-};
+pub use evaluation::{Evaluation, Warning};
+pub use outcome::{ArtifactOutcome, OutcomeKind};
+pub(crate) use read::read_artifact_file;
+pub use read::{parse_artifact, read_artifact};

@@ -86,7 +86,7 @@ impl fmt::Display for Section {
 
 /// One rejected row and the fields that made it invalid.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RejectedRow {
+pub(crate) struct RejectedRow {
     pub(crate) section: Section,
     pub(crate) index: usize,
     pub(crate) problems: Vec<FieldProblem>,
@@ -94,7 +94,7 @@ pub struct RejectedRow {
 
 /// One field of a rejected row and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldProblem {
+pub(crate) struct FieldProblem {
     /// The field name, or `row` when the row itself is not an object.
     pub(crate) field: &'static str,
     pub(crate) problem: String,

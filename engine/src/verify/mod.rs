@@ -28,5 +28,8 @@ pub(crate) mod standard_gates;
 pub(crate) mod status;
 pub(crate) mod verdict_checks;
 
-pub use run::{run_gates, VerifyError, VerifyRequest};
+pub use run::run_gates;
+pub use run::VerifyError;
+
+pub use run::VerifyRequest;
 pub use scope::VerifyScope;
