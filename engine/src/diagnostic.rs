@@ -16,15 +16,20 @@ pub use self::code::Code;
 pub(crate) use self::coded::coded_diagnostic;
 use crate::source::{SourceFile, Span};
 
+/// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// For information: nothing to fix.
     Info,
+    /// Worth fixing; does not stop `spur check` from passing.
     Warning,
+    /// Must be fixed: the pipeline does not check.
     Error,
 }
 
 impl Severity {
+    /// The severity as written in output (`info`, `warning`, `error`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -146,6 +151,7 @@ impl Diagnostic {
         self
     }
 
+    /// The same finding at another severity.
     #[must_use]
     pub fn with_severity(mut self, severity: Severity) -> Self {
         self.severity = severity;
@@ -156,6 +162,7 @@ impl Diagnostic {
         &self.source
     }
 
+    /// Whether the finding is an error.
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
@@ -240,12 +247,15 @@ impl miette::Diagnostic for Diagnostic {
 /// Counts of findings by severity, for summaries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// How many errors.
     pub errors: usize,
+    /// How many warnings.
     pub warnings: usize,
     pub(crate) infos: usize,
 }
 
 impl Tally {
+    /// Count `diagnostics` by severity.
     pub fn of<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> Self {
         let mut tally = Tally::default();
         for d in diagnostics {

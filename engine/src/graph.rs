@@ -79,6 +79,7 @@ pub(crate) fn is_unconditional(transition: &Transition) -> bool {
 }
 
 impl TransitionGraph {
+    /// The graph of `pipeline`.
     pub fn new(pipeline: &Pipeline) -> TransitionGraph {
         let state_count = pipeline.states.len();
         let mut graph = StableDiGraph::with_capacity(state_count, pipeline.transitions.len());
@@ -153,6 +154,7 @@ impl TransitionGraph {
         self.nodes.len()
     }
 
+    /// Index of the state with id `id`.
     pub fn state_index(&self, id: &str) -> Option<usize> {
         self.index.get(id).copied()
     }

@@ -30,17 +30,20 @@ impl From<Span> for miette::SourceSpan {
 /// A value together with the span of the YAML node it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Located<T> {
+    /// The value.
     pub value: T,
     pub(crate) span: Span,
 }
 
 impl<T> Located<T> {
+    /// `value` found at `span`.
     pub const fn new(value: T, span: Span) -> Self {
         Self { value, span }
     }
 }
 
 impl Located<String> {
+    /// The string value.
     pub fn as_str(&self) -> &str {
         &self.value
     }
@@ -54,6 +57,7 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// The source file at `path` (named in messages) holding `text`.
     pub fn new(path: impl Into<PathBuf>, text: impl Into<Arc<str>>) -> Self {
         Self {
             path: path.into(),

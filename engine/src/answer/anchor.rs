@@ -175,6 +175,7 @@ pub struct AnchorChecker {
 }
 
 impl AnchorChecker {
+    /// A checker for anchors under `project_root` (an error if it cannot be canonicalised).
     pub fn new(project_root: &Path) -> io::Result<Self> {
         Ok(Self {
             root: project_root.to_path_buf(),

@@ -31,9 +31,12 @@ pub struct AnswerDiagnostic {
     pub line: Option<usize>,
     /// The row's text as written (shortened when long); `None` when no row is involved.
     pub row: Option<String>,
+    /// The finding's stable code.
     pub code: Code,
     pub(crate) severity: Severity,
+    /// The finding, for people.
     pub message: String,
+    /// What to do about it, when there is something.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
 }
@@ -67,6 +70,7 @@ impl AnswerDiagnostic {
         self
     }
 
+    /// Whether the finding is an error (it fails the lint).
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }

@@ -47,6 +47,7 @@ impl LintReport {
         self.diagnostics.iter().filter(|d| d.is_error()).count()
     }
 
+    /// Whether any finding is an error (the answer fails the lint).
     pub fn has_errors(&self) -> bool {
         self.error_count() > 0
     }

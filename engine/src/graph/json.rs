@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::{GuardSummary, SimplePaths, TransitionGraph};
 use crate::pipeline::Pipeline;
 
+/// What `spur graph --format json` prints: states, transitions and the checker's analyses.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct GraphDocument {
@@ -22,6 +23,7 @@ pub struct GraphDocument {
     pub(crate) cannot_terminate: Vec<String>,
     /// Transitions after an unconditional one from the same state.
     pub(crate) shadowed: Vec<ShadowedEntry>,
+    /// The simple paths from the initial state, when asked for (`--paths`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paths: Option<PathsDocument>,
 }
@@ -71,6 +73,7 @@ pub struct PathsDocument {
 }
 
 impl PathsDocument {
+    /// The paths `found`, as state ids; `limit` is the most that were asked for.
     pub fn new(pipeline: &Pipeline, found: &SimplePaths, limit: usize) -> PathsDocument {
         PathsDocument {
             limit,
@@ -81,6 +84,7 @@ impl PathsDocument {
 }
 
 impl GraphDocument {
+    /// The document of `pipeline` and its `graph`.
     pub fn new(pipeline: &Pipeline, graph: &TransitionGraph) -> GraphDocument {
         let states = pipeline
             .states

@@ -61,7 +61,9 @@ pub(crate) const ENV_KEYS: &[&str] = &["allow"];
 /// include errors (e.g. an unknown key): a pipeline is runnable only once checked.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The pipeline as written.
     pub pipeline: Pipeline,
+    /// Every finding of the loader (warnings, and errors the checker will refuse).
     pub diagnostics: Vec<Diagnostic>,
 }
 

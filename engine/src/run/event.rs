@@ -72,7 +72,6 @@ pub enum Event {
         /// The action's kind as written (`shell`, `hitl.confirm`, …).
         kind: String,
         /// The action's log file, relative to the run directory.
-        /// The process's exit status, when it exited.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log: Option<String>,
     },
@@ -94,6 +93,7 @@ pub enum Event {
         /// The action ran out of time and was killed.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         timed_out: bool,
+        /// The process's exit code, when it exited on its own.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         exit_code: Option<i32>,
         /// Wall-clock time the action took, in milliseconds.

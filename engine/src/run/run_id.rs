@@ -9,6 +9,7 @@ use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
 
+/// A run's id, `20261129T183414Z-3fa9c1`: the start time in UTC and a random suffix.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RunId(String);
 

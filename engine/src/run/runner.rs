@@ -32,7 +32,9 @@ use crate::wbs::Wbs;
 /// How runs are carried out on this machine.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
+    /// The project's state directory (`.spur/`), where journals and locks live.
     pub state_dir: StateDir,
+    /// Whether durable journal records are fsync'd.
     pub durability: Durability,
     /// Put first on PATH for shell steps (e.g. the embedded-jq shim directory).
     pub path_prefix: Option<PathBuf>,
@@ -55,10 +57,15 @@ pub struct StartRequest<'a> {
 
 /// Resuming a paused or interrupted run.
 pub struct ResumeRequest<'a> {
+    /// The pipeline, checked; its text must match the run's recorded hash unless allowed.
     pub pipeline: &'a CheckedPipeline,
+    /// The run to resume.
     pub run_id: RunId,
+    /// `--answer`: the answer to the question the run is paused on.
     pub answer: Option<String>,
+    /// `--rerun-ambiguous`: rerun an action that started and never finished.
     pub rerun_ambiguous: bool,
+    /// `--allow-changed-pipeline`: resume though the pipeline text changed.
     pub allow_changed_pipeline: bool,
     /// `--force-done --reason R` given to this resume. The reason the run was started with
     /// is in its journal, a file a step can write: like a done-gate answer, it is not

@@ -12,13 +12,18 @@ use crate::store::state_dir::StateDir;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummary {
+    /// The run's id.
     pub run_id: String,
+    /// The pipeline's name.
     pub pipeline: String,
+    /// The run's task, if any.
     pub wbs: Option<String>,
     /// `done`, `completed`, `failed`, `paused`, `interrupted` or `running` (no end
     /// recorded: in progress, or crashed).
     pub outcome: String,
+    /// The state it is in (or ended in); none before the first state was entered.
     pub state: Option<String>,
+    /// When it started (RFC 3339, UTC).
     pub started_at: String,
 }
 

@@ -18,12 +18,23 @@ pub enum ReadError {
     /// Nothing exists at the path (or a component of it is missing).
     Missing,
     /// Something exists but is not a regular file: a directory, FIFO, socket or device.
-    NotRegular { kind: &'static str },
+    NotRegular {
+        /// What it is, in words (`a directory`, `a FIFO`, …).
+        kind: &'static str,
+    },
     /// The file holds more than the cap allows; `size` is its size when that was known
     /// before reading (a regular file's), in which case nothing was read.
-    TooLarge { cap: u64, size: Option<u64> },
+    TooLarge {
+        /// The cap, in bytes.
+        cap: u64,
+        /// The file's size, when known before reading.
+        size: Option<u64>,
+    },
     /// The content is not UTF-8 ([`read_string`] only); `offset` is the first bad byte.
-    NotUtf8 { offset: usize },
+    NotUtf8 {
+        /// The offset of the first byte that is not UTF-8.
+        offset: usize,
+    },
     /// Any other failure to open or read, with the operating system's reason.
     Io(io::Error),
 }

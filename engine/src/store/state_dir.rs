@@ -35,10 +35,12 @@ impl StateDir {
         }
     }
 
+    /// The state directory at `root` (`.spur/` of a project, usually).
     pub fn at(root: impl Into<PathBuf>) -> Self {
         Self { root: root.into() }
     }
 
+    /// The directory itself.
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -59,10 +59,12 @@ impl Status {
         Status(INITIAL_STATUS.to_owned())
     }
 
+    /// Whether this is `done`.
     pub fn is_done(&self) -> bool {
         self.0 == DONE
     }
 
+    /// The status as written (`in-progress`).
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -79,6 +81,7 @@ impl Status {
 pub struct OpenStatus(Status);
 
 impl OpenStatus {
+    /// The status.
     pub fn status(&self) -> &Status {
         &self.0
     }
@@ -107,8 +110,10 @@ impl fmt::Display for Status {
 /// A status that cannot be accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StatusError {
+    /// Not a well-formed status (the text given).
     #[error("invalid status {0:?}")]
     Invalid(String),
+    /// `done` was asked for directly; only the done gate can make a task done.
     #[error("done is certified only by the done gate")]
     DoneNeedsTheGate,
 }

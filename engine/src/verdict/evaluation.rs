@@ -14,14 +14,18 @@ use crate::diagnostic::Code;
 /// A warning with a stable code.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Warning {
+    /// The warning's stable code.
     pub code: Code,
+    /// The warning, for people.
     pub message: String,
 }
 
 /// Everything a consumer needs to act on an artifact.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evaluation {
+    /// Where the artifact was read from.
     pub path: PathBuf,
+    /// What reading it found.
     pub outcome: ArtifactOutcome,
     /// The verdict the artifact stores (valid artifacts only).
     pub stored: Option<Verdict>,
@@ -32,6 +36,7 @@ pub struct Evaluation {
     pub effective: Verdict,
     /// The artifact's `wbs` differs from the expected task.
     pub wbs_mismatch: Option<WbsMismatch>,
+    /// Warnings about the artifact (malformed, self-inconsistent, another task's).
     pub warnings: Vec<Warning>,
 }
 
@@ -101,6 +106,7 @@ impl Evaluation {
         }
     }
 
+    /// The outcome without its payload.
     pub fn kind(&self) -> OutcomeKind {
         self.outcome.kind()
     }

@@ -18,6 +18,7 @@ pub struct VerifyScope {
 pub(crate) const PROJECT_PREFIX: &str = "_project";
 
 impl VerifyScope {
+    /// The files of `wbs`'s verify runs in `state_dir`, or the project's when `None`.
     pub fn new(state_dir: &StateDir, wbs: Option<&Wbs>) -> Self {
         Self {
             run_dir: state_dir.run_dir(),

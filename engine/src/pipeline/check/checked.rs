@@ -60,10 +60,12 @@ impl CheckedPipeline {
         ))
     }
 
+    /// The pipeline as loaded.
     pub fn pipeline(&self) -> &Pipeline {
         &self.pipeline
     }
 
+    /// Index of the initial state in `pipeline.states`.
     pub fn initial_state(&self) -> usize {
         self.initial
     }
@@ -73,6 +75,7 @@ impl CheckedPipeline {
         self.index.get(id).copied()
     }
 
+    /// The state at `index` in `pipeline.states`.
     pub fn state(&self, index: usize) -> Option<&State> {
         self.pipeline.states.get(index)
     }

@@ -9,6 +9,7 @@ use crate::run::render::{OptionError, RenderContext};
 /// A question for the operator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HitlQuestion {
+    /// The question, as shown to the operator.
     pub prompt: String,
     /// The accepted answers.
     pub choices: Vec<String>,
@@ -56,6 +57,7 @@ impl HitlQuestion {
         })
     }
 
+    /// Whether `answer` is exactly one of the choices.
     pub fn accepts(&self, answer: &str) -> bool {
         self.choices.iter().any(|c| c == answer)
     }

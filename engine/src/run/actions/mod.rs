@@ -81,7 +81,9 @@ impl ActionResult {
 /// An action either finishes or needs an operator's answer first (hitl without a TTY).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ActionRun {
+    /// It ran to the end, with this result.
     Finished(ActionResult),
+    /// It asks this question and no one at a terminal answered; the run pauses.
     NeedsAnswer(HitlQuestion),
 }
 
