@@ -34,7 +34,7 @@ pub(crate) const PATH_SEARCH_BUDGET: usize = 200_000;
 /// State indices are indices into `pipeline.states`, transition indices into
 /// `pipeline.transitions`. A transition whose `from` or `to` names no state is not an edge
 /// (the checker reports it); when only its `to` is unknown it is still listed by
-/// [`outgoing`](Self::outgoing), because the runner would try it.
+/// `outgoing`, because the runner would try it.
 #[derive(Debug, Clone)]
 pub struct TransitionGraph {
     graph: StableDiGraph<usize, usize>,
@@ -278,8 +278,8 @@ impl TransitionGraph {
     /// depth-first following transitions in declaration order, at most `limit` of them. A
     /// path stops at the first terminal state it reaches; shadowed transitions are never
     /// taken, so no path uses one. `truncated` says the search stopped
-    /// early: `limit` reached with more paths left, a path longer than [`MAX_PATH_STATES`],
-    /// or [`PATH_SEARCH_BUDGET`] steps explored.
+    /// early: `limit` reached with more paths left, a path longer than `MAX_PATH_STATES`,
+    /// or `PATH_SEARCH_BUDGET` steps explored.
     pub fn simple_paths(&self, limit: usize) -> SimplePaths {
         let mut result = SimplePaths::default();
         let Some(start) = self.initial else {

@@ -2,8 +2,8 @@
 //!
 //! Three flows run through this crate, each a chain of plain function calls on values:
 //!
-//! 1. **pipeline → run → gate.** YAML text → [`pipeline::load`] (a typed model with spans) →
-//!    [`pipeline::check`] (diagnostics, a checked pipeline) → [`graph::TransitionGraph`] →
+//! 1. **pipeline → run → gate.** YAML text → [`pipeline::load()`] (a typed model with spans) →
+//!    [`pipeline::check()`] (diagnostics, a checked pipeline) → [`graph::TransitionGraph`] →
 //!    [`run`] (journal, actions, guards) → [`done_gate::evaluate_done_transition`], the one
 //!    function that can certify a task done.
 //! 2. **answer → verdict.** A verifier's Markdown answer → [`answer`] (parse, lint against the

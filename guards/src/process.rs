@@ -169,7 +169,7 @@ impl std::fmt::Display for ProcessStatus {
     }
 }
 
-/// The result of [`run`].
+/// The result of [`ProcessSpec::run`].
 #[derive(Debug, Clone)]
 pub struct ProcessOutcome {
     /// How the process ended.
@@ -641,7 +641,7 @@ fn lock_live_groups() -> std::sync::MutexGuard<'static, BTreeSet<libc::pid_t>> {
     LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Process-group ids of the children currently running under [`run`].
+/// Process-group ids of the children currently running under [`ProcessSpec::run`].
 pub fn live_groups() -> Vec<i32> {
     lock_live_groups().iter().copied().collect()
 }
@@ -715,7 +715,7 @@ pub fn on_first_signal(handler: impl FnOnce(i32) + Send + 'static) -> io::Result
     Ok(())
 }
 
-/// SIGTERM every live child group, wait up to [`DEFAULT_KILL_GRACE`] for them to go, then
+/// SIGTERM every live child group, wait up to `DEFAULT_KILL_GRACE` for them to go, then
 /// SIGKILL whatever is left (bounded).
 pub fn terminate_live_groups() {
     if kill_live_groups(libc::SIGTERM) > 0 {

@@ -2,9 +2,9 @@
 //! that whatever a var value contains, `sh` sees exactly that literal text as one word part
 //! and never runs any of it.
 //!
-//! [`context_at`] scans POSIX `sh` quoting up to a byte offset: backslash escapes, `'…'`,
+//! `context_at` scans POSIX `sh` quoting up to a byte offset: backslash escapes, `'…'`,
 //! `"…"`, `$( … )` and backticks (a new quoting level, also inside `"…"`), `${ … }`,
-//! `#` comments and here-documents. [`escape`] produces the text to insert there and
+//! `#` comments and here-documents. `escape` produces the text to insert there and
 //! [`render_shell`] applies a whole set of substitutions.
 //!
 //! Limits (documented in the book): `case … in pat)` parentheses inside `$( … )` are not

@@ -2,10 +2,10 @@
 //! against the task file (requirement ids, acceptance criteria, concrete anchors) and turned
 //! into the verdict artifact the done gate reads.
 //!
-//! The flow is the module list: [`parse`] (answer text → rows) and [`task_file`] (task →
-//! requirement ids and criteria) feed [`lint`] (with [`ac_identity`] and [`anchor`]), whose
+//! The flow is the module list: `parse` (answer text → rows) and [`task_file`] (task →
+//! requirement ids and criteria) feed [`lint()`] (with `ac_identity` and [`anchor`]), whose
 //! typed rows [`derive`] turns into an artifact through the one aggregation function;
-//! [`request`] reads the files and commits the artifact atomically.
+//! `request` reads the files and commits the artifact atomically.
 //!
 //! ```
 //! use spur_engine::answer::{anchor::AnchorChecker, derive_artifact, lint, parse_answer};

@@ -30,7 +30,7 @@ pub struct DeriveRequest {
     pub wbs: Wbs,
     /// The answer file.
     pub answer: PathBuf,
-    /// The task file; found from the wbs when `None` (see [`locate_task_file`]).
+    /// The task file; found from the wbs when `None` (see `locate_task_file`).
     pub task: Option<PathBuf>,
     /// The project's state directory, where the artifact is written.
     pub state_dir: StateDir,

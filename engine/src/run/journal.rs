@@ -100,7 +100,7 @@ pub enum JournalError {
         /// What does not match.
         what: String,
     },
-    /// A line carries a format version newer than [`FORMAT`].
+    /// A line carries a format version newer than `FORMAT`.
     #[error("journal {path}: {}", unknown_version(*found, FORMAT))]
     NewerFormat {
         /// The journal file.
@@ -116,7 +116,7 @@ pub enum JournalFormat {
     /// Written before format 1: no version, no chain. Still shown by `spur trace` and
     /// `spur runs`; never resumed, since nothing shows it was not edited.
     Unversioned,
-    /// Format [`FORMAT`]: versioned and chained, every line checked on reading.
+    /// Format `FORMAT`: versioned and chained, every line checked on reading.
     Current,
 }
 

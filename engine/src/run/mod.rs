@@ -4,7 +4,7 @@
 //!
 //! Flow: [`start`] / [`resume`] → `runner` (onEnter → terminal? → pause? → guards in
 //! declaration order → done gate → onExit → one durable commit) → [`RunOutcome`]. The
-//! runner journals, runs effects and asks the gate through a [`RunHost`]; [`LocalHost`]
+//! runner journals, runs effects and asks the gate through a `RunHost`; `LocalHost`
 //! is this machine's.
 
 pub mod actions;

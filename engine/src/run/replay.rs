@@ -140,7 +140,7 @@ impl Position {
 
 /// Rebuild the position from complete records (the first is `run-started`), taking each
 /// record as it is: for showing a run. A resume checks each record first
-/// ([`super::replay_check`]).
+/// (`super::replay_check`).
 pub fn replay(records: &[Record]) -> Option<Position> {
     let (first, rest) = records.split_first()?;
     let mut p = Position::started(first)?;

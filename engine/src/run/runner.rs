@@ -73,7 +73,7 @@ pub struct ResumeRequest<'a> {
     pub force_done_reason: Option<String>,
 }
 
-/// Start a run on this machine ([`LocalHost`]) and drive it to a terminal state or a pause.
+/// Start a run on this machine (`LocalHost`) and drive it to a terminal state or a pause.
 pub fn start(
     request: StartRequest<'_>,
     settings: &RunSettings,
@@ -84,7 +84,7 @@ pub fn start(
     start_on(request, settings, &mut host, observer)
 }
 
-/// Resume a run of this machine ([`LocalHost`]) from its journal.
+/// Resume a run of this machine (`LocalHost`) from its journal.
 pub fn resume(
     request: ResumeRequest<'_>,
     settings: &RunSettings,

@@ -30,7 +30,7 @@ pub enum ReadError {
         /// The file's size, when known before reading.
         size: Option<u64>,
     },
-    /// The content is not UTF-8 ([`read_string`] only); `offset` is the first bad byte.
+    /// The content is not UTF-8 (`read_string` only); `offset` is the first bad byte.
     NotUtf8 {
         /// The offset of the first byte that is not UTF-8.
         offset: usize,
@@ -112,7 +112,7 @@ pub(crate) fn read_string(path: &Path, cap: u64) -> Result<String, ReadError> {
     utf8(read_bounded(path, cap)?)
 }
 
-/// Read at most `cap` bytes from `reader`: a descriptor [`ensure_regular`] checked, or a
+/// Read at most `cap` bytes from `reader`: a descriptor `ensure_regular` checked, or a
 /// stream spur reads whatever it is (standard input). Bytes past the cap are an error.
 pub fn read_capped(reader: impl Read, cap: u64) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();

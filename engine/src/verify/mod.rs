@@ -3,8 +3,8 @@
 //! once, one evidence file per gate, every verdict appended to the ledger, and the results
 //! merged into the task's verdict artifact as `checks[]` rows.
 //!
-//! Flow: [`config::VerifyConfig`] (parsed, checked, ordered) → [`scheduler`] runs each
-//! gate through an [`attempt::GateExecutor`] → [`reprobe::settle`] → evidence, ledger,
+//! Flow: `config::VerifyConfig` (parsed, checked, ordered) → `scheduler` runs each
+//! gate through an `attempt::GateExecutor` → `reprobe::settle` → evidence, ledger,
 //! report → verdict checks.
 
 pub(crate) mod attempt;
