@@ -26,7 +26,7 @@ pub struct Done {
 
 /// How the gate certified it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DoneVia {
+pub(crate) enum DoneVia {
     /// A self-consistent PASS verdict.
     Pass,
     /// `--force-done --reason`, with the hash of the audit record written for it.
@@ -35,12 +35,12 @@ pub enum DoneVia {
 
 impl Done {
     /// How the gate certified it.
-    pub fn via(&self) -> &DoneVia {
+    pub(crate) fn via(&self) -> &DoneVia {
         &self.via
     }
 
     /// The sha256 of the verdict artifact the gate read (`None` when there was none).
-    pub fn verdict_sha256(&self) -> Option<&str> {
+    pub(crate) fn verdict_sha256(&self) -> Option<&str> {
         self.verdict_sha256.as_deref()
     }
 }
@@ -63,6 +63,7 @@ coded_diagnostic! {
 }
 
 impl ForceReason {
+    /// A reason that holds a visible character, or [`BlankReason`].
     pub fn new(reason: impl Into<String>) -> Result<Self, BlankReason> {
         let reason = reason.into();
         if !crate::visible_text::has_visible_char(&reason) {
@@ -72,6 +73,7 @@ impl ForceReason {
         }
     }
 
+    /// The reason as given.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -83,7 +85,9 @@ pub struct DoneRequest<'a> {
     /// The task, whose data lock the caller holds from before this call until it has
     /// appended the `done` record (or given up).
     pub lock: &'a DataLock,
+    /// `--force-done --reason`: allow without a PASS, written to the audit log.
     pub force: Option<&'a ForceReason>,
+    /// The project's state directory (`.spur/`).
     pub state_dir: &'a StateDir,
     /// For the audit record.
     pub run_id: Option<&'a str>,
@@ -95,11 +99,14 @@ pub struct DoneRequest<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AllowReason {
+    /// A self-consistent PASS verdict.
     Pass,
+    /// `--force-done` with a reason.
     Forced,
 }
 
 impl AllowReason {
+    /// The reason as written in output (`pass`, `forced`).
     pub fn as_str(self) -> &'static str {
         match self {
             AllowReason::Pass => "pass",
@@ -121,7 +128,7 @@ pub enum GateDecision {
 }
 
 impl GateDecision {
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             GateDecision::Noop => "noop",
             GateDecision::Allow => "allow",
@@ -140,25 +147,36 @@ impl std::fmt::Display for GateDecision {
 #[derive(Debug)]
 pub enum DoneDecision {
     /// Already done: nothing to certify.
-    Noop { message: String },
+    Noop {
+        /// Says the task was already done.
+        message: String,
+    },
     /// Certified. `done` is the token the status store needs.
     Allow {
+        /// Why it allowed.
         reason: AllowReason,
+        /// The proof the task may be marked done.
         done: Done,
         /// The effective verdict of the artifact (PASS for `reason: Pass`).
         verdict: Verdict,
+        /// What the gate says, for people.
         message: String,
+        /// How the verdict was recomputed from the artifact.
         evaluation: Box<Evaluation>,
     },
     /// Not certified.
     Deny {
+        /// The effective verdict the gate computed from the artifact.
         verdict: Verdict,
+        /// Why the gate denied, for people.
         message: String,
+        /// How the verdict was recomputed from the artifact.
         evaluation: Box<Evaluation>,
     },
 }
 
 impl DoneDecision {
+    /// What the gate says, for people.
     pub fn message(&self) -> &str {
         match self {
             DoneDecision::Noop { message }
@@ -167,6 +185,7 @@ impl DoneDecision {
         }
     }
 
+    /// Which way the gate went.
     pub fn kind(&self) -> GateDecision {
         match self {
             DoneDecision::Noop { .. } => GateDecision::Noop,

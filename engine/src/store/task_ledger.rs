@@ -25,65 +25,65 @@ use crate::store::task_status::{ChangeContext, Status, StatusChange};
 use crate::wbs::Wbs;
 
 /// The format version this spur writes and reads.
-pub const FORMAT_VERSION: u64 = 1;
+pub(crate) const FORMAT_VERSION: u64 = 1;
 
 /// The most of a ledger that is read: a record is about 300 bytes.
-pub const MAX_LEDGER_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_LEDGER_BYTES: u64 = 16 * 1024 * 1024;
 
 /// One status change, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LedgerRecord {
     /// The format version ([`FORMAT_VERSION`]).
-    pub v: u64,
+    pub(crate) v: u64,
     /// 0 for the first record, then gap-free.
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// The task.
-    pub wbs: String,
+    pub(crate) wbs: String,
     /// The status before the change (`todo` for the first record).
-    pub from: Status,
+    pub(crate) from: Status,
     /// The status after it.
-    pub to: Status,
+    pub(crate) to: Status,
     /// When, RFC 3339 UTC.
-    pub at: String,
+    pub(crate) at: String,
     /// Who (see `audit::current_user`).
-    pub user: String,
+    pub(crate) user: String,
     /// The run that made the change, if a run did.
-    pub run: Option<String>,
+    pub(crate) run: Option<String>,
     /// The done gate's decision, for a change to done; `None` otherwise.
-    pub gate: Option<GateRecord>,
+    pub(crate) gate: Option<GateRecord>,
     /// The sha256 of the verdict artifact the gate read (`None` when there was none).
-    pub verdict_sha256: Option<String>,
+    pub(crate) verdict_sha256: Option<String>,
     /// The hash of the audit record of a forced override.
-    pub audit_hash: Option<String>,
+    pub(crate) audit_hash: Option<String>,
     /// Lowercase hex sha256 of the previous line's bytes; `""` for the first record.
-    pub prev: String,
+    pub(crate) prev: String,
 }
 
 /// How the gate certified a `done` record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GateRecord {
+pub(crate) struct GateRecord {
     /// Always `allow`: only an allow makes a done record.
     pub decision: GateDecision,
     /// `pass` or `forced`.
-    pub reason: AllowReason,
+    pub(crate) reason: AllowReason,
     /// The `--reason` of a forced override.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub force_reason: Option<String>,
+    pub(crate) force_reason: Option<String>,
 }
 
 /// The ledger as read: the records of its intact prefix and, if the chain breaks, where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerRead {
     /// The ledger file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The records before the first break (all of them when intact).
-    pub records: Vec<LedgerRecord>,
+    pub(crate) records: Vec<LedgerRecord>,
     /// The first record that does not fit the chain.
-    pub broken: Option<LedgerBreak>,
+    pub(crate) broken: Option<LedgerBreak>,
     /// A last line without its newline (a torn append) was ignored.
-    pub torn_tail: bool,
+    pub(crate) torn_tail: bool,
     /// Bytes of the complete lines (where the next record goes).
     complete_len: u64,
     /// sha256 of the last complete line; `""` when there is none.
@@ -92,14 +92,14 @@ pub struct LedgerRead {
 
 /// The first record of a ledger that breaks its chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LedgerBreak {
+pub(crate) struct LedgerBreak {
     /// The seq the record should have (its line number less one).
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// What is wrong with it.
-    pub problem: String,
+    pub(crate) problem: String,
     /// The record's format version when it is one this spur does not read.
     #[serde(skip)]
-    pub unknown_version: Option<u64>,
+    pub(crate) unknown_version: Option<u64>,
 }
 
 impl LedgerRead {
@@ -132,7 +132,7 @@ impl LedgerRead {
     }
 
     /// The hash the next record's `prev` must carry (hex sha256 of the last line).
-    pub fn last_hash(&self) -> &str {
+    pub(crate) fn last_hash(&self) -> &str {
         &self.last_hash
     }
 }

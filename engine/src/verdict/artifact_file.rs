@@ -13,7 +13,7 @@ use crate::store::bounded_read::{read_bounded, ReadError};
 
 /// Why an artifact could not be written or updated.
 #[derive(Debug, thiserror::Error)]
-pub enum ArtifactWriteError {
+pub(crate) enum ArtifactWriteError {
     #[error("could not write verdict artifact {path}: {source}")]
     Io {
         path: String,
@@ -33,7 +33,7 @@ coded_diagnostic! {
 }
 
 /// Write `artifact` as canonical JSON, atomically.
-pub fn write_artifact(path: &Path, artifact: &Artifact) -> Result<(), ArtifactWriteError> {
+pub(crate) fn write_artifact(path: &Path, artifact: &Artifact) -> Result<(), ArtifactWriteError> {
     write_atomic(path, artifact.to_json().as_bytes()).map_err(|source| ArtifactWriteError::Io {
         path: path.display().to_string(),
         source,
@@ -44,7 +44,7 @@ pub fn write_artifact(path: &Path, artifact: &Artifact) -> Result<(), ArtifactWr
 /// created when the artifact has none): rows with the same names as `rows`, or named in
 /// `removed`, are dropped first, so a re-run replaces its rows instead of duplicating them.
 /// Every other field is kept as it was. Atomic: readers see the old or the new file.
-pub fn replace_checks(
+pub(crate) fn replace_checks(
     path: &Path,
     rows: &[Check],
     removed: &[String],

@@ -7,7 +7,7 @@ mod gate_rules;
 mod raw;
 
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::config_error::{ConfigProblems, VerifyConfigErrors, CODES};
 use super::gate::Gate;
@@ -26,24 +26,22 @@ use raw::RawVerify;
 /// names a configured gate, and `gates` is in a topological order of `needs` (ties keep
 /// the standard order, then the order of the file).
 #[derive(Debug, Clone)]
-pub struct VerifyConfig {
-    /// The file the configuration was read from (whether or not it exists).
-    pub path: PathBuf,
+pub(crate) struct VerifyConfig {
     /// The configured gates, in the order they may run.
-    pub gates: Vec<Gate>,
+    pub(crate) gates: Vec<Gate>,
     /// Standard gates the file does not mention: reported as SKIP (not configured).
-    pub unconfigured: Vec<&'static str>,
+    pub(crate) unconfigured: Vec<&'static str>,
     /// `verify.parallelism`: how many read-only gates may run at once (default: cores).
-    pub parallelism: Option<NonZeroUsize>,
+    pub(crate) parallelism: Option<NonZeroUsize>,
 }
 
 impl VerifyConfig {
     /// Read `<state dir>/config.yaml`; a missing file is an empty configuration.
-    pub fn load(state_dir: &StateDir) -> Result<Self, VerifyConfigErrors> {
+    pub(crate) fn load(state_dir: &StateDir) -> Result<Self, VerifyConfigErrors> {
         let path = state_dir.config_path();
         match read_string(&path, MAX_CONFIG_BYTES) {
             Ok(text) => Self::parse(&path, &text),
-            Err(e) if e.is_missing() => Ok(Self::empty(path)),
+            Err(e) if e.is_missing() => Ok(Self::empty()),
             Err(e) => Err(VerifyConfigErrors::Unreadable {
                 path,
                 source: e.into(),
@@ -52,9 +50,8 @@ impl VerifyConfig {
     }
 
     /// The configuration of a project that configures no gate.
-    pub fn empty(path: PathBuf) -> Self {
+    pub(crate) fn empty() -> Self {
         Self {
-            path,
             gates: Vec::new(),
             unconfigured: STANDARD_GATES.iter().map(|g| g.name).collect(),
             parallelism: None,
@@ -62,7 +59,7 @@ impl VerifyConfig {
     }
 
     /// Parse and check the text of a config file: every finding at once.
-    pub fn parse(path: &Path, text: &str) -> Result<Self, VerifyConfigErrors> {
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<Self, VerifyConfigErrors> {
         let source = SourceFile::new(path, text);
         let problems = ConfigProblems { source: &source };
         let fail = |errors: Vec<Diagnostic>| VerifyConfigErrors::Invalid {
@@ -71,7 +68,7 @@ impl VerifyConfig {
         };
         let root = match parse_config(text) {
             Ok(Some(root)) => root,
-            Ok(None) => return Ok(Self::empty(path.to_path_buf())),
+            Ok(None) => return Ok(Self::empty()),
             Err(e) => return Err(fail(vec![problems.parse_error(&e)])),
         };
         let mut cx = Loader::new(&source, CODES);
@@ -83,7 +80,7 @@ impl VerifyConfig {
             .collect();
         let Some(section) = section else {
             return if errors.is_empty() {
-                Ok(Self::empty(path.to_path_buf()))
+                Ok(Self::empty())
             } else {
                 Err(fail(errors))
             };
@@ -138,7 +135,6 @@ impl VerifyConfig {
             .filter(|n| !named.contains(n))
             .collect();
         Ok(Self {
-            path: path.to_path_buf(),
             gates,
             unconfigured,
             parallelism,
@@ -146,12 +142,12 @@ impl VerifyConfig {
     }
 
     /// The configured gate named `name`.
-    pub fn gate(&self, name: &str) -> Option<&Gate> {
+    pub(crate) fn gate(&self, name: &str) -> Option<&Gate> {
         self.gates.iter().find(|g| g.name == name)
     }
 
     /// Every gate name the config knows (configured or standard), for "did you mean".
-    pub fn known_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn known_names(&self) -> impl Iterator<Item = &str> {
         self.gates
             .iter()
             .map(|g| g.name.as_str())

@@ -17,12 +17,12 @@ use crate::verdict::{
 };
 
 /// The check row name of a gate.
-pub fn check_name(gate: &str) -> String {
+pub(crate) fn check_name(gate: &str) -> String {
     format!("gate-{gate}")
 }
 
 /// The row for a gate result; `None` for a skipped gate.
-pub fn gate_check(result: &GateResult) -> Option<Check> {
+pub(crate) fn gate_check(result: &GateResult) -> Option<Check> {
     let status = match result.status {
         GateStatus::Pass => CheckStatus::Pass,
         GateStatus::Warn => CheckStatus::Warn,
@@ -49,7 +49,7 @@ fn severity(severity: GateSeverity) -> Severity {
 /// What merging did to the artifact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum MergeOutcome {
+pub(crate) enum MergeOutcome {
     /// There was no artifact: one was created with empty requirements and acceptance
     /// criteria (so gates alone can never make a PASS).
     Created,
@@ -61,7 +61,7 @@ pub enum MergeOutcome {
 /// that is not a JSON object is left untouched and reported. A read-modify-write: the
 /// task's data lock, held by the caller, keeps a derivation (or the gate) from writing
 /// (or reading) the artifact in between.
-pub fn merge_gate_checks(
+pub(crate) fn merge_gate_checks(
     lock: &DataLock,
     path: &Path,
     rows: &[Check],
