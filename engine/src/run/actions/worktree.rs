@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use crate::store::bounded_read::{open_regular, ReadError};
 
 /// Fingerprint of the files under `root`, excluding `state_dir`.
-pub fn fingerprint(root: &Path, state_dir: &Path) -> io::Result<String> {
+pub(crate) fn fingerprint(root: &Path, state_dir: &Path) -> io::Result<String> {
     let mut files = match git_files(root) {
         Some(files) => files,
         None => {
