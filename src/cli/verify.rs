@@ -106,6 +106,9 @@ fn verify(args: Args) -> CliResult {
             eprintln!("verdict: {verdict} (gate rows merged into checks[])");
         }
     }
+    for warning in &outcome.warnings {
+        eprintln!("warning[{}]: {}", warning.code, warning.message);
+    }
     for problem in &outcome.problems {
         eprintln!("error[{}]: {}", problem.code, problem.message);
     }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::done_gate::GateDecision;
+use crate::done_gate::{AllowReason, GateDecision};
 use crate::pipeline::TerminalReason;
 
 /// The four outcomes of a run.
@@ -93,10 +93,18 @@ impl fmt::Display for StopReason {
 
 /// The done gate's answer for a run, as reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct DoneGateReport {
-    pub(crate) decision: GateDecision,
-    pub(crate) verdict: Option<String>,
-    pub(crate) message: Option<String>,
+pub struct DoneGateReport {
+    /// `allow`, `noop` or `deny`.
+    pub decision: GateDecision,
+    /// Why it allowed: `pass`, `forced`, or `external` (a PASS in an artifact written or
+    /// edited outside spur, accepted by `doneGate.externalVerdicts: allow`). Absent for
+    /// noop and deny.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<AllowReason>,
+    /// The effective verdict the gate read, when it read one.
+    pub verdict: Option<String>,
+    /// The gate's message: why it allowed, did nothing, or denied.
+    pub message: Option<String>,
 }
 
 /// The result of `spur run` / `spur continue`.
@@ -119,7 +127,8 @@ pub struct RunOutcome {
     pub iterations: u32,
     /// The done gate allowed because of `--force-done`.
     pub forced: bool,
-    pub(crate) done_gate: Option<DoneGateReport>,
+    /// What the done gate answered, when the run asked it.
+    pub done_gate: Option<DoneGateReport>,
     /// A sentence for people (which action failed, what the gate said…); not in `--json`.
     #[serde(skip)]
     pub detail: Option<String>,

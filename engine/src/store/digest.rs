@@ -2,7 +2,8 @@
 
 use sha2::{Digest, Sha256};
 
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+/// Lowercase hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 

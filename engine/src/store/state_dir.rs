@@ -51,7 +51,7 @@ impl StateDir {
     }
 
     /// `.spur/run/`: task artifacts the corpus expects (verdicts, status files).
-    pub(crate) fn run_dir(&self) -> PathBuf {
+    pub fn run_dir(&self) -> PathBuf {
         self.root.join("run")
     }
 
@@ -76,12 +76,12 @@ impl StateDir {
     }
 
     /// `<state>/ledger/tasks/`: one task ledger per task.
-    pub(crate) fn task_ledgers_dir(&self) -> PathBuf {
+    pub fn task_ledgers_dir(&self) -> PathBuf {
         self.root.join("ledger").join("tasks")
     }
 
     /// `<state>/ledger/tasks/<wbs>.jsonl`: the task ledger, the one record of its status.
-    pub(crate) fn task_ledger_path(&self, wbs: &Wbs) -> PathBuf {
+    pub fn task_ledger_path(&self, wbs: &Wbs) -> PathBuf {
         self.task_ledgers_dir().join(format!("{wbs}.jsonl"))
     }
 
@@ -106,7 +106,7 @@ impl StateDir {
     }
 
     /// `.spur/config.yaml`.
-    pub(crate) fn config_path(&self) -> PathBuf {
+    pub fn config_path(&self) -> PathBuf {
         self.root.join("config.yaml")
     }
 }

@@ -13,15 +13,24 @@ use crate::store::bounded_read::{read_bounded, ReadError};
 
 /// Why an artifact could not be written or updated.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum ArtifactWriteError {
+pub enum ArtifactWriteError {
+    /// Reading or writing the artifact failed.
     #[error("could not write verdict artifact {path}: {source}")]
     Io {
+        /// The artifact's path.
         path: String,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// The artifact is not a JSON object whose `checks` can be replaced.
     #[error("cannot append checks to {path}: {problem}")]
-    NotAppendable { path: String, problem: String },
+    NotAppendable {
+        /// The artifact's path.
+        path: String,
+        /// What is wrong with it.
+        problem: String,
+    },
 }
 
 coded_diagnostic! {
@@ -40,6 +49,15 @@ pub(crate) fn write_artifact(path: &Path, artifact: &Artifact) -> Result<(), Art
     })
 }
 
+/// What [`replace_checks`] read and wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChecksReplaced {
+    /// The artifact's bytes as read.
+    pub read: Vec<u8>,
+    /// The bytes written in their place.
+    pub written: Vec<u8>,
+}
+
 /// Put `rows` into the `checks` array of the existing artifact at `path` (the array is
 /// created when the artifact has none): rows with the same names as `rows`, or named in
 /// `removed`, are dropped first, so a re-run replaces its rows instead of duplicating them.
@@ -48,7 +66,7 @@ pub(crate) fn replace_checks(
     path: &Path,
     rows: &[Check],
     removed: &[String],
-) -> Result<Value, ArtifactWriteError> {
+) -> Result<ChecksReplaced, ArtifactWriteError> {
     let not_appendable = |problem: String| ArtifactWriteError::NotAppendable {
         path: path.display().to_string(),
         problem,
@@ -88,7 +106,10 @@ pub(crate) fn replace_checks(
         path: path.display().to_string(),
         source,
     })?;
-    Ok(doc)
+    Ok(ChecksReplaced {
+        read: bytes,
+        written: text.into_bytes(),
+    })
 }
 
 /// A raw check row's name with the contract's precedence: `name`, then `check`, then `id`.

@@ -26,7 +26,8 @@ pub use artifact::{
     AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceKind, EvidenceType, Requirement,
     RowStatus, Severity, Verdict,
 };
-pub(crate) use artifact_file::{replace_checks, write_artifact, ArtifactWriteError};
+pub use artifact_file::ArtifactWriteError;
+pub(crate) use artifact_file::{replace_checks, write_artifact};
 pub use evaluation::{Evaluation, Warning};
 pub use outcome::{ArtifactOutcome, OutcomeKind};
 pub(crate) use read::read_artifact_file;

@@ -1,13 +1,14 @@
-//! The `verify:` section of `.spur/config.yaml`, parsed with a span for every value a
-//! diagnostic may point at, checked (names, commands, needs form a DAG) and returned with
-//! its gates in topological order. Other top-level keys belong to other readers (the runner
-//! reads `agents:`) and are ignored here.
+//! The `verify:` and `doneGate:` sections of `.spur/config.yaml`, parsed with a span for
+//! every value a diagnostic may point at, checked (names, commands, needs form a DAG) and
+//! returned with the gates in topological order. Other top-level keys belong to other
+//! readers (the runner reads `agents:`) and are ignored here.
 
+mod done_gate;
 mod gate_rules;
 mod raw;
 
 use std::num::NonZeroUsize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::config_error::{ConfigProblems, VerifyConfigErrors, CODES};
 use super::gate::Gate;
@@ -19,6 +20,8 @@ use crate::store::bounded_read::read_string;
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
 use crate::yaml::{parse_config, Loader};
 
+pub(crate) use done_gate::{DoneGateConfig, ExternalVerdicts};
+
 use gate_rules::check_gate;
 use raw::RawVerify;
 
@@ -27,12 +30,19 @@ use raw::RawVerify;
 /// the standard order, then the order of the file).
 #[derive(Debug, Clone)]
 pub(crate) struct VerifyConfig {
+    /// The file it was read from (or would be: a missing file is an empty configuration).
+    pub(crate) path: PathBuf,
     /// The configured gates, in the order they may run.
     pub(crate) gates: Vec<Gate>,
     /// Standard gates the file does not mention: reported as SKIP (not configured).
     pub(crate) unconfigured: Vec<&'static str>,
     /// `verify.parallelism`: how many read-only gates may run at once (default: cores).
     pub(crate) parallelism: Option<NonZeroUsize>,
+    /// `doneGate:`: how the done gate treats what it reads.
+    pub(crate) done_gate: DoneGateConfig,
+    /// What the file holds that spur ignores (an unknown key under `doneGate`, with
+    /// did-you-mean).
+    pub(crate) warnings: Vec<Diagnostic>,
 }
 
 impl VerifyConfig {
@@ -41,7 +51,7 @@ impl VerifyConfig {
         let path = state_dir.config_path();
         match read_string(&path, MAX_CONFIG_BYTES) {
             Ok(text) => Self::parse(&path, &text),
-            Err(e) if e.is_missing() => Ok(Self::empty()),
+            Err(e) if e.is_missing() => Ok(Self::empty(path)),
             Err(e) => Err(VerifyConfigErrors::Unreadable {
                 path,
                 source: e.into(),
@@ -50,11 +60,14 @@ impl VerifyConfig {
     }
 
     /// The configuration of a project that configures no gate.
-    pub(crate) fn empty() -> Self {
+    pub(crate) fn empty(path: PathBuf) -> Self {
         Self {
+            path,
             gates: Vec::new(),
             unconfigured: STANDARD_GATES.iter().map(|g| g.name).collect(),
             parallelism: None,
+            done_gate: DoneGateConfig::default(),
+            warnings: Vec::new(),
         }
     }
 
@@ -68,19 +81,26 @@ impl VerifyConfig {
         };
         let root = match parse_config(text) {
             Ok(Some(root)) => root,
-            Ok(None) => return Ok(Self::empty()),
+            Ok(None) => return Ok(Self::empty(path.to_path_buf())),
             Err(e) => return Err(fail(vec![problems.parse_error(&e)])),
         };
         let mut cx = Loader::new(&source, CODES);
         let section = RawVerify::read(&mut cx, &root);
-        let mut errors: Vec<Diagnostic> = cx
+        let mut gate_cx = Loader::new(&source, done_gate::CODES);
+        let done_gate = done_gate::read(&mut gate_cx, &root);
+        let (mut errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = cx
             .diagnostics
             .into_iter()
             .map(|d| problems.typed(d))
-            .collect();
+            .chain(gate_cx.diagnostics)
+            .partition(Diagnostic::is_error);
         let Some(section) = section else {
             return if errors.is_empty() {
-                Ok(Self::empty())
+                Ok(Self {
+                    done_gate,
+                    warnings,
+                    ..Self::empty(path.to_path_buf())
+                })
             } else {
                 Err(fail(errors))
             };
@@ -135,9 +155,12 @@ impl VerifyConfig {
             .filter(|n| !named.contains(n))
             .collect();
         Ok(Self {
+            path: path.to_path_buf(),
             gates,
             unconfigured,
             parallelism,
+            done_gate,
+            warnings,
         })
     }
 

@@ -33,3 +33,4 @@ pub use run::VerifyError;
 
 pub use run::VerifyRequest;
 pub use scope::VerifyScope;
+pub use status::GateStatus;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 /// The status of one gate in one verify run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub(crate) enum GateStatus {
+pub enum GateStatus {
     /// Exit 0 and no warning or blocking finding.
     Pass,
     /// Exit 0 with warning findings only.
