@@ -25,6 +25,7 @@ pub mod run;
 pub mod source;
 pub mod store;
 pub mod template;
+pub mod tree;
 pub mod verdict;
 pub mod verify;
 pub mod visible_text;

@@ -1,0 +1,8 @@
+//! The project's working tree as evidence is bound to it: [`fingerprint`] is what
+//! `spur verify` records in a `verified` record and what the done gate compares, and what
+//! `agent.run requireDiff` and `proof.fingerprint` compare too.
+
+mod fingerprint;
+mod task_sections;
+
+pub use fingerprint::{fingerprint, Excludes, Fingerprint, TreeError};
