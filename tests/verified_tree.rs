@@ -117,9 +117,12 @@ fn break_4_a_green_verify_does_not_certify_a_changed_tree() {
     assert_eq!(done(&project).1, "allow");
 }
 
+/// An edit a step makes to the project.
+type Edit = fn(&Spur);
+
 #[test]
 fn chmod_rename_symlink_and_new_files_after_verify_are_denied() {
-    let cases: [(&str, fn(&Spur)); 5] = [
+    let cases: [(&str, Edit); 5] = [
         ("chmod", |p| {
             std::fs::set_permissions(p.join("hello.txt"), std::fs::Permissions::from_mode(0o755))
                 .unwrap()
