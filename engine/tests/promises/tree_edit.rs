@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt as _};
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use proptest::prelude::*;
 use spur_engine::done_gate::{
@@ -177,8 +178,10 @@ fn tree_edits_after_verify_never_end_done_without_a_green_verify_at_the_tree_or_
     let cases = (
         proptest::collection::vec(op(), 0..10),
         any::<bool>(),
-        any::<bool>(),
+        // One case in five forced.
+        prop_oneof![4 => Just(false), 1 => Just(true)],
     );
+    let [passed, forced, denied] = [(); 3].map(|()| AtomicU32::new(0));
     property(
         "tree edits after verify",
         48,
@@ -241,6 +244,7 @@ fn tree_edits_after_verify_never_end_done_without_a_green_verify_at_the_tree_or_
                 } => {
                     prop_assert!(force);
                     prop_assert_eq!(audited, 1);
+                    forced.fetch_add(1, Ordering::Relaxed);
                 }
                 DoneDecision::Allow {
                     reason: AllowReason::Pass,
@@ -252,6 +256,7 @@ fn tree_edits_after_verify_never_end_done_without_a_green_verify_at_the_tree_or_
                         "allowed without a green verify at this tree: {:?}",
                         model
                     );
+                    passed.fetch_add(1, Ordering::Relaxed);
                 }
                 DoneDecision::Deny { message, .. } => {
                     prop_assert!(!force, "a force was denied: {}", message);
@@ -261,10 +266,17 @@ fn tree_edits_after_verify_never_end_done_without_a_green_verify_at_the_tree_or_
                         message,
                         model
                     );
+                    denied.fetch_add(1, Ordering::Relaxed);
                 }
                 DoneDecision::Noop { .. } => prop_assert!(false, "noop"),
             }
             Ok(())
         },
+    );
+    let [passed, forced, denied] = [passed, forced, denied].map(AtomicU32::into_inner);
+    println!("tree edits after verify: {passed} done by PASS, {forced} forced, {denied} denied");
+    assert!(
+        passed > 0 && forced > 0 && denied > 0,
+        "the search must reach every outcome"
     );
 }
