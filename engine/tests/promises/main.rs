@@ -10,3 +10,4 @@ mod property;
 mod regressions;
 mod run_harness;
 mod tree_edit;
+mod verdict_forgery;
