@@ -6,5 +6,5 @@ mod config;
 mod fingerprint;
 mod task_sections;
 
-pub use config::{fingerprint_exclude, project_excludes, ExcludesError};
+pub use config::{config_excludes, project_excludes, ExcludesError};
 pub use fingerprint::{fingerprint, Excludes, Fingerprint, TreeError};
