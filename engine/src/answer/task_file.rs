@@ -17,51 +17,78 @@ const TASK_FILE_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// A requirement id and the line that declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskRequirement {
-    pub id: String,
-    pub line: usize,
+pub(crate) struct TaskRequirement {
+    pub(crate) id: String,
+    pub(crate) line: usize,
 }
 
 /// One acceptance criterion: a checklist item.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskAc {
+pub(crate) struct TaskAc {
     /// The checklist label with Markdown links reduced to their text (whitespace
     /// collapsed): the AC's id in the artifact.
-    pub label: String,
+    pub(crate) label: String,
     /// The checklist label exactly as written (whitespace collapsed).
-    pub written: String,
-    pub parts: AcLabel,
-    pub line: usize,
+    pub(crate) written: String,
+    pub(crate) parts: AcLabel,
+    pub(crate) line: usize,
 }
 
 /// A parsed task file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskFile {
-    pub path: PathBuf,
-    pub requirements: Vec<TaskRequirement>,
-    pub acceptance: Vec<TaskAc>,
+    pub(crate) path: PathBuf,
+    pub(crate) requirements: Vec<TaskRequirement>,
+    pub(crate) acceptance: Vec<TaskAc>,
 }
 
 /// Why a task file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskFileError {
+    /// No task file for the task was found.
     #[error("no task file for {wbs}: looked for {searched}")]
-    NotFound { wbs: String, searched: String },
+    NotFound {
+        /// The task.
+        wbs: String,
+        /// Where spur looked.
+        searched: String,
+    },
 
+    /// Several task files match the task.
     #[error("several task files match {wbs}: {candidates}")]
-    Ambiguous { wbs: String, candidates: String },
+    Ambiguous {
+        /// The task.
+        wbs: String,
+        /// The matching files.
+        candidates: String,
+    },
 
+    /// The task file cannot be read.
     #[error("cannot read task file {}: {reason}", path.display())]
-    Unreadable { path: PathBuf, reason: String },
+    Unreadable {
+        /// The task file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 
+    /// The task file declares no requirement ids under `## Requirements`.
     #[error("task file {} declares no requirement ids under `## Requirements`", path.display())]
-    NoRequirements { path: PathBuf },
+    NoRequirements {
+        /// The task file.
+        path: PathBuf,
+    },
 
+    /// A requirement id is declared twice.
     #[error("task file {}:{line}: requirement {id} is declared twice (first on line {first})", path.display())]
     DuplicateRequirement {
+        /// The task file.
         path: PathBuf,
+        /// The requirement id.
         id: String,
+        /// The line of the second declaration.
         line: usize,
+        /// The line of the first.
         first: usize,
     },
 }
@@ -82,7 +109,7 @@ coded_diagnostic! {
 
 /// Find the task file of `wbs`: `explicit` when given, else `docs/tasks*/<wbs>_*.md` under
 /// the project root, else `.spur/tasks/<wbs>.md`.
-pub fn locate_task_file(
+pub(crate) fn locate_task_file(
     wbs: &Wbs,
     explicit: Option<&Path>,
     project_root: &Path,
@@ -146,7 +173,7 @@ fn display_relative(path: &Path, root: &Path) -> String {
 }
 
 /// Read and parse the task file at `path`.
-pub fn read_task_file(path: &Path) -> Result<TaskFile, TaskFileError> {
+pub(crate) fn read_task_file(path: &Path) -> Result<TaskFile, TaskFileError> {
     let unreadable = |reason: String| TaskFileError::Unreadable {
         path: path.to_path_buf(),
         reason,

@@ -22,7 +22,7 @@ use crate::wbs::Wbs;
 
 /// The gate ids a `verified` record must show green for the task to be done: the enabled
 /// configured gates (as `gate-<name>`).
-pub fn required_gates(config: &VerifyConfig, _task: Option<&TaskFile>) -> Vec<String> {
+pub(crate) fn required_gates(config: &VerifyConfig, _task: Option<&TaskFile>) -> Vec<String> {
     config
         .gates
         .iter()

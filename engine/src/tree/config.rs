@@ -9,7 +9,10 @@ use super::fingerprint::{Excludes, TreeError};
 
 /// The excludes of `config`, compiled against the project root; a glob that does not parse
 /// is the error.
-pub fn config_excludes(state_dir: &StateDir, config: &VerifyConfig) -> Result<Excludes, TreeError> {
+pub(crate) fn config_excludes(
+    state_dir: &StateDir,
+    config: &VerifyConfig,
+) -> Result<Excludes, TreeError> {
     Excludes::new(
         state_dir.project_root(),
         &config.done_gate.fingerprint_exclude,

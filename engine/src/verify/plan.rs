@@ -15,7 +15,7 @@ use crate::source::SourceFile;
 
 /// Sort `gates` so that every gate comes after the gates it needs. Needs must name gates
 /// in the list (the config checks that first; unknown names are ignored here).
-pub fn topological_order(
+pub(crate) fn topological_order(
     gates: Vec<Gate>,
     source: &SourceFile,
 ) -> Result<Vec<Gate>, Vec<Diagnostic>> {

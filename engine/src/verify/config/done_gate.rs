@@ -25,7 +25,7 @@ const DONE_GATE_KEYS: &[&str] = &["externalVerdicts", "fingerprintExclude"];
 
 /// How the done gate is configured.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DoneGateConfig {
+pub(crate) struct DoneGateConfig {
     /// `doneGate.externalVerdicts`: whether a verdict artifact spur did not write (or that
     /// was edited after spur wrote it) can certify a task.
     pub external_verdicts: ExternalVerdicts,
@@ -37,7 +37,7 @@ pub struct DoneGateConfig {
 
 /// `doneGate.externalVerdicts`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ExternalVerdicts {
+pub(crate) enum ExternalVerdicts {
     /// The gate denies an artifact whose sha256 is not the last one spur recorded writing.
     #[default]
     Deny,
@@ -48,7 +48,7 @@ pub enum ExternalVerdicts {
 
 impl ExternalVerdicts {
     /// `allow` or `deny`, as written in the config.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ExternalVerdicts::Deny => "deny",
             ExternalVerdicts::Allow => "allow",
