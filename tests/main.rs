@@ -19,4 +19,5 @@ mod task_ledger;
 mod task_verdict;
 mod verdict;
 mod verdict_provenance;
+mod verified_tree;
 mod verify;

@@ -27,6 +27,7 @@ pub mod run;
 pub mod source;
 pub mod store;
 pub(crate) mod template;
+pub mod tree;
 pub mod verdict;
 pub mod verify;
 pub(crate) mod visible_text;

@@ -10,6 +10,7 @@
 //! the gate's read and the caller's ledger append.
 
 pub(crate) mod provenance;
+mod verified;
 
 pub use provenance::{write_verdict, Rewrite, UnrecordedWrite, WriteVerdictError};
 
@@ -214,7 +215,9 @@ impl DoneDecision {
 /// `.spur/run/<wbs>-verdict.json` (which must resolve inside the project) must be valid,
 /// name this task, be a self-consistent PASS, and be the artifact spur last recorded
 /// writing ([`provenance`]; `doneGate.externalVerdicts: allow` accepts another, as
-/// `external`).
+/// `external`); and, when the project configures verify gates, the task ledger's
+/// `verified` records must show every required gate green at the current tree
+/// fingerprint (`done_gate/verified.rs`).
 pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     let wbs = request.lock.wbs();
     let ledger = task_ledger::read(request.state_dir, wbs).and_then(|l| {
@@ -309,6 +312,13 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
                 }
             }
         };
+    if let Err(message) = verified::check(request.state_dir, &ledger, wbs) {
+        return DoneDecision::Deny {
+            verdict,
+            message,
+            evaluation: Box::new(evaluation),
+        };
+    }
     DoneDecision::Allow {
         reason,
         done: Done {
