@@ -24,6 +24,7 @@ pub mod pipeline;
 pub mod run;
 pub mod source;
 pub mod store;
+pub mod task_file;
 pub mod template;
 pub mod verdict;
 pub mod verify;
