@@ -9,6 +9,8 @@
 //! "already done" comes only from the ledger and nothing changes the artifact between
 //! the gate's read and the caller's ledger append.
 
+mod complete;
+
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::audit::{self, AuditEntry};
 use crate::store::data_lock::DataLock;
@@ -250,6 +252,12 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
         };
     }
 
+    let deny_message = deny_message.or_else(|| match &evaluation.outcome {
+        ArtifactOutcome::Valid(artifact) => {
+            complete::check_complete(request.state_dir, wbs, artifact, &path).err()
+        }
+        _ => None,
+    });
     match deny_message {
         None => DoneDecision::Allow {
             reason: AllowReason::Pass,
