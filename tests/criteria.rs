@@ -112,3 +112,153 @@ fn a_missing_criterion_row_is_denied_and_a_broken_task_file_fails_closed() {
         "{json}"
     );
 }
+
+/// `spur verify --wbs 0592 --json`: (exit code, JSON document).
+fn verify(project: &Spur) -> (i32, serde_json::Value) {
+    let out = project.args(["verify", "--wbs", "0592", "--json"]).run();
+    (out.exit_code().expect("exited"), out.stdout_json())
+}
+
+fn gate<'a>(outcome: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    outcome["gates"]
+        .as_array()
+        .and_then(|gates| gates.iter().find(|g| g["name"] == name))
+        .unwrap_or_else(|| panic!("no gate {name} in {outcome}"))
+}
+
+const GREETING_TASK: &str = "\
+# 0592 Say hello
+
+## Requirements
+
+- R1: greeting.txt holds the greeting.
+
+## Acceptance Criteria
+
+- [ ] AC-1: `grep -q 'hello, world' greeting.txt` passes
+";
+
+/// The verdict a verifier writes: everything MET, AC-1 claimed by a command it says ran.
+const GREETING_PASS: &str = r#"{"wbs":"0592","verdict":"PASS",
+  "requirements":[{"id":"R1","status":"MET","evidence":"greeting.txt:1"}],
+  "acceptanceCriteria":[{"id":"AC-1: `grep -q 'hello, world' greeting.txt` passes","status":"MET",
+    "evidenceType":"command","evidence":"`true` exited 0"}]}"#;
+
+/// Break 5: a verdict claims "`grep -q 'hello, world' greeting.txt` passes"; spur verify
+/// really runs that command (not the `true` the row names), its failure is a blocking
+/// gate result with exit code and output, and the verdict it merges into fails.
+#[test]
+fn break_5_verify_runs_the_command_the_criterion_names() {
+    let project = project(GREETING_TASK, CONFIG)
+        .file("greeting.txt", "goodbye\n")
+        .file(ARTIFACT, GREETING_PASS);
+    let (code, json) = verify(&project);
+    assert_eq!(code, 1, "{json}");
+    let result = gate(&json, "evidence-command:AC-1");
+    assert_eq!(result["status"], "FAIL", "{result}");
+    assert_eq!(result["severity"], "blocker");
+    assert_eq!(result["exitCode"], 1);
+    assert_eq!(result["reprobed"], true);
+    assert_eq!(
+        result["command"], "grep -q 'hello, world' greeting.txt",
+        "{result}"
+    );
+    let evidence = project.read(".spur/run/0592-evidence/evidence-command:AC-1.md");
+    assert!(
+        evidence.contains("grep -q 'hello, world' greeting.txt"),
+        "{evidence}"
+    );
+    assert!(project
+        .read(".spur/run/0592-verify-report.md")
+        .contains("evidence-command:AC-1"));
+    // The failure is merged into the verdict: done is denied.
+    let verdict: serde_json::Value = serde_json::from_str(&project.read(ARTIFACT)).unwrap();
+    let row = verdict["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|r| r["name"] == "gate-evidence-command:AC-1"))
+        .unwrap_or_else(|| panic!("no check row in {verdict}"));
+    assert_eq!(
+        (&row["status"], &row["severity"]),
+        (&"fail".into(), &"blocker".into())
+    );
+    let (code, json) = mark_done(&project);
+    assert_eq!(code, 1, "{json}");
+
+    // Once the greeting is right, the same command passes.
+    project.file("greeting.txt", "hello, world\n");
+    let (code, json) = verify(&project);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(gate(&json, "evidence-command:AC-1")["status"], "PASS");
+}
+
+/// The command of a criterion runs via `sh -c` exactly as the task file's author wrote it,
+/// in the project root; a command a verdict row names is never run in its place.
+#[test]
+fn the_task_files_command_runs_as_written_and_the_artifacts_never_does() {
+    let task = "## Requirements\n- R1 x\n## Acceptance Criteria\n\
+        - [ ] AC-1: `printf '%s|%s' \"$(pwd)\" 'a;b' > ran.txt` works\n";
+    let project = project(task, CONFIG).file(
+        ARTIFACT,
+        r#"{"wbs":"0592","verdict":"PASS","requirements":[{"id":"R1","status":"MET","evidence":"a:1"}],
+          "acceptanceCriteria":[{"id":"AC-1","status":"MET","evidenceType":"command",
+            "evidence":"`touch pwned` passes"}]}"#,
+    );
+    let (code, json) = verify(&project);
+    assert_eq!(code, 0, "{json}");
+    let root = project.path().canonicalize().unwrap();
+    assert_eq!(project.read("ran.txt"), format!("{}|a;b", root.display()));
+    assert!(
+        !project.exists("pwned"),
+        "a value of the artifact was executed"
+    );
+}
+
+/// A row claiming evidence type `command` for a criterion that names none: its first code
+/// span is run (and only its). A row claiming another type runs nothing.
+#[test]
+fn a_command_row_for_a_criterion_naming_none_runs_the_rows_command() {
+    let task = "## Requirements\n- R1 x\n## Acceptance Criteria\n\
+        - [ ] AC-1: the greeting exists\n- [ ] AC-2: the greeting is polite\n";
+    let project = project(task, CONFIG).file(
+        ARTIFACT,
+        r#"{"wbs":"0592","verdict":"PASS","requirements":[{"id":"R1","status":"MET","evidence":"a:1"}],
+          "acceptanceCriteria":[
+            {"id":"AC-1","status":"MET","evidenceType":"command","evidence":"ran `test -f greeting.txt` then `touch second`"},
+            {"id":"AC-2","status":"MET","evidenceType":"test","evidence":"`touch not-a-command-row`"}]}"#,
+    );
+    let (code, json) = verify(&project);
+    assert_eq!(code, 1, "{json}");
+    let result = gate(&json, "evidence-command:AC-1");
+    assert_eq!(result["command"], "test -f greeting.txt");
+    assert_eq!(result["status"], "FAIL");
+    assert!(json["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|g| g["name"] != "evidence-command:AC-2"));
+    assert!(!project.exists("second") && !project.exists("not-a-command-row"));
+
+    project.file("greeting.txt", "hello\n");
+    let (code, json) = verify(&project);
+    assert_eq!(code, 0, "{json}");
+}
+
+/// A command that fails and then passes on its re-probe is a flaky FAIL (verify's re-probe
+/// rule: a gate that cannot pass twice in a row has no stable pass), with both attempts.
+#[test]
+fn a_command_that_fails_then_passes_on_reprobe_is_a_flaky_fail() {
+    // The first run leaves a mark and fails; the re-probe finds the mark and passes.
+    let task = "## Requirements\n- R1 x\n## Acceptance Criteria\n\
+        - [ ] AC-1: `if [ -e mark ]; then exit 0; else touch mark; exit 3; fi` settles\n";
+    let project = project(task, CONFIG);
+    let (code, json) = verify(&project);
+    assert_eq!(code, 1, "{json}");
+    let result = gate(&json, "evidence-command:AC-1");
+    assert_eq!(
+        (&result["status"], &result["reprobed"], &result["flaky"]),
+        (&"FAIL".into(), &true.into(), &true.into()),
+        "{result}"
+    );
+    assert_eq!(result["exitCode"], 3);
+    assert_eq!(result["confidence"], "low");
+}

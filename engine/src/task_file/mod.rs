@@ -18,6 +18,7 @@ use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
 
+pub use code_span::first_code_span;
 pub use parse::parse_task_file;
 
 /// The largest task file spur reads.
