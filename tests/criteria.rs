@@ -262,3 +262,81 @@ fn a_command_that_fails_then_passes_on_reprobe_is_a_flaky_fail() {
     assert_eq!(result["exitCode"], 3);
     assert_eq!(result["confidence"], "low");
 }
+
+/// The reference implementation's task-file shape (frontmatter, `### Requirements`,
+/// gherkin scenarios) through the answer lint, verify's evidence commands and the gate.
+#[test]
+fn a_reference_format_task_file_through_the_lint_verify_and_the_gate() {
+    let project = Spur::new()
+        .file(".spur/config.yaml", "")
+        .fixture(
+            "examples/task-files/0593_reference-format.md",
+            "docs/tasks/0593_reference-format.md",
+        )
+        .file("hello.txt", "hello, world\n");
+    let answer = |rows: &str| {
+        format!(
+            "Verdict: PASS\n\n| Req | Status | Evidence |\n|---|---|---|\n\
+             | R1 | MET | `hello.txt:1` |\n| R2 | MET | `hello.txt:1` |\n\n\
+             | AC | Status | Evidence Type | Evidence |\n|---|---|---|---|\n{rows}"
+        )
+    };
+    let core = "| Scenario: R1 — the greeting is written | MET | command | `hello.txt:1` |\n\
+                | R2 — the greeting is one line | MET | command | `hello.txt:1` |\n";
+    // The advisory scenario has no row: the lint names it and the artifact is a FAIL.
+    project.file("answer.md", answer(core));
+    let out = project
+        .args([
+            "task",
+            "verdict",
+            "0593",
+            "--from-answer",
+            "answer.md",
+            "--json",
+        ])
+        .run()
+        .code(1);
+    assert!(
+        out.stdout()
+            .contains("Scenario: R1 — the book mentions the greeting"),
+        "{}",
+        out.stdout()
+    );
+    project
+        .args(["task", "update", "0593", "done"])
+        .run()
+        .code(1);
+
+    let advisory =
+        "| Scenario: R1 — the book mentions the greeting | MET | static-ref | `hello.txt:1` |\n";
+    project.file("answer.md", answer(&format!("{core}{advisory}")));
+    project
+        .args(["task", "verdict", "0593", "--from-answer", "answer.md"])
+        .run()
+        .success();
+    let out = project
+        .args(["verify", "--wbs", "0593", "--json"])
+        .run()
+        .success();
+    let json = out.stdout_json();
+    for (name, command) in [
+        (
+            "evidence-command:r1-the-greeting-is-written",
+            "grep -qx 'hello, world' hello.txt",
+        ),
+        (
+            "evidence-command:r2-the-greeting-is-one-line",
+            r#"test "$(wc -l < hello.txt)" -eq 1"#,
+        ),
+    ] {
+        let result = gate(&json, name);
+        assert_eq!(
+            (&result["status"], &result["command"]),
+            (&"PASS".into(), &command.into())
+        );
+    }
+    let out = project
+        .args(["task", "update", "0593", "done", "--json"])
+        .run();
+    assert_eq!(out.stdout_json()["decision"], "allow", "{}", out.stdout());
+}
