@@ -11,12 +11,16 @@ use crate::answer::ac_label::strip_scenario_prefix;
 
 /// The longest slug, in bytes.
 const MAX_SLUG: usize = 48;
+/// The longest alias used as an id, in bytes.
+const MAX_ID: usize = 64;
 
 /// Give every criterion its id. Two criteria declaring the same alias are an error.
 pub(super) fn assign_ids(path: &Path, criteria: &mut [TaskAc]) -> Result<(), TaskFileError> {
     let mut taken: HashMap<String, usize> = HashMap::new();
     for ac in criteria.iter_mut() {
-        let Some(alias) = ac.parts.aliases.first() else {
+        // A token too long for a file name is no id: the slug stands in (the alias still
+        // names the criterion in answers).
+        let Some(alias) = ac.parts.aliases.first().filter(|a| a.len() <= MAX_ID) else {
             continue;
         };
         if let Some(&first) = taken.get(alias) {
@@ -70,6 +74,20 @@ fn slug(title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_token_alias_gives_way_to_the_slug() {
+        let token = "a".repeat(300);
+        let task = crate::task_file::parse_task_file(
+            Path::new("t.md"),
+            &format!(
+                "## Requirements\n- R1 x\n## Acceptance Criteria\n- [ ] `{token}`: it works\n"
+            ),
+        )
+        .unwrap();
+        assert_eq!(task.acceptance[0].parts.aliases, [token]);
+        assert_eq!(task.acceptance[0].id, "it-works");
+    }
 
     #[test]
     fn slugs_are_short_lowercase_and_path_safe() {
