@@ -230,7 +230,7 @@ fn a_ledger_of_a_newer_format_is_a_clear_error() {
     let path = ".spur/ledger/tasks/T1.jsonl";
     // The version is read before anything else of a record: nothing else needs to fit.
     let first = project.read(path);
-    project.file(path, format!("{first}{{\"v\":2,\"new\":true}}\n"));
+    project.file(path, format!("{first}{{\"v\":3,\"new\":true}}\n"));
     let out = project
         .args(["task", "update", "T1", "review"])
         .run()
@@ -246,13 +246,13 @@ fn a_ledger_of_a_newer_format_is_a_clear_error() {
         "{message}"
     );
     assert!(
-        message.contains("written by a newer spur (format 2); this spur reads format 1"),
+        message.contains("written by a newer spur (format 3); this spur reads format 2"),
         "{message}"
     );
     let (code, text) = audit_verify(&project);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("task T1 is tampered"), "{text}");
-    assert!(text.contains("newer spur (format 2)"), "{text}");
+    assert!(text.contains("newer spur (format 3)"), "{text}");
 }
 
 /// Two records `spur task update … --force-done` wrote before audit records carried a

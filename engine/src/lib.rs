@@ -26,6 +26,7 @@ pub mod source;
 pub mod store;
 pub mod task_file;
 pub mod template;
+pub mod tree;
 pub mod verdict;
 pub mod verify;
 pub mod visible_text;

@@ -1,5 +1,6 @@
 //! `spur verify [--gate NAME] [--wbs W] [--json]` runs the verify gates;
-//! `spur verify history [WBS] [--json]` shows the verdict ledger with flips marked.
+//! `spur verify history [WBS] [--json]` shows the verdict ledger with flips marked;
+//! `spur verify fingerprint [--json]` prints the tree fingerprint verify records.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -7,6 +8,7 @@ use std::process::ExitCode;
 
 use spur_engine::diagnostic::Code;
 use spur_engine::store::state_dir::StateDir;
+use spur_engine::tree;
 use spur_engine::verify::ledger::Ledger;
 use spur_engine::verify::{run_gates, VerifyError, VerifyRequest, VerifyScope};
 use spur_engine::wbs::Wbs;
@@ -38,6 +40,17 @@ pub struct Args {
 enum Sub {
     /// Show the verdict ledger of a task (or of the project), flips marked.
     History(HistoryArgs),
+    /// Print the fingerprint of the project tree that verify records and the done gate
+    /// compares (to see whether, and when, the tree changed since a verify run).
+    Fingerprint(FingerprintArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct FingerprintArgs {
+    #[arg(long)]
+    json: bool,
+    #[arg(long, value_name = "DIR", env = "SPUR_STATE_DIR")]
+    state_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -53,6 +66,7 @@ struct HistoryArgs {
 pub fn run(args: Args) -> CliResult {
     match args.command {
         Some(Sub::History(history_args)) => history(history_args),
+        Some(Sub::Fingerprint(fingerprint_args)) => fingerprint(fingerprint_args),
         None => verify(args),
     }
 }
@@ -117,6 +131,21 @@ fn verify(args: Args) -> CliResult {
     } else {
         exit::FAILED
     }))
+}
+
+fn fingerprint(args: FingerprintArgs) -> CliResult {
+    let state = state_dir(args.state_dir.as_ref())?;
+    let excludes =
+        tree::project_excludes(&state).map_err(|e| Failure::usage(miette::Report::new(e)))?;
+    let print = tree::fingerprint(state.project_root(), state.root(), &excludes)
+        .map_err(|e| Failure::with_code(miette::Report::new(e), exit::FAILED))?;
+    if args.json {
+        let doc = serde_json::json!({ "fingerprint": print.hex, "entries": print.entries });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        println!("{}  {} entries", print.hex, print.entries);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn history(args: HistoryArgs) -> CliResult {

@@ -271,6 +271,10 @@ codes! {
     VerifyEvidenceDir = "spur::verify::evidence-dir",
     /// the verify report cannot be written
     VerifyReportUnwritable = "spur::verify::report-unwritable",
+    /// a file or directory of the project tree cannot be read, so the tree fingerprint cannot be taken
+    TreeUnreadable = "spur::tree::unreadable",
+    /// a `doneGate.fingerprintExclude` glob does not parse
+    TreeInvalidExclude = "spur::tree::invalid-exclude",
 
     /// the answer file cannot be read
     AnswerUnreadable = "spur::answer::unreadable",

@@ -372,7 +372,13 @@ mod tests {
         } else {
             StatusChange::To(Status::open(current).unwrap())
         };
-        task_ledger::append(&lock, &f.state, change, &context()).unwrap();
+        task_ledger::append(
+            &lock,
+            &f.state,
+            task_ledger::NewRecord::Status(change),
+            &context(),
+        )
+        .unwrap();
         evaluate_done_transition(&DoneRequest {
             lock: &lock,
             force,

@@ -128,6 +128,29 @@ pub fn open_regular(path: &Path) -> Result<File, ReadError> {
     open_sized(path).map(|(file, _)| file)
 }
 
+/// [`open_regular`] that also refuses a symbolic link at `path` itself (`O_NOFOLLOW`: a
+/// link swapped in after a walk saw a file), and returns the descriptor's metadata.
+pub fn open_regular_no_follow(path: &Path) -> Result<(File, std::fs::Metadata), ReadError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                ReadError::NotRegular {
+                    kind: "a symbolic link",
+                }
+            } else {
+                ReadError::from(e)
+            }
+        })?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        ensure_regular(&file)?;
+    }
+    Ok((file, metadata))
+}
+
 fn open_sized(path: &Path) -> Result<(File, u64), ReadError> {
     let file = OpenOptions::new()
         .read(true)

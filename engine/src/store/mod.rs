@@ -14,6 +14,7 @@ pub mod data_lock;
 pub mod digest;
 pub mod file_lock;
 pub(crate) mod format_version;
+pub mod ledger_record;
 pub mod state_dir;
 pub mod task_ledger;
 pub mod task_status;

@@ -1,17 +1,21 @@
-//! The task ledger (`<state>/ledger/tasks/<wbs>.jsonl`): the one record of a task's status.
-//! Append-only JSON lines, one per status change, each carrying the sha256 of the line
-//! before it, so an edited, removed, inserted or reordered record breaks the chain.
+//! The task ledger (`<state>/ledger/tasks/<wbs>.jsonl`): the one record of a task's status,
+//! and of what spur did to its evidence. Append-only JSON lines, each carrying the sha256 of
+//! the line before it, so an edited, removed, inserted or reordered record breaks the chain.
+//! Records have kinds (`store::ledger_record`): `status` changes, `verdict-written` (spur
+//! wrote the verdict artifact) and `verified` (a verify run's results at a tree
+//! fingerprint); one chain holds them all, and a status is read from `status` records only.
 //!
 //! A record that says `to: "done"` is made only from the done gate's
-//! [`Done`](crate::done_gate::Done) token (through [`StatusChange::Done`]). Appends happen
-//! under the task's [`DataLock`] and are fsync'd before they return. A broken chain fails
-//! closed: it is never read as a status, and nothing is appended to it.
+//! [`Done`](crate::done_gate::Done) token (through [`StatusChange::Done`]). Every append,
+//! of any kind, goes through [`append`], under the task's [`DataLock`], and is fsync'd
+//! before it returns. A broken chain fails closed: it is never read as a status, and
+//! nothing is appended to it.
 
 use std::fs::OpenOptions;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::done_gate::{AllowReason, DoneVia, GateDecision};
@@ -20,58 +24,23 @@ use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::data_lock::DataLock;
 use crate::store::digest::sha256_hex;
 use crate::store::format_version::{line_version, unknown_version, LineVersion};
+use crate::store::ledger_record::{is_sha256_hex, FormatOneRecord};
+pub use crate::store::ledger_record::{
+    GateRecord, LedgerEntry, LedgerRecord, StatusRecord, VerdictWriter, VerdictWritten, Verified,
+    VerifiedGate,
+};
 use crate::store::state_dir::StateDir;
 use crate::store::task_status::{ChangeContext, Status, StatusChange};
 use crate::wbs::Wbs;
 
-/// The format version this spur writes and reads.
-pub const FORMAT_VERSION: u64 = 1;
+/// The format version this spur writes: records with a `kind`.
+pub const FORMAT_VERSION: u64 = 2;
+
+/// The format before record kinds: status records only, still read (as `status` records).
+pub const FORMAT_STATUS_ONLY: u64 = 1;
 
 /// The most of a ledger that is read: a record is about 300 bytes.
 pub const MAX_LEDGER_BYTES: u64 = 16 * 1024 * 1024;
-
-/// One status change, as stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LedgerRecord {
-    /// The format version ([`FORMAT_VERSION`]).
-    pub v: u64,
-    /// 0 for the first record, then gap-free.
-    pub seq: u64,
-    /// The task.
-    pub wbs: String,
-    /// The status before the change (`todo` for the first record).
-    pub from: Status,
-    /// The status after it.
-    pub to: Status,
-    /// When, RFC 3339 UTC.
-    pub at: String,
-    /// Who (see `audit::current_user`).
-    pub user: String,
-    /// The run that made the change, if a run did.
-    pub run: Option<String>,
-    /// The done gate's decision, for a change to done; `None` otherwise.
-    pub gate: Option<GateRecord>,
-    /// The sha256 of the verdict artifact the gate read (`None` when there was none).
-    pub verdict_sha256: Option<String>,
-    /// The hash of the audit record of a forced override.
-    pub audit_hash: Option<String>,
-    /// Lowercase hex sha256 of the previous line's bytes; `""` for the first record.
-    pub prev: String,
-}
-
-/// How the gate certified a `done` record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GateRecord {
-    /// Always `allow`: only an allow makes a done record.
-    pub decision: GateDecision,
-    /// `pass` or `forced`.
-    pub reason: AllowReason,
-    /// The `--reason` of a forced override.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub force_reason: Option<String>,
-}
 
 /// The ledger as read: the records of its intact prefix and, if the chain breaks, where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,12 +72,26 @@ pub struct LedgerBreak {
 }
 
 impl LedgerRead {
-    /// The status the ledger records: its last record's `to`, `todo` with no records. Of
+    /// The status the ledger records: its last `status` record's `to`, `todo` with none. Of
     /// the intact prefix: callers that act on it check [`LedgerRead::intact`] first.
     pub fn status(&self) -> Status {
+        last_status(&self.records)
+    }
+
+    /// The last `verdict-written` record of the intact prefix, with the record it is in.
+    pub fn last_verdict_written(&self) -> Option<(&LedgerRecord, &VerdictWritten)> {
         self.records
-            .last()
-            .map_or_else(Status::initial, |r| r.to.clone())
+            .iter()
+            .rev()
+            .find_map(|r| r.verdict_written().map(|w| (r, w)))
+    }
+
+    /// The last `verified` record of the intact prefix, with the record it is in.
+    pub fn last_verified(&self) -> Option<(&LedgerRecord, &Verified)> {
+        self.records
+            .iter()
+            .rev()
+            .find_map(|r| r.verified().map(|v| (r, v)))
     }
 
     /// The records, or the error that the chain is broken.
@@ -234,10 +217,13 @@ fn check_chain(path: &Path, wbs: &Wbs, bytes: &[u8]) -> LedgerRead {
     if body.is_empty() && complete.is_empty() {
         return read;
     }
+    let mut status = Status::initial();
     for (seq, line) in (0u64..).zip(body.split(|b| *b == b'\n')) {
-        let previous = read.records.last();
-        match check_line(line, seq, wbs, &read.last_hash, previous) {
+        match check_line(line, seq, wbs, &read.last_hash, &status) {
             Ok(record) => {
+                if let Some(change) = record.status() {
+                    status = change.to.clone();
+                }
                 read.records.push(record);
                 read.last_hash = sha256_hex(line);
             }
@@ -255,17 +241,24 @@ fn check_line(
     seq: u64,
     wbs: &Wbs,
     prev: &str,
-    previous: Option<&LedgerRecord>,
+    status: &Status,
 ) -> Result<LedgerRecord, LedgerBreak> {
     let broken = |problem: String| LedgerBreak {
         seq,
         problem,
         unknown_version: None,
     };
-    match line_version(line, FORMAT_VERSION) {
+    let not_a_record =
+        |e: serde_json::Error| broken(format!("the line is not a task ledger record: {e}"));
+    let record: LedgerRecord = match line_version(line, FORMAT_VERSION) {
         Err(e) => return Err(broken(format!("the line is not a JSON object: {e}"))),
         Ok(LineVersion::Absent) => {
             return Err(broken("the record has no format version (v)".to_owned()))
+        }
+        Ok(LineVersion::Unknown(FORMAT_STATUS_ONLY)) => {
+            serde_json::from_slice::<FormatOneRecord>(line)
+                .map_err(not_a_record)?
+                .into()
         }
         Ok(LineVersion::Unknown(found)) => {
             return Err(LedgerBreak {
@@ -274,10 +267,8 @@ fn check_line(
                 unknown_version: Some(found),
             })
         }
-        Ok(LineVersion::Supported) => {}
-    }
-    let record: LedgerRecord = serde_json::from_slice(line)
-        .map_err(|e| broken(format!("the line is not a task ledger record: {e}")))?;
+        Ok(LineVersion::Supported) => serde_json::from_slice(line).map_err(not_a_record)?,
+    };
     if record.seq != seq {
         return Err(broken(format!(
             "its seq is {}, the line's place says {seq}: a record was removed, inserted or reordered",
@@ -297,19 +288,47 @@ fn check_line(
             record.wbs
         )));
     }
-    let expected_from = previous.map_or_else(Status::initial, |p| p.to.clone());
-    if record.from != expected_from {
-        return Err(broken(format!(
-            "it changes the status from {}, but the status was {expected_from}",
-            record.from
-        )));
+    match &record.entry {
+        LedgerEntry::Status(change) => {
+            if change.from != *status {
+                return Err(broken(format!(
+                    "it changes the status from {}, but the status was {status}",
+                    change.from
+                )));
+            }
+            consistent_gate(change).map_err(broken)?;
+        }
+        LedgerEntry::VerdictWritten(written) => {
+            if !is_sha256_hex(&written.sha256) {
+                return Err(broken(format!(
+                    "its verdict sha256 {:?} is not 64 lowercase hex digits",
+                    written.sha256
+                )));
+            }
+        }
+        LedgerEntry::Verified(verified) => {
+            if !is_sha256_hex(&verified.fingerprint) {
+                return Err(broken(format!(
+                    "its fingerprint {:?} is not 64 lowercase hex digits",
+                    verified.fingerprint
+                )));
+            }
+        }
     }
-    consistent_gate(&record).map_err(broken)?;
     Ok(record)
 }
 
+/// The `to` of the last `status` record; `todo` when there is none.
+fn last_status(records: &[LedgerRecord]) -> Status {
+    records
+        .iter()
+        .rev()
+        .find_map(|r| r.status().map(|s| s.to.clone()))
+        .unwrap_or_else(Status::initial)
+}
+
 /// A done record carries the gate's allow (and a forced one its audit hash); no other does.
-fn consistent_gate(record: &LedgerRecord) -> Result<(), String> {
+fn consistent_gate(record: &StatusRecord) -> Result<(), String> {
     match (&record.gate, record.to.is_done()) {
         (None, true) => Err("it says done without a done-gate decision".to_owned()),
         (Some(_), false) => Err(format!(
@@ -347,21 +366,68 @@ impl Appended {
     }
 }
 
-/// Append `change` to the ledger of the locked task, chained to its last record and
-/// fsync'd. A change to the current status writes nothing. A broken or unreadable ledger is
-/// an error and is left as it is; a torn last line (an append that never completed) is cut
-/// off first, so the new record follows the last complete one.
+/// What to append. A status change is made only from a [`StatusChange`], so a `done`
+/// record still needs the gate's token; the other kinds are facts spur records.
+#[derive(Debug)]
+// `VerdictWritten` and `Verified` are made by the verdict writers and by verify.
+#[allow(dead_code)]
+pub(crate) enum NewRecord<'a> {
+    /// A status change (a change to the current status writes nothing).
+    Status(StatusChange<'a>),
+    /// spur wrote the task's verdict artifact.
+    VerdictWritten(VerdictWritten),
+    /// A verify run's gate results.
+    Verified(Verified),
+}
+
+/// Append `new` to the ledger of the locked task, chained to its last record and fsync'd:
+/// the one way any record gets into a task ledger. A change to the current status writes
+/// nothing. A broken or unreadable ledger is an error and is left as it is; a torn last
+/// line (an append that never completed) is cut off first, so the new record follows the
+/// last complete one.
 pub(crate) fn append(
     lock: &DataLock,
     state_dir: &StateDir,
-    change: StatusChange<'_>,
+    new: NewRecord<'_>,
     context: &ChangeContext<'_>,
 ) -> Result<Appended, LedgerError> {
     let wbs = lock.wbs();
     let path = state_dir.task_ledger_path(wbs);
     let read = read_path(&path, wbs)?;
     let mut records = read.intact()?.to_vec();
-    let from = read.status();
+    let entry = match new {
+        NewRecord::Status(change) => match status_entry(change, read.status()) {
+            Some(entry) => entry,
+            None => return Ok(Appended::Unchanged(records)),
+        },
+        NewRecord::VerdictWritten(written) => LedgerEntry::VerdictWritten(written),
+        NewRecord::Verified(verified) => LedgerEntry::Verified(verified),
+    };
+    let record = LedgerRecord {
+        v: FORMAT_VERSION,
+        seq: u64::try_from(records.len()).unwrap_or(u64::MAX),
+        wbs: wbs.to_string(),
+        at: context.time.clone(),
+        user: context.user.to_owned(),
+        run: context.run_id.map(str::to_owned),
+        entry,
+        prev: read.last_hash().to_owned(),
+    };
+    let write_err = |source| LedgerError::Write {
+        path: path.display().to_string(),
+        source,
+    };
+    let line = serde_json::to_string(&record).map_err(|e| write_err(io::Error::other(e)))?;
+    if read.torn_tail {
+        cut_torn_tail(&path, read.complete_len).map_err(write_err)?;
+    }
+    append_line_durable(&path, &line).map_err(write_err)?;
+    records.push(record);
+    Ok(Appended::Written(records))
+}
+
+/// The status record of `change` from status `from`; `None` when it changes nothing.
+fn status_entry(change: StatusChange<'_>, from: Status) -> Option<LedgerEntry> {
     let (to, gate, verdict_sha256, audit_hash) = match change {
         StatusChange::To(open) => (open.status().clone(), None, None, None),
         StatusChange::Done(done) => {
@@ -386,34 +452,13 @@ pub(crate) fn append(
             )
         }
     };
-    if to == from {
-        return Ok(Appended::Unchanged(records));
-    }
-    let record = LedgerRecord {
-        v: FORMAT_VERSION,
-        seq: u64::try_from(records.len()).unwrap_or(u64::MAX),
-        wbs: wbs.to_string(),
+    (to != from).then_some(LedgerEntry::Status(StatusRecord {
         from,
         to,
-        at: context.time.clone(),
-        user: context.user.to_owned(),
-        run: context.run_id.map(str::to_owned),
         gate,
         verdict_sha256,
         audit_hash,
-        prev: read.last_hash().to_owned(),
-    };
-    let write_err = |source| LedgerError::Write {
-        path: path.display().to_string(),
-        source,
-    };
-    let line = serde_json::to_string(&record).map_err(|e| write_err(io::Error::other(e)))?;
-    if read.torn_tail {
-        cut_torn_tail(&path, read.complete_len).map_err(write_err)?;
-    }
-    append_line_durable(&path, &line).map_err(write_err)?;
-    records.push(record);
-    Ok(Appended::Written(records))
+    }))
 }
 
 /// Drop the bytes after the last complete line.
@@ -473,10 +518,41 @@ mod tests {
         append(
             &lock,
             &f.state,
-            StatusChange::To(Status::open(status).unwrap()),
+            NewRecord::Status(StatusChange::To(Status::open(status).unwrap())),
             &ctx(),
         )
         .unwrap()
+    }
+
+    const SHA_A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+    fn written(f: &Fixture, sha256: &str, writer: VerdictWriter) -> Appended {
+        let lock = DataLock::acquire(&f.state, &f.wbs).unwrap();
+        let new = NewRecord::VerdictWritten(VerdictWritten {
+            sha256: sha256.to_owned(),
+            writer,
+        });
+        append(&lock, &f.state, new, &ctx()).unwrap()
+    }
+
+    fn verified(f: &Fixture) -> Appended {
+        let lock = DataLock::acquire(&f.state, &f.wbs).unwrap();
+        let new = NewRecord::Verified(Verified {
+            verify_run: "verify-1".into(),
+            fingerprint: SHA_A.replace('a', "b"),
+            gates: vec![
+                VerifiedGate {
+                    id: "gate-tests".into(),
+                    status: crate::verify::GateStatus::Pass,
+                },
+                VerifiedGate {
+                    id: "evidence-command:AC1".into(),
+                    status: crate::verify::GateStatus::Skip,
+                },
+            ],
+            tree_changed_by: vec!["gate-fmt".into()],
+        });
+        append(&lock, &f.state, new, &ctx()).unwrap()
     }
 
     fn lines(f: &Fixture) -> Vec<String> {
@@ -507,17 +583,20 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(
             lines[0],
-            r#"{"v":1,"seq":0,"wbs":"T1","from":"todo","to":"in-progress","at":"2026-12-01T10:00:00.000Z","user":"ada","run":null,"gate":null,"verdictSha256":null,"auditHash":null,"prev":""}"#
+            r#"{"v":2,"seq":0,"wbs":"T1","at":"2026-12-01T10:00:00.000Z","user":"ada","run":null,"kind":"status","from":"todo","to":"in-progress","gate":null,"verdictSha256":null,"auditHash":null,"prev":""}"#
         );
         let ledger = read(&f.state, &f.wbs).unwrap();
         assert_eq!(ledger.broken, None);
         assert_eq!(ledger.records[1].prev, sha256_hex(lines[0].as_bytes()));
-        assert_eq!(ledger.records[1].from.as_str(), "in-progress");
+        assert_eq!(
+            ledger.records[1].status().unwrap().from.as_str(),
+            "in-progress"
+        );
         assert_eq!(ledger.status().as_str(), "review");
     }
 
     /// An edit of a ledger's lines.
-    type Mutation = dyn Fn(&mut Vec<String>);
+    type Mutation<'a> = dyn Fn(&mut Vec<String>) + 'a;
 
     #[test]
     fn names_the_first_record_that_breaks_the_chain() {
@@ -539,7 +618,7 @@ mod tests {
             ),
             (
                 "unversioned",
-                &|l| l[0] = l[0].replace(r#""v":1,"#, ""),
+                &|l| l[0] = l[0].replace(r#""v":2,"#, ""),
                 0,
                 "no format version",
             ),
@@ -566,7 +645,7 @@ mod tests {
             let err = append(
                 &lock,
                 &f.state,
-                StatusChange::To(Status::open("todo").unwrap()),
+                NewRecord::Status(StatusChange::To(Status::open("todo").unwrap())),
                 &ctx(),
             )
             .unwrap_err();
@@ -595,17 +674,17 @@ mod tests {
         to(&f, "in-progress");
         let mut l = lines(&f);
         l.push(format!(
-            r#"{{"v":2,"seq":1,"prev":"{}","whatever":true}}"#,
+            r#"{{"v":3,"seq":1,"prev":"{}","whatever":true}}"#,
             sha256_hex(l[0].as_bytes())
         ));
         write_lines(&f, &l);
         let ledger = read(&f.state, &f.wbs).unwrap();
         let err = ledger.intact().unwrap_err();
-        assert!(matches!(err, LedgerError::UnknownVersion { found: 2, .. }));
+        assert!(matches!(err, LedgerError::UnknownVersion { found: 3, .. }));
         let text = err.to_string();
         assert!(text.contains("T1.jsonl"), "{text}");
         assert!(
-            text.contains("written by a newer spur (format 2); this spur reads format 1"),
+            text.contains("written by a newer spur (format 3); this spur reads format 2"),
             "{text}"
         );
     }
@@ -616,7 +695,7 @@ mod tests {
         to(&f, "in-progress");
         let path = f.state.task_ledger_path(&f.wbs);
         let mut bytes = std::fs::read(&path).unwrap();
-        bytes.extend_from_slice(br#"{"v":1,"seq":1,"wbs":"T1","from":"in-pro"#);
+        bytes.extend_from_slice(br#"{"v":2,"seq":1,"wbs":"T1","kind":"sta"#);
         std::fs::write(&path, &bytes).unwrap();
         let ledger = read(&f.state, &f.wbs).unwrap();
         assert!(ledger.torn_tail);
@@ -640,6 +719,191 @@ mod tests {
         assert!(made.success());
         let err = read(&f.state, &f.wbs).unwrap_err();
         assert!(err.to_string().contains("it is a FIFO"), "{err}");
+    }
+
+    /// Two format-1 lines as spur 0.x wrote them (no `kind`): in-progress, then done.
+    fn format_one_lines() -> Vec<String> {
+        let first = r#"{"v":1,"seq":0,"wbs":"T1","from":"todo","to":"in-progress","at":"2026-11-01T10:00:00.000Z","user":"ada","run":null,"gate":null,"verdictSha256":null,"auditHash":null,"prev":""}"#.to_owned();
+        let second = format!(
+            r#"{{"v":1,"seq":1,"wbs":"T1","from":"in-progress","to":"done","at":"2026-11-01T11:00:00.000Z","user":"ada","run":"run-1","gate":{{"decision":"allow","reason":"pass"}},"verdictSha256":"{SHA_A}","auditHash":null,"prev":"{}"}}"#,
+            sha256_hex(first.as_bytes())
+        );
+        vec![first, second]
+    }
+
+    #[test]
+    fn a_format_one_ledger_reads_as_status_records_and_takes_format_two_appends() {
+        let f = fixture();
+        std::fs::create_dir_all(f.state.task_ledgers_dir()).unwrap();
+        let old = format_one_lines();
+        write_lines(&f, &old);
+        let ledger = read(&f.state, &f.wbs).unwrap();
+        assert_eq!(ledger.broken, None);
+        assert_eq!(ledger.status().as_str(), "done");
+        assert_eq!(ledger.records.len(), 2);
+        assert!(ledger.records.iter().all(|r| r.entry.kind() == "status"));
+        let done = ledger.records[1].status().unwrap();
+        assert_eq!(done.gate.as_ref().unwrap().reason, AllowReason::Pass);
+        assert_eq!(done.verdict_sha256.as_deref(), Some(SHA_A));
+        assert_eq!(ledger.records[1].run.as_deref(), Some("run-1"));
+        // A format-2 record follows a format-1 one on the same chain.
+        to(&f, "in-progress");
+        let l = lines(&f);
+        assert_eq!(&l[..2], &old[..]);
+        assert!(l[2].starts_with(r#"{"v":2,"seq":2,"#), "{}", l[2]);
+        let ledger = read(&f.state, &f.wbs).unwrap();
+        assert_eq!(ledger.broken, None);
+        assert_eq!(ledger.status().as_str(), "in-progress");
+        // Format 1 is as strict as it always was: a field it never had breaks it.
+        let mut l = old.clone();
+        l[0] = l[0].replace(r#""run":null,"#, r#""run":null,"kind":"status","#);
+        write_lines(&f, &l);
+        let broken = broken(&f).unwrap();
+        assert_eq!(broken.seq, 0);
+        assert!(
+            broken.problem.contains("unknown field `kind`"),
+            "{broken:?}"
+        );
+    }
+
+    #[test]
+    fn record_kinds_share_one_chain_and_status_reads_status_records_only() {
+        let f = fixture();
+        to(&f, "in-progress");
+        written(&f, SHA_A, VerdictWriter::TaskVerdict);
+        verified(&f);
+        written(&f, &SHA_A.replace('a', "c"), VerdictWriter::Verify);
+        to(&f, "review");
+        let l = lines(&f);
+        assert_eq!(l.len(), 5);
+        assert!(
+            l[1].contains(r#""kind":"verdict-written","sha256":"aaaa"#),
+            "{}",
+            l[1]
+        );
+        assert!(l[1].contains(r#""writer":"task-verdict""#), "{}", l[1]);
+        assert!(
+            l[2].contains(r#""kind":"verified","verifyRun":"verify-1","fingerprint":"bbbb"#),
+            "{}",
+            l[2]
+        );
+        assert!(
+            l[2].contains(r#""gates":[{"id":"gate-tests","status":"PASS"},{"id":"evidence-command:AC1","status":"SKIP"}],"treeChangedBy":["gate-fmt"]"#),
+            "{}",
+            l[2]
+        );
+        let ledger = read(&f.state, &f.wbs).unwrap();
+        assert_eq!(ledger.broken, None);
+        for (line, record) in l.iter().zip(&ledger.records) {
+            // Every kind reads back as what was written.
+            assert_eq!(&serde_json::to_string(record).unwrap(), line);
+        }
+        // The status change after the other kinds continues from the last status record.
+        let review = ledger.records[4].status().unwrap();
+        assert_eq!(review.from.as_str(), "in-progress");
+        assert_eq!(ledger.status().as_str(), "review");
+        let (record, last) = ledger.last_verdict_written().unwrap();
+        assert_eq!(record.seq, 3);
+        assert_eq!(last.writer, VerdictWriter::Verify);
+        assert!(last.sha256.starts_with("cccc"));
+        let (record, v) = ledger.last_verified().unwrap();
+        assert_eq!(record.seq, 2);
+        assert_eq!(v.tree_changed_by, ["gate-fmt"]);
+        // The view's history is the status records only.
+        let task = crate::store::task_view::TaskRecord::from_ledger(&f.wbs, &ledger.records);
+        assert_eq!(task.history.len(), 2);
+        assert_eq!(task.status.as_str(), "review");
+        // A status change to the current status still writes nothing.
+        assert!(matches!(to(&f, "review"), Appended::Unchanged(_)));
+    }
+
+    #[test]
+    fn an_edited_or_forged_verdict_written_record_breaks_the_chain() {
+        let other = SHA_A.replace('a', "d");
+        let chained_after_first = |l: &[String], body: &str| {
+            format!(
+                r#"{{"v":2,"seq":1,"wbs":"T1","at":"t","user":"eve","run":null,"kind":"verdict-written",{body},"prev":"{}"}}"#,
+                sha256_hex(l[0].as_bytes())
+            )
+        };
+        let cases: [(&str, &Mutation<'_>, u64, &str); 6] = [
+            (
+                "its sha256 edited",
+                &|l| l[1] = l[1].replace(SHA_A, &other),
+                2,
+                "prev is not the sha256",
+            ),
+            (
+                "its writer edited",
+                &|l| l[1] = l[1].replace("task-verdict", "verify"),
+                2,
+                "prev is not the sha256",
+            ),
+            (
+                "appended without the chain",
+                &|l| {
+                    l.push(l[1].replace(r#""seq":1"#, r#""seq":3"#));
+                },
+                3,
+                "prev is not the sha256",
+            ),
+            (
+                "an unknown writer",
+                &|l| {
+                    l[1] =
+                        chained_after_first(l, &format!(r#""sha256":"{SHA_A}","writer":"shell""#))
+                },
+                1,
+                "unknown variant `shell`",
+            ),
+            (
+                "a sha256 that is none",
+                &|l| l[1] = chained_after_first(l, r#""sha256":"PASS","writer":"verify""#),
+                1,
+                "not 64 lowercase hex digits",
+            ),
+            (
+                "a status field smuggled in",
+                &|l| {
+                    l[1] = chained_after_first(
+                        l,
+                        &format!(r#""sha256":"{SHA_A}","writer":"verify","to":"done""#),
+                    )
+                },
+                1,
+                "unknown field `to`",
+            ),
+        ];
+        for (name, mutate, seq, fragment) in cases {
+            let f = fixture();
+            to(&f, "in-progress");
+            written(&f, SHA_A, VerdictWriter::TaskVerdict);
+            to(&f, "review");
+            let mut l = lines(&f);
+            mutate(&mut l);
+            write_lines(&f, &l);
+            let broken = broken(&f).unwrap_or_else(|| panic!("{name}: not caught"));
+            assert_eq!(broken.seq, seq, "{name}: {broken:?}");
+            assert!(broken.problem.contains(fragment), "{name}: {broken:?}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_kind_breaks_the_chain() {
+        let f = fixture();
+        to(&f, "in-progress");
+        let mut l = lines(&f);
+        l.push(format!(
+            r#"{{"v":2,"seq":1,"wbs":"T1","at":"t","user":"eve","run":null,"kind":"certified","prev":"{}"}}"#,
+            sha256_hex(l[0].as_bytes())
+        ));
+        write_lines(&f, &l);
+        let broken = broken(&f).unwrap();
+        assert_eq!(broken.seq, 1);
+        assert!(
+            broken.problem.contains("unknown variant `certified`"),
+            "{broken:?}"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::done_gate::Done;
 use crate::store::audit::AuditAnchor;
 use crate::store::data_lock::DataLock;
 use crate::store::state_dir::StateDir;
-use crate::store::task_ledger::{self, Appended, LedgerError};
+use crate::store::task_ledger::{self, Appended, LedgerError, NewRecord};
 use crate::store::task_view::{self, TaskRecord, View};
 use crate::wbs::Wbs;
 
@@ -195,7 +195,7 @@ pub fn record_change(
     context: &ChangeContext<'_>,
 ) -> Result<TaskRecord, TaskError> {
     let wbs = lock.wbs();
-    let appended = task_ledger::append(lock, state_dir, change, context)?;
+    let appended = task_ledger::append(lock, state_dir, NewRecord::Status(change), context)?;
     let record = TaskRecord::from_ledger(wbs, appended.records());
     let stale = match &appended {
         Appended::Written(_) => true,
@@ -242,8 +242,8 @@ pub fn audit_anchors(state_dir: &StateDir) -> Vec<AuditAnchor> {
         let Ok(ledger) = task_ledger::read(state_dir, &wbs) else {
             continue;
         };
-        for record in &ledger.records {
-            if let Some(audit_hash) = &record.audit_hash {
+        for (record, change) in ledger.records.iter().filter_map(|r| Some((r, r.status()?))) {
+            if let Some(audit_hash) = &change.audit_hash {
                 anchors.push(AuditAnchor {
                     wbs: record.wbs.clone(),
                     time: record.at.clone(),

@@ -10,7 +10,7 @@ use crate::done_gate::AllowReason;
 use crate::store::atomic_file::write_atomic;
 use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::state_dir::StateDir;
-use crate::store::task_ledger::LedgerRecord;
+use crate::store::task_ledger::{LedgerRecord, StatusRecord};
 use crate::store::task_status::Status;
 use crate::wbs::Wbs;
 
@@ -66,31 +66,36 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
-    /// The record of `wbs` that its ledger `records` say.
+    /// The record of `wbs` that its ledger `records` say: its `status` records (the other
+    /// kinds are no status change).
     pub fn from_ledger(wbs: &Wbs, records: &[LedgerRecord]) -> Self {
+        let history: Vec<HistoryEntry> = records
+            .iter()
+            .filter_map(|r| Some(history_entry(r, r.status()?)))
+            .collect();
         Self {
             wbs: wbs.to_string(),
-            status: records
+            status: history
                 .last()
-                .map_or_else(Status::initial, |r| r.to.clone()),
-            history: records.iter().map(history_entry).collect(),
+                .map_or_else(Status::initial, |h| h.to.clone()),
+            history,
         }
     }
 }
 
-fn history_entry(record: &LedgerRecord) -> HistoryEntry {
-    let via = match &record.gate {
+fn history_entry(record: &LedgerRecord, change: &StatusRecord) -> HistoryEntry {
+    let via = match &change.gate {
         None => ChangeVia::Update,
         Some(gate) if gate.reason == AllowReason::Pass => ChangeVia::DoneGatePass,
         Some(gate) => ChangeVia::ForcedOverride {
             reason: gate.force_reason.clone().unwrap_or_default(),
-            audit_hash: record.audit_hash.clone().unwrap_or_default(),
+            audit_hash: change.audit_hash.clone().unwrap_or_default(),
         },
     };
     HistoryEntry {
         time: record.at.clone(),
-        from: record.from.clone(),
-        to: record.to.clone(),
+        from: change.from.clone(),
+        to: change.to.clone(),
         via,
         user: record.user.clone(),
         run_id: record.run.clone(),

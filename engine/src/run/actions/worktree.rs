@@ -1,51 +1,21 @@
-//! A content fingerprint of the project's working tree: sha256 over the sorted paths and
-//! contents of the files in a git work tree (tracked, untracked, and ignored *files* — an
-//! ignored directory such as `target/` counts by name only, so it stays cheap), or of every
-//! file under the root when it is not a git repository. The state directory is never part
-//! of it (the run's own journal changes all the time). Used by `agent.run requireDiff` and
-//! `proof.fingerprint`. Files are read through the shared bounded reader's regular-file
-//! check and streamed into the hash, so a FIFO or a link to a device counts as unreadable
-//! and a large file costs no memory.
+//! The fingerprint `agent.run requireDiff` and `proof.fingerprint` compare: the tree
+//! fingerprint ([`crate::tree`]) — every file git would see, walked without trusting the
+//! index, with permission bits and link targets — with nothing left out but `.git` and the
+//! state directory. Plus the content digest of one file, read through the bounded reader.
 
-use std::fs;
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
 use crate::store::bounded_read::{open_regular, ReadError};
+use crate::tree::{self, Excludes};
 
-/// Fingerprint of the files under `root`, excluding `state_dir`.
+/// Fingerprint of the tree under `root`, excluding `state_dir`.
 pub fn fingerprint(root: &Path, state_dir: &Path) -> io::Result<String> {
-    let mut files = match git_files(root) {
-        Some(files) => files,
-        None => {
-            let mut files = Vec::new();
-            walk(root, root, &mut files)?;
-            files
-        }
-    };
-    let state_rel = state_dir
-        .strip_prefix(root)
-        .ok()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from(".spur"));
-    files.retain(|f| !f.starts_with(&state_rel) && !f.starts_with(".spur"));
-    files.sort();
-    files.dedup();
-    let mut hasher = Sha256::new();
-    for rel in files {
-        hasher.update(rel.to_string_lossy().as_bytes());
-        hasher.update([0]);
-        // An ignored directory is listed by name: it too is "<missing>".
-        match file_sha256(&root.join(&rel)) {
-            Ok(digest) => hasher.update(digest),
-            Err(_) => hasher.update(b"<missing>"),
-        }
-        hasher.update([0]);
-    }
-    Ok(crate::store::digest::hex(&hasher.finalize()))
+    tree::fingerprint(root, state_dir, &Excludes::none())
+        .map(|f| f.hex)
+        .map_err(|e| io::Error::other(e.to_string()))
 }
 
 /// The sha256 of a regular file's content, read in chunks.
@@ -66,62 +36,11 @@ pub(crate) fn file_sha256(path: &Path) -> Result<[u8; 32], ReadError> {
     Ok(hasher.finalize().into())
 }
 
-fn git_files(root: &Path) -> Option<Vec<PathBuf>> {
-    let mut files = git_ls(root, &["--cached", "--others", "--exclude-standard"])?;
-    // Ignored files count too (an agent's output may be ignored); ignored directories are
-    // listed once, not walked.
-    let ignored = git_ls(
-        root,
-        &["--others", "--ignored", "--exclude-standard", "--directory"],
-    )?;
-    files.extend(ignored);
-    Some(files)
-}
-
-fn git_ls(root: &Path, args: &[&str]) -> Option<Vec<PathBuf>> {
-    let out = Command::new("git")
-        .arg("ls-files")
-        .arg("-z")
-        .args(args)
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    Some(
-        out.stdout
-            .split(|&b| b == 0)
-            .filter(|p| !p.is_empty())
-            .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
-            .collect(),
-    )
-}
-
-fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name == ".git" || name == ".spur" {
-            continue;
-        }
-        let path = entry.path();
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            walk(root, &path, out)?;
-        } else if kind.is_file() {
-            if let Ok(rel) = path.strip_prefix(root) {
-                out.push(rel.to_path_buf());
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use std::fs;
+    use std::process::Command;
+
     use super::*;
 
     #[test]
@@ -160,35 +79,18 @@ mod tests {
     }
 
     #[test]
-    fn in_a_git_repository_an_ignored_file_counts_but_an_ignored_directory_is_not_walked() {
+    fn a_git_ignored_file_does_not_count_but_editing_the_gitignore_does() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let git = |args: &[&str]| {
-            Command::new("git")
-                .args(args)
-                .current_dir(root)
-                .output()
-                .unwrap()
-        };
-        if !git(&["init", "-q"]).status.success() {
-            return; // no git on this machine: the walk fallback is tested above
-        }
         fs::write(root.join(".gitignore"), "out.txt\nbuild/\n").unwrap();
         fs::create_dir_all(root.join("build")).unwrap();
         fs::write(root.join("build/a.o"), "1").unwrap();
         let state = root.join(".spur");
         let before = fingerprint(root, &state).unwrap();
         fs::write(root.join("build/a.o"), "2").unwrap();
-        assert_eq!(
-            before,
-            fingerprint(root, &state).unwrap(),
-            "build/ is not walked"
-        );
         fs::write(root.join("out.txt"), "agent output").unwrap();
-        assert_ne!(
-            before,
-            fingerprint(root, &state).unwrap(),
-            "an ignored file counts"
-        );
+        assert_eq!(before, fingerprint(root, &state).unwrap(), "ignored");
+        fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        assert_ne!(before, fingerprint(root, &state).unwrap());
     }
 }

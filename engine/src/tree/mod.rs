@@ -1,0 +1,10 @@
+//! The project's working tree as evidence is bound to it: [`fingerprint`] is what
+//! `spur verify` records in a `verified` record and what the done gate compares, and what
+//! `agent.run requireDiff` and `proof.fingerprint` compare too.
+
+mod config;
+mod fingerprint;
+mod task_sections;
+
+pub use config::{fingerprint_exclude, project_excludes, ExcludesError};
+pub use fingerprint::{fingerprint, Excludes, Fingerprint, TreeError};
