@@ -184,11 +184,23 @@ fn break_5_verify_runs_the_command_the_criterion_names() {
     let (code, json) = mark_done(&project);
     assert_eq!(code, 1, "{json}");
 
-    // Once the greeting is right, the same command passes.
+    // Once the greeting is right, the same command passes, also run alone with --gate.
     project.file("greeting.txt", "hello, world\n");
     let (code, json) = verify(&project);
     assert_eq!(code, 0, "{json}");
     assert_eq!(gate(&json, "evidence-command:AC-1")["status"], "PASS");
+    let out = project
+        .args([
+            "verify",
+            "--wbs",
+            "0592",
+            "--gate",
+            "evidence-command:AC-1",
+            "--json",
+        ])
+        .run()
+        .success();
+    assert_eq!(out.stdout_json()["gates"].as_array().map(Vec::len), Some(1));
 }
 
 /// The command of a criterion runs via `sh -c` exactly as the task file's author wrote it,
