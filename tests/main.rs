@@ -19,4 +19,5 @@ mod strict_input;
 mod task_ledger;
 mod task_verdict;
 mod verdict;
+mod verified_tree;
 mod verify;

@@ -119,6 +119,15 @@ fn verify(args: Args) -> CliResult {
         if let Some(verdict) = &outcome.verdict {
             eprintln!("verdict: {verdict} (gate rows merged into checks[])");
         }
+        if let Some(fingerprint) = &outcome.fingerprint {
+            eprintln!("tree: {fingerprint} (the results are recorded for this tree)");
+        }
+        if !outcome.tree_changed_by.is_empty() {
+            eprintln!(
+                "warning: the tree changed while the gates ran (gates that could have changed it: {}); the done gate will not count this run: run spur verify again",
+                outcome.tree_changed_by.join(", ")
+            );
+        }
     }
     for problem in &outcome.problems {
         eprintln!("error[{}]: {}", problem.code, problem.message);

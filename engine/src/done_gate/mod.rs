@@ -10,6 +10,9 @@
 //! the gate's read and the caller's ledger append.
 
 mod complete;
+mod verified;
+
+pub use verified::required_gates;
 
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::audit::{self, AuditEntry};
@@ -184,7 +187,9 @@ impl DoneDecision {
 /// already done in the ledger → noop; forced → allow forced once the audit record is
 /// durably written (a failed write denies); else the artifact at
 /// `.spur/run/<wbs>-verdict.json` (which must resolve inside the project) must be valid,
-/// name this task, and be a self-consistent PASS.
+/// name this task, and be a self-consistent PASS; and, when the project configures verify
+/// gates, the task ledger's `verified` records must show every required gate green at the
+/// current tree fingerprint (`done_gate/verified.rs`).
 pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     let wbs = request.lock.wbs();
     let ledger = task_ledger::read(request.state_dir, wbs).and_then(|l| {
@@ -199,13 +204,16 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     let path = request.state_dir.verdict_path(wbs);
     let read = read_artifact_file(&path, Some(request.state_dir.project_root()));
     let evaluation = Evaluation::new(&path, read.outcome, Some(wbs.as_str()));
-    if let Err(error) = ledger {
-        return DoneDecision::Deny {
-            verdict: evaluation.effective,
-            message: format!("task {wbs} cannot be marked done: {error}"),
-            evaluation: Box::new(evaluation),
-        };
-    }
+    let ledger = match ledger {
+        Ok(ledger) => ledger,
+        Err(error) => {
+            return DoneDecision::Deny {
+                verdict: evaluation.effective,
+                message: format!("task {wbs} cannot be marked done: {error}"),
+                evaluation: Box::new(evaluation),
+            }
+        }
+    };
     let verdict = evaluation.effective;
     let deny_message = (verdict != Verdict::Pass).then(|| deny_message(wbs, &evaluation));
 
@@ -258,6 +266,8 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
         }
         _ => None,
     });
+    let deny_message =
+        deny_message.or_else(|| verified::check(request.state_dir, &ledger, wbs).err());
     match deny_message {
         None => DoneDecision::Allow {
             reason: AllowReason::Pass,

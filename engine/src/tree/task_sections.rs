@@ -8,7 +8,8 @@
 //! (`#` … `######`) and runs to the next heading of the same or a higher level; lines inside
 //! a fenced code block are never headings. What is dropped depends only on the text as it
 //! is now, so a heading added to swallow a requirement drops that requirement from the kept
-//! text — which changes the fingerprint.
+//! text — which changes the fingerprint. Blank lines outside code blocks are left out too
+//! (writing a section adds or removes one before it).
 
 use std::path::Path;
 
@@ -36,6 +37,7 @@ pub(crate) fn kept_text(text: &str) -> String {
     // The level of the dropped section we are in.
     let mut dropping: Option<usize> = None;
     for line in body.split_inclusive('\n') {
+        let in_fence = fence.is_some();
         if let Some((ch, len)) = fence {
             if closes_fence(line, ch, len) {
                 fence = None;
@@ -50,7 +52,9 @@ pub(crate) fn kept_text(text: &str) -> String {
                 dropping = Some(level);
             }
         }
-        if dropping.is_none() {
+        // Blank lines outside code blocks only separate: writing a section often adds or
+        // removes one before it, which must not count as editing what is kept.
+        if dropping.is_none() && (in_fence || !line.trim().is_empty()) {
             kept.push_str(line);
         }
     }
@@ -162,6 +166,7 @@ mod tests {
     #[test]
     fn an_unclosed_frontmatter_is_text_and_headings_need_a_space() {
         assert_eq!(kept_text("---\nno end\n"), "---\nno end\n");
+        assert_eq!(kept_text("a\n\n  \nb\n```\n\n```\n"), "a\nb\n```\n\n```\n");
         assert_eq!(kept_text("#Solution\nx\n"), "#Solution\nx\n");
         assert_eq!(kept_text("## Review:\nx\n## Next\ny\n"), "## Next\ny\n");
         assert_eq!(kept_text("    ## Review\nx\n"), "    ## Review\nx\n");

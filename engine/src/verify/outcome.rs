@@ -26,6 +26,12 @@ pub struct VerifyOutcome {
     /// The verdict artifact the gate rows were merged into (`null` without a task).
     pub verdict: Option<String>,
     pub verdict_merge: Option<MergeOutcome>,
+    /// The tree fingerprint recorded with the results in the task ledger's `verified`
+    /// record (`null` without a task, or when it could not be taken: see `problems`).
+    pub fingerprint: Option<String>,
+    /// The gates that could have changed the tree while this run's gates ran (empty when it
+    /// did not change); the done gate does not count such a run's results.
+    pub tree_changed_by: Vec<String>,
     /// Results that could not be recorded (ledger, report or verdict not written).
     pub problems: Vec<Problem>,
     /// The Markdown report (also written to `report`).

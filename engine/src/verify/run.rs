@@ -26,9 +26,13 @@ use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
 use crate::diagnostic::{coded_diagnostic, did_you_mean, Code};
 use crate::store::data_lock::DataLock;
 use crate::store::file_lock::FileLock;
+use crate::store::ledger_record::{Verified, VerifiedGate};
 use crate::store::state_dir::StateDir;
+use crate::store::task_ledger::{self, NewRecord};
+use crate::store::task_status::ChangeContext;
 use crate::store::timestamp::rfc3339_utc as rfc3339;
 use crate::task_file::{locate_task_file, read_task_file, TaskFileError};
+use crate::tree;
 use crate::verdict::{read_artifact_file, ArtifactOutcome};
 use crate::verify::ledger::{Ledger, NewVerdict};
 use crate::wbs::Wbs;
@@ -135,6 +139,12 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     let (to_run, skipped) = select(&config, &planned, request.gate.as_deref())?;
 
     let _lock = lock(&scope)?;
+    // A task's run binds its results to the tree: fingerprinted before the gates (to tell
+    // whether they changed it) and after (what the `verified` record says they checked).
+    let tree_before = request
+        .wbs
+        .as_ref()
+        .map(|_| fingerprint_tree(&request.state_dir));
     let origin = Instant::now();
     let run_id = request.run_id.clone().unwrap_or_else(new_run_id);
     // A full run stages its evidence and publishes it whole at the end, so no gate's stale
@@ -314,6 +324,8 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
 
     let mut verdict = None;
     let mut verdict_merge = None;
+    let mut fingerprint = None;
+    let mut tree_changed_by = Vec::new();
     if let Some(task) = &request.wbs {
         let path = request.state_dir.verdict_path(task);
         let rows: Vec<_> = gates.iter().filter_map(gate_check).collect();
@@ -336,6 +348,20 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
             Err(e) => problems.push(problem(&e)),
         }
         verdict = Some(display_path(&path, &project_root));
+        if let Some(before) = tree_before {
+            let bound = record_verified(
+                &request.state_dir,
+                task,
+                &run_id,
+                &gates,
+                before,
+                &mut problems,
+            );
+            if let Some((print, changed_by)) = bound {
+                fingerprint = Some(print);
+                tree_changed_by = changed_by;
+            }
+        }
     }
 
     let summary = Summary::of(&gates);
@@ -351,6 +377,8 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         ledger: display_path(&scope.ledger_path(), &project_root),
         verdict,
         verdict_merge,
+        fingerprint,
+        tree_changed_by,
         problems,
         markdown,
     })
@@ -374,6 +402,92 @@ fn plan_from_task_file(state_dir: &StateDir, wbs: &Wbs, problems: &mut Vec<Probl
         _ => None,
     };
     plan::evidence_command_gates(&task, artifact.as_ref())
+}
+
+/// The tree fingerprint with the project's excludes, or the problem to report.
+fn fingerprint_tree(state_dir: &StateDir) -> Result<String, Problem> {
+    let excludes = tree::project_excludes(state_dir).map_err(|e| problem(&e))?;
+    tree::fingerprint(state_dir.project_root(), state_dir.root(), &excludes)
+        .map(|f| f.hex)
+        .map_err(|e| problem(&e))
+}
+
+/// Fingerprint the tree after the gates ran and append the task's `verified` record, under
+/// its data lock; the fingerprint and the gates that could have changed the tree, or `None`
+/// (with the problem recorded) when the tree or the ledger could not be used.
+///
+/// Which gate changed the tree is known for sure only when one ran; with several, the gates
+/// that may write (`readOnly: false`) are named, or every gate that ran when none may.
+fn record_verified(
+    state_dir: &StateDir,
+    task: &Wbs,
+    run_id: &str,
+    gates: &[GateResult],
+    before: Result<String, Problem>,
+    problems: &mut Vec<Problem>,
+) -> Option<(String, Vec<String>)> {
+    let fail = |problems: &mut Vec<Problem>, p: Problem| {
+        problems.push(Problem {
+            code: p.code,
+            message: format!(
+                "no verified record was written (the done gate will ask for a new verify run): {}",
+                p.message
+            ),
+        });
+        None
+    };
+    let before = match before {
+        Ok(before) => before,
+        Err(p) => return fail(problems, p),
+    };
+    let after = match fingerprint_tree(state_dir) {
+        Ok(after) => after,
+        Err(p) => return fail(problems, p),
+    };
+    let ran: Vec<&GateResult> = gates
+        .iter()
+        .filter(|g| g.status != GateStatus::Skip)
+        .collect();
+    let tree_changed_by: Vec<String> = if before == after {
+        Vec::new()
+    } else {
+        let writers: Vec<&GateResult> = ran.iter().copied().filter(|g| !g.read_only).collect();
+        let suspects = if writers.is_empty() { &ran } else { &writers };
+        let mut names: Vec<String> = suspects.iter().map(|g| check_name(&g.name)).collect();
+        if names.is_empty() {
+            // Nothing ran, yet the tree changed: something beside verify changed it.
+            names.push("(not a gate)".to_owned());
+        }
+        names
+    };
+    let record = Verified {
+        verify_run: run_id.to_owned(),
+        fingerprint: after.clone(),
+        gates: gates
+            .iter()
+            .map(|g| VerifiedGate {
+                id: check_name(&g.name),
+                status: g.status,
+            })
+            .collect(),
+        tree_changed_by: tree_changed_by.clone(),
+    };
+    let user = crate::store::audit::current_user();
+    let context = ChangeContext {
+        user: &user,
+        run_id: Some(run_id),
+        time: crate::store::timestamp::now(),
+    };
+    let appended = DataLock::acquire(state_dir, task)
+        .map_err(|e| problem(&e))
+        .and_then(|lock| {
+            task_ledger::append(&lock, state_dir, NewRecord::Verified(record), &context)
+                .map_err(|e| problem(&e))
+        });
+    match appended {
+        Ok(_) => Some((after, tree_changed_by)),
+        Err(p) => fail(problems, p),
+    }
 }
 
 /// The gates to run (in order) and the results of the gates that will not: the enabled
