@@ -352,3 +352,40 @@ fn a_reference_format_task_file_through_the_lint_verify_and_the_gate() {
         .run();
     assert_eq!(out.stdout_json()["decision"], "allow", "{}", out.stdout());
 }
+
+/// Break 5, to the end: a criterion that names a command blocks done until spur verify ran
+/// it green at this tree — rewriting the verdict without its red row, or never running
+/// verify, does not help (the results come from spur's `verified` records).
+#[test]
+fn break_5_a_criterion_command_is_required_at_this_tree() {
+    let project = project(GREETING_TASK, CONFIG)
+        .file("greeting.txt", "goodbye\n")
+        .file(ARTIFACT, GREETING_PASS);
+    // No verify run yet: the criterion's command has no result.
+    let (code, json) = mark_done(&project);
+    assert_eq!(code, 1, "{json}");
+    assert!(
+        message(&json).contains("(required: gate-evidence-command:AC-1)"),
+        "{json}"
+    );
+    // A red run, then the verdict written back without the red row: still denied.
+    let (code, _) = verify(&project);
+    assert_eq!(code, 1);
+    project.file(ARTIFACT, GREETING_PASS);
+    let (code, json) = mark_done(&project);
+    assert_eq!(code, 1, "{json}");
+    assert!(
+        message(&json).contains("gate-evidence-command:AC-1 FAIL (verify run verify-"),
+        "{json}"
+    );
+    // Green at this tree: allowed.
+    project.file("greeting.txt", "hello, world\n");
+    let (code, json) = verify(&project);
+    assert_eq!(code, 0, "{json}");
+    let (code, json) = mark_done(&project);
+    assert_eq!(
+        (code, json["decision"].as_str()),
+        (0, Some("allow")),
+        "{json}"
+    );
+}

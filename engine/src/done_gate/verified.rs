@@ -126,3 +126,33 @@ pub(crate) fn check(state_dir: &StateDir, ledger: &LedgerRead, wbs: &Wbs) -> Res
 fn short(hex: &str) -> &str {
     hex.get(..12).unwrap_or(hex)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn required_gates_add_each_criterion_command_after_the_enabled_gates() {
+        let config = VerifyConfig::parse(
+            Path::new("c.yaml"),
+            "verify:\n  gates:\n    quality: {command: ./check}\n    off: {command: x, enabled: false}\n",
+        )
+        .unwrap();
+        let task = crate::task_file::parse_task_file(
+            Path::new("t.md"),
+            "## Requirements\n- R1 x\n## Acceptance Criteria\n\
+             - [ ] AC-1: `./check` passes\n- [ ] AC-2: polite\n- [ ] `cli`: `spur x` works\n",
+        )
+        .unwrap();
+        assert_eq!(
+            required_gates(&config, Some(&task)),
+            [
+                "gate-quality",
+                "gate-evidence-command:AC-1",
+                "gate-evidence-command:cli"
+            ]
+        );
+        assert_eq!(required_gates(&config, None), ["gate-quality"]);
+    }
+}
