@@ -6,9 +6,13 @@ use crate::common::Spur;
 
 const ARTIFACT: &str = ".spur/run/0592-verdict.json";
 
-/// Put `examples/verdicts/<name>` where the done gate reads task 0592's verdict.
+/// Make `examples/verdicts/<name>` task 0592's verdict artifact, written through spur.
 fn artifact(project: &Spur, name: &str) {
-    project.fixture(&format!("examples/verdicts/{name}"), ARTIFACT);
+    crate::common::fixture_verdict_through_spur(
+        project,
+        "0592",
+        &format!("examples/verdicts/{name}"),
+    );
 }
 
 /// A project with a `.spur/` directory (so the state dir is found from subdirectories).

@@ -19,5 +19,6 @@ mod strict_input;
 mod task_ledger;
 mod task_verdict;
 mod verdict;
+mod verdict_provenance;
 mod verified_tree;
 mod verify;

@@ -203,9 +203,11 @@ transitions:
 #[test]
 fn a_nested_task_update_done_from_a_step_certifies_through_the_gate() {
     let project = project().file("elsewhere/keep", "");
-    project.fixture(
+    crate::common::fixture_verdict_through_spur_in(
+        &project,
+        "elsewhere",
+        "0592",
         "examples/verdicts/pass.json",
-        "elsewhere/run/0592-verdict.json",
     );
     let out = project
         .pipeline(NESTED)

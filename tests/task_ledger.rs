@@ -148,7 +148,7 @@ fn task_certify_runs_the_gate_for_an_uncertified_task() {
     assert_eq!(show(&project, "0592")["certification"], "uncertified");
 
     // A PASS: certified, the view rewritten from the ledger.
-    project.fixture("examples/verdicts/pass.json", ".spur/run/0592-verdict.json");
+    crate::common::fixture_verdict_through_spur(&project, "0592", "examples/verdicts/pass.json");
     let out = project
         .args(["task", "certify", "0592", "--json"])
         .env("USER", "ada")
@@ -164,7 +164,17 @@ fn task_certify_runs_the_gate_for_an_uncertified_task() {
     assert_eq!(task["certification"], "certified", "{task}");
     assert_eq!(task["history"][0]["via"]["how"], "done-gate-pass");
     let ledger = project.read(".spur/ledger/tasks/0592.jsonl");
-    let record: Value = serde_json::from_str(ledger.lines().next().unwrap()).unwrap();
+    let records: Vec<Value> = ledger
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The artifact's write (verify's, then json.update's), then the status change.
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["verdict-written", "verdict-written", "status"]);
+    let record = &records[2];
     assert_eq!(record["to"], "done");
     assert_eq!(record["gate"]["reason"], "pass");
     assert_eq!(record["verdictSha256"].as_str().unwrap().len(), 64);
@@ -351,9 +361,11 @@ fn a_broken_ledger_fails_the_run_at_the_gate_even_with_a_pass() {
 #[test]
 fn a_nested_task_certify_from_a_step_uses_the_runs_state_dir() {
     let project = project().file("elsewhere/keep", "");
-    project.fixture(
+    crate::common::fixture_verdict_through_spur_in(
+        &project,
+        "elsewhere",
+        "0592",
         "examples/verdicts/pass.json",
-        "elsewhere/run/0592-verdict.json",
     );
     let out = project
         .pipeline(

@@ -447,7 +447,7 @@ fn the_done_gate_denies_a_task_whose_blocker_gate_fails() {
     let project = project_with(
         "verify:\n  gates:\n    build: {command: 'true'}\n    tests: {command: 'test ! -e broken'}\n",
     );
-    project.file(".spur/run/T6-verdict.json", PASSING_VERDICT);
+    crate::common::write_verdict_through_spur(&project, "T6", PASSING_VERDICT);
     project.file("broken", "");
     project.args(["verify", "--wbs", "T6"]).run().code(1);
     let denied = project

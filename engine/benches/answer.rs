@@ -104,6 +104,8 @@ fn bench(c: &mut Criterion) {
         state_dir: StateDir::at(root.join(".spur")),
         project_root: root.to_path_buf(),
         write: true,
+        writer: spur_engine::store::task_ledger::VerdictWriter::TaskVerdict,
+        run_id: None,
     };
     c.bench_function("answer/derive_verdict_1000_rows_with_atomic_write", |b| {
         b.iter(|| derive_verdict(&request).unwrap())

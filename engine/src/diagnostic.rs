@@ -150,6 +150,16 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 
+    /// `line L, column C: message (help)`: the diagnostic in one line, for a message that
+    /// carries it (an action's error, a deny message, a warning of a run).
+    pub fn one_line(&self) -> String {
+        let (line, column) = self.source.line_column(self.primary.span.offset);
+        match &self.help {
+            Some(help) => format!("line {line}, column {column}: {} ({help})", self.message),
+            None => format!("line {line}, column {column}: {}", self.message),
+        }
+    }
+
     /// The flat JSON form: `{severity, code, message, file, line, column, offset, length,
     /// help}` (line and column 1-based, column in characters; offset and length in bytes).
     pub fn to_json(&self) -> JsonDiagnostic {

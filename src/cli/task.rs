@@ -205,6 +205,10 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
         let how = match &entry.via {
             ChangeVia::Update => "update".to_owned(),
             ChangeVia::DoneGatePass => "done gate: verdict PASS".to_owned(),
+            ChangeVia::DoneGateExternal => {
+                "done gate: verdict PASS in an artifact written outside spur (externalVerdicts: allow)"
+                    .to_owned()
+            }
             ChangeVia::ForcedOverride { reason, .. } => {
                 format!("forced override: {reason:?}")
             }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 use spur_engine::answer::{derive_verdict_with, AnswerDiagnostic, DeriveError, DeriveRequest};
 use spur_engine::store::state_dir::StateDir;
+use spur_engine::store::task_ledger::VerdictWriter;
 use spur_engine::verdict::Verdict;
 use spur_engine::wbs::Wbs;
 
@@ -41,9 +42,13 @@ pub fn run(args: Args, state_dir: &StateDir) -> CliResult {
         state_dir: state_dir.clone(),
         project_root: state_dir.project_root().to_path_buf(),
         write: !args.lint_only,
+        writer: VerdictWriter::TaskVerdict,
+        run_id: None,
     };
     let outcome = derive_verdict_with(&request, &mut crash_hook).map_err(|e| match e {
-        DeriveError::Write { .. } => Failure::with_code(e, exit::FAILED),
+        DeriveError::Write { .. } | DeriveError::Unrecorded(_) => {
+            Failure::with_code(e, exit::FAILED)
+        }
         other => Failure::usage(other),
     })?;
 

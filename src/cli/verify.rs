@@ -129,6 +129,9 @@ fn verify(args: Args) -> CliResult {
             );
         }
     }
+    for warning in &outcome.warnings {
+        eprintln!("warning[{}]: {}", warning.code, warning.message);
+    }
     for problem in &outcome.problems {
         eprintln!("error[{}]: {}", problem.code, problem.message);
     }

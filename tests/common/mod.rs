@@ -4,9 +4,13 @@
 
 mod journal;
 mod spur;
+mod verdict;
 
 pub use journal::{assert_gap_free, events};
 pub use spur::{bin, repo_path, Output, Spur};
+pub use verdict::{
+    fixture_verdict_through_spur, fixture_verdict_through_spur_in, write_verdict_through_spur,
+};
 
 /// Whether process `pid` is still running and not already being killed: false when it is
 /// gone, a zombie, or has SIGKILL or SIGTERM pending (it dies as soon as it is scheduled).

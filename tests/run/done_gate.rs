@@ -8,7 +8,7 @@ use crate::common::Spur;
 fn gate_project(verdict: Option<&str>) -> Spur {
     let p = Spur::new().fixture("examples/run/gate.yaml", "gate.yaml");
     if let Some(v) = verdict {
-        p.fixture(v, ".spur/run/0592-verdict.json");
+        crate::common::fixture_verdict_through_spur(&p, "0592", v);
     }
     p
 }

@@ -35,6 +35,9 @@ fn the_task_pipeline_demo_runs_end_to_end_through_the_done_gate() {
     assert_eq!(out["outcome"], "done");
     assert_eq!(out["state"], "done");
     assert_eq!(out["doneGate"]["decision"], "allow");
+    // The artifact is spur's (verdict.derive, then verify's merge), so the default
+    // `doneGate.externalVerdicts: deny` accepts it: the reason is pass, not external.
+    assert_eq!(out["doneGate"]["reason"], "pass");
     assert_eq!(out["doneGate"]["verdict"], "PASS");
     assert_eq!(p.read("hello.txt"), "hello, world\n");
     // The test ⇄ fix loop ran once: red, fixed, green.
@@ -58,6 +61,16 @@ fn the_task_pipeline_demo_runs_end_to_end_through_the_done_gate() {
     );
     let task = p.args(["task", "show", "0592"]).json().run().stdout_json();
     assert_eq!(task["status"], "done");
+    assert_eq!(task["history"][0]["via"]["how"], "done-gate-pass");
+    let writers: Vec<String> = p
+        .read(".spur/ledger/tasks/0592.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["kind"] == "verdict-written")
+        .map(|r| r["writer"].as_str().unwrap().to_owned())
+        .collect();
+    // verify.run at test (twice: red, then green), verdict.derive, verify.run at verify.
+    assert_eq!(writers, ["verify", "verify", "verdict-derive", "verify"]);
 }
 
 #[test]

@@ -77,7 +77,7 @@ fn a_changed_pipeline_resumed_with_a_pass_verdict_is_certified_by_the_gate() {
             "transitions: []\n",
         ),
     );
-    p.fixture("examples/verdicts/pass.json", ".spur/run/0592-verdict.json");
+    crate::common::fixture_verdict_through_spur(&p, "0592", "examples/verdicts/pass.json");
     let out = p
         .args(["continue", &run_id, "--allow-changed-pipeline", "--json"])
         .run()
@@ -96,12 +96,12 @@ fn a_changed_pipeline_resumed_with_a_pass_verdict_is_certified_by_the_gate() {
 #[test]
 fn a_resumed_run_asks_the_gate_again_in_its_own_process() {
     let project = || {
-        Spur::new()
-            .file(
-                "pipeline.yaml",
-                PAUSING.replace("pause: true", "pause: false"),
-            )
-            .fixture("examples/verdicts/pass.json", ".spur/run/0592-verdict.json")
+        let p = Spur::new().file(
+            "pipeline.yaml",
+            PAUSING.replace("pause: true", "pause: false"),
+        );
+        crate::common::fixture_verdict_through_spur(&p, "0592", "examples/verdicts/pass.json");
+        p
     };
     let reference = project();
     reference.args(["run", "pipeline.yaml"]).run().success();
@@ -117,7 +117,8 @@ fn a_resumed_run_asks_the_gate_again_in_its_own_process() {
         .args(["run", "pipeline.yaml"])
         .run()
         .killed();
-    let run_id = p.only_run_id();
+    // The newest run: the one before it wrote the verdict.
+    let run_id = p.runs()[0]["runId"].as_str().unwrap().to_owned();
     let before = events(&p.trace(&run_id), "done-gate").len();
     assert_eq!(before, 1, "the killed process asked the gate once");
 

@@ -13,10 +13,12 @@ use super::lint::{lint, LintReport};
 use super::parse::{parse_answer, Answer};
 use super::task_file::{locate_task_file, read_task_file, TaskFileError};
 use crate::diagnostic::{coded_diagnostic, Code};
+use crate::done_gate::provenance::{record_write, UnrecordedWrite};
 use crate::store::atomic_file::write_atomic;
 use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::data_lock::DataLock;
 use crate::store::state_dir::StateDir;
+use crate::store::task_ledger::VerdictWriter;
 use crate::verdict::{Artifact, Verdict};
 use crate::wbs::Wbs;
 
@@ -36,6 +38,10 @@ pub struct DeriveRequest {
     pub project_root: PathBuf,
     /// `false` for `--lint-only`: derive, but write nothing.
     pub write: bool,
+    /// Who writes it, for the task ledger's `verdict-written` record.
+    pub writer: VerdictWriter,
+    /// The run writing it, if one is (the `verdict.derive` action's).
+    pub run_id: Option<String>,
 }
 
 /// The result of a derivation.
@@ -71,11 +77,14 @@ pub enum DeriveError {
         #[source]
         source: io::Error,
     },
+
+    #[error(transparent)]
+    Unrecorded(#[from] UnrecordedWrite),
 }
 
 coded_diagnostic! {
     DeriveError {
-        forward { TaskFile }
+        forward { TaskFile, Unrecorded }
         Self::AnswerUnreadable { .. } => Code::AnswerUnreadable,
             help("pass the verifier's answer file with --from-answer FILE");
         Self::ProjectRoot { .. } => Code::AnswerProjectRoot;
@@ -137,14 +146,20 @@ pub fn derive_verdict_with(
         };
         // The task's data lock: verify's merge of gate rows (a read-modify-write of this
         // file) never straddles this commit, so it cannot put a stale artifact back.
-        let _lock = DataLock::acquire(&request.state_dir, &request.wbs)
+        let lock = DataLock::acquire(&request.state_dir, &request.wbs)
             .map_err(|e| write_err(io::Error::other(e.to_string())))?;
-        commit(
+        let bytes = derivation.artifact.to_json();
+        commit(&path, bytes.as_bytes(), before_commit).map_err(write_err)?;
+        // After the rename, still under the lock: the ledger records what spur wrote, so
+        // the gate can tell it from an artifact written or edited by anything else.
+        record_write(
+            &lock,
+            &request.state_dir,
             &path,
-            derivation.artifact.to_json().as_bytes(),
-            before_commit,
-        )
-        .map_err(write_err)?;
+            bytes.as_bytes(),
+            request.writer,
+            request.run_id.as_deref(),
+        )?;
         Some(path)
     } else {
         None
@@ -279,6 +294,8 @@ mod tests {
             state_dir: StateDir::at(root.join(".spur")),
             project_root: root.to_path_buf(),
             write: true,
+            writer: VerdictWriter::TaskVerdict,
+            run_id: None,
         };
         (tmp, request)
     }

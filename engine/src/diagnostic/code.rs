@@ -198,6 +198,10 @@ codes! {
     TaskLedgerWriteFailed = "spur::task::ledger-write-failed",
     /// the change is in the ledger, but the task view cannot be rewritten from it
     TaskViewWriteFailed = "spur::task::view-write-failed",
+    /// the verdict artifact was written, but its write could not be recorded in the task ledger
+    TaskVerdictUnrecorded = "spur::task::verdict-unrecorded",
+    /// `doneGate:` in `.spur/config.yaml` has the wrong shape, a wrong value or an unknown key
+    TaskDoneGateConfig = "spur::task::done-gate-config",
     /// the task's data lock cannot be taken (nothing was written)
     TaskDataLock = "spur::task::data-lock",
 

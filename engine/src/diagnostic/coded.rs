@@ -17,11 +17,13 @@ macro_rules! coded_diagnostic {
     (
         $ty:ty {
             forward { $( $forward:ident ),+ $(,)? }
-            $( $pat:pat => $code:expr $(, help($($help:tt)+))? ; )+
+            $( $pat:pat => $code:expr $(, help($($help:tt)+))? ; )*
         }
     ) => {
         impl $ty {
             /// The wrapped error whose diagnostic this one is, for a forwarded variant.
+            // Unreachable when every variant is forwarded.
+            #[allow(unreachable_patterns)]
             fn forwarded(&self) -> Option<&dyn miette::Diagnostic> {
                 match self {
                     $( Self::$forward(inner) => Some(inner), )+
@@ -35,7 +37,7 @@ macro_rules! coded_diagnostic {
             fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
                 match self {
                     $( Self::$forward(inner) => inner.code(), )+
-                    $( $pat => Some(Box::new($code)), )+
+                    $( $pat => Some(Box::new($code)), )*
                 }
             }
 
@@ -43,7 +45,7 @@ macro_rules! coded_diagnostic {
             fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
                 match self {
                     $( Self::$forward(inner) => inner.help(), )+
-                    $( $pat => $crate::diagnostic::coded_diagnostic!(@help $($($help)+)?), )+
+                    $( $pat => $crate::diagnostic::coded_diagnostic!(@help $($($help)+)?), )*
                 }
             }
 

@@ -10,8 +10,10 @@
 //! the gate's read and the caller's ledger append.
 
 mod complete;
+pub(crate) mod provenance;
 mod verified;
 
+pub use provenance::{write_verdict, Rewrite, UnrecordedWrite, WriteVerdictError};
 pub use verified::required_gates;
 
 use crate::diagnostic::{coded_diagnostic, Code};
@@ -32,8 +34,11 @@ pub struct Done {
 /// How the gate certified it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DoneVia {
-    /// A self-consistent PASS verdict.
+    /// A self-consistent PASS verdict whose artifact spur wrote.
     Pass,
+    /// A self-consistent PASS verdict in an artifact spur did not write (or that was edited
+    /// since), accepted because `doneGate.externalVerdicts` is `allow`.
+    External,
     /// `--force-done --reason`, with the hash of the audit record written for it.
     Forced { reason: String, audit_hash: String },
 }
@@ -100,8 +105,13 @@ pub struct DoneRequest<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AllowReason {
+    /// A self-consistent PASS in the artifact spur last wrote.
     Pass,
+    /// `--force-done --reason`, audited.
     Forced,
+    /// A self-consistent PASS in an artifact written or edited outside spur, accepted by
+    /// `doneGate.externalVerdicts: allow`.
+    External,
 }
 
 impl AllowReason {
@@ -109,6 +119,7 @@ impl AllowReason {
         match self {
             AllowReason::Pass => "pass",
             AllowReason::Forced => "forced",
+            AllowReason::External => "external",
         }
     }
 }
@@ -187,9 +198,12 @@ impl DoneDecision {
 /// already done in the ledger → noop; forced → allow forced once the audit record is
 /// durably written (a failed write denies); else the artifact at
 /// `.spur/run/<wbs>-verdict.json` (which must resolve inside the project) must be valid,
-/// name this task, and be a self-consistent PASS; and, when the project configures verify
-/// gates, the task ledger's `verified` records must show every required gate green at the
-/// current tree fingerprint (`done_gate/verified.rs`).
+/// name this task, be a self-consistent PASS, and be the artifact spur last recorded
+/// writing ([`provenance`]; `doneGate.externalVerdicts: allow` accepts another, as
+/// `external`); with a task file, carry a row for each of its requirements and criteria
+/// (`done_gate/complete.rs`); and, when the project configures verify gates or the task
+/// file's criteria name commands, the task ledger's `verified` records must show every
+/// required gate green at the current tree fingerprint (`done_gate/verified.rs`).
 pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     let wbs = request.lock.wbs();
     let ledger = task_ledger::read(request.state_dir, wbs).and_then(|l| {
@@ -260,33 +274,56 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
         };
     }
 
-    let deny_message = deny_message.or_else(|| match &evaluation.outcome {
-        ArtifactOutcome::Valid(artifact) => {
-            complete::check_complete(request.state_dir, wbs, artifact, &path).err()
-        }
-        _ => None,
-    });
-    let deny_message =
-        deny_message.or_else(|| verified::check(request.state_dir, &ledger, wbs).err());
-    match deny_message {
-        None => DoneDecision::Allow {
-            reason: AllowReason::Pass,
-            done: Done {
-                via: DoneVia::Pass,
-                verdict_sha256: read.sha256,
-            },
-            verdict,
-            message: format!(
-                "task {wbs} is done: verify verdict PASS in {}",
-                path.display()
-            ),
-            evaluation: Box::new(evaluation),
-        },
-        Some(message) => DoneDecision::Deny {
+    if let Some(message) = deny_message {
+        return DoneDecision::Deny {
             verdict,
             message,
             evaluation: Box::new(evaluation),
+        };
+    }
+    let config = crate::verify::VerifyConfig::load(request.state_dir);
+    let (reason, via, how) =
+        match provenance::check(wbs, &path, &ledger, read.sha256.as_deref(), &config) {
+            Ok(provenance::Provenance::Spur) => (AllowReason::Pass, DoneVia::Pass, ""),
+            Ok(provenance::Provenance::External) => (
+                AllowReason::External,
+                DoneVia::External,
+                ", written outside spur (accepted by doneGate.externalVerdicts: allow)",
+            ),
+            Err(message) => {
+                return DoneDecision::Deny {
+                    verdict,
+                    message,
+                    evaluation: Box::new(evaluation),
+                }
+            }
+        };
+    let later = match &evaluation.outcome {
+        ArtifactOutcome::Valid(artifact) => {
+            complete::check_complete(request.state_dir, wbs, artifact, &path)
+        }
+        _ => Ok(()),
+    }
+    .and_then(|()| verified::check(request.state_dir, &ledger, wbs));
+    if let Err(message) = later {
+        return DoneDecision::Deny {
+            verdict,
+            message,
+            evaluation: Box::new(evaluation),
+        };
+    }
+    DoneDecision::Allow {
+        reason,
+        done: Done {
+            via,
+            verdict_sha256: read.sha256,
         },
+        verdict,
+        message: format!(
+            "task {wbs} is done: verify verdict PASS in {}{how}",
+            path.display()
+        ),
+        evaluation: Box::new(evaluation),
     }
 }
 
@@ -353,8 +390,13 @@ mod tests {
         let state = StateDir::at(dir.path().join(".spur"));
         let wbs = Wbs::parse("T1").unwrap();
         if let Some(text) = artifact {
+            // Written as spur writes it: the ledger records its sha256.
             std::fs::create_dir_all(state.run_dir()).unwrap();
-            std::fs::write(state.verdict_path(&wbs), text).unwrap();
+            let path = state.verdict_path(&wbs);
+            std::fs::write(&path, text).unwrap();
+            let lock = DataLock::acquire(&state, &wbs).unwrap();
+            let writer = crate::store::task_ledger::VerdictWriter::TaskVerdict;
+            provenance::record_write(&lock, &state, &path, text.as_bytes(), writer, None).unwrap();
         }
         Fixture {
             _dir: dir,
@@ -442,8 +484,8 @@ mod tests {
         let path = f.state.task_ledger_path(&f.wbs);
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, text.replace("ada", "eve")).unwrap();
-        // The chain of one record still holds; a second record that does not follow it
-        // breaks it.
+        // The chain of the first two records (the artifact's write, done) still holds; a
+        // third record that does not follow it breaks it.
         std::fs::write(&path, format!("{text}{text}")).unwrap();
         let lock = DataLock::acquire(&f.state, &f.wbs).unwrap();
         let reason = ForceReason::new("x").unwrap();
@@ -457,7 +499,7 @@ mod tests {
             });
             assert_eq!(decision.kind(), GateDecision::Deny, "{decision:?}");
             assert!(
-                decision.message().contains("is broken at seq 1"),
+                decision.message().contains("is broken at seq 2"),
                 "{}",
                 decision.message()
             );

@@ -68,7 +68,7 @@ pub fn agent_command(path: &Path, agent: &str) -> Result<AgentCommand, AgentLook
     };
     let mut cx = Loader::new(&source, CODES);
     let agents = read_agents(&mut cx, &root);
-    let findings: Vec<String> = cx.diagnostics.iter().map(one_line).collect();
+    let findings: Vec<String> = cx.diagnostics.iter().map(Diagnostic::one_line).collect();
     if cx.diagnostics.iter().any(Diagnostic::is_error) {
         // The warnings too: an unknown key is often the misspelt missing one.
         return Err(AgentLookupError::Invalid(findings.join("; ")));
@@ -126,15 +126,6 @@ fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
         }
     }
     agents
-}
-
-/// `line L, column C: message (help)`, for an action's error or log.
-fn one_line(d: &Diagnostic) -> String {
-    let (line, column) = d.source().line_column(d.primary.span.offset);
-    match &d.help {
-        Some(help) => format!("line {line}, column {column}: {} ({help})", d.message),
-        None => format!("line {line}, column {column}: {}", d.message),
-    }
 }
 
 #[cfg(test)]

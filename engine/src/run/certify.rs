@@ -9,6 +9,7 @@ use super::journal::Event;
 use super::outcome::{DoneGateReport, Outcome, RunOutcome, StopReason};
 use super::run_error::RunError;
 use super::runner::Run;
+use crate::done_gate::AllowReason;
 use crate::pipeline::TerminalReason;
 
 impl Run<'_, '_> {
@@ -53,13 +54,14 @@ impl Run<'_, '_> {
             run_id: self.facts.run_id.as_str(),
             force_reason: self.facts.force_reason.as_deref(),
         });
-        let (verdict, message, forced) = match &answer {
-            GateAnswer::Noop => (None, Some(format!("task {wbs} was already done")), false),
-            GateAnswer::Allow { forced, verdict } => (verdict.clone(), None, *forced),
+        let (verdict, message, reason) = match &answer {
+            GateAnswer::Noop => (None, Some(format!("task {wbs} was already done")), None),
+            GateAnswer::Allow { reason, verdict } => (verdict.clone(), None, Some(*reason)),
             GateAnswer::Deny { verdict, message } => {
-                (Some(verdict.clone()), Some(message.clone()), false)
+                (Some(verdict.clone()), Some(message.clone()), None)
             }
         };
+        let forced = reason == Some(AllowReason::Forced);
         let decision = answer.decision();
         self.append(Event::DoneGate {
             state: self.facts.state_id(c.state).to_owned(),
@@ -72,6 +74,7 @@ impl Run<'_, '_> {
         self.forced = forced;
         self.gate_report = Some(DoneGateReport {
             decision,
+            reason,
             verdict,
             message: message.clone(),
         });

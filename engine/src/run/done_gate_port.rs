@@ -2,7 +2,7 @@
 //! terminal it asks the gate, and only an allow lets it in. The gate itself lives in
 //! `crate::done_gate`; this port keeps the runner testable and the call in one place.
 
-use crate::done_gate::GateDecision;
+use crate::done_gate::{AllowReason, GateDecision};
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
 
@@ -21,9 +21,10 @@ pub struct GateRequest<'a> {
 pub enum GateAnswer {
     /// The task was already done.
     Noop,
-    /// Certified: a self-consistent PASS, or forced (audited). Task status is now done.
+    /// Certified: a self-consistent PASS (in spur's artifact, or an external one the
+    /// project allows), or forced (audited). Task status is now done.
     Allow {
-        forced: bool,
+        reason: AllowReason,
         verdict: Option<String>,
     },
     Deny {
@@ -99,7 +100,7 @@ impl DoneGate for TaskDoneGate {
                     time: crate::store::timestamp::now(),
                 };
                 let allow = GateAnswer::Allow {
-                    forced: reason == crate::done_gate::AllowReason::Forced,
+                    reason,
                     verdict: Some(verdict.to_string()),
                 };
                 match task_status::record_change(

@@ -163,7 +163,7 @@ fn run_on(host: &mut MemoryHost, yaml: &str) -> (super::RunOutcome, tempfile::Te
 fn the_gate_the_lock_the_clock_and_the_run_id_are_the_hosts() {
     let mut host = MemoryHost::new(
         GateAnswer::Allow {
-            forced: false,
+            reason: crate::done_gate::AllowReason::Pass,
             verdict: Some("PASS".into()),
         },
         Vec::new(),

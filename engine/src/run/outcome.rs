@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::done_gate::GateDecision;
+use crate::done_gate::{AllowReason, GateDecision};
 use crate::pipeline::TerminalReason;
 
 /// The four outcomes of a run.
@@ -84,6 +84,11 @@ impl fmt::Display for StopReason {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DoneGateReport {
     pub decision: GateDecision,
+    /// Why it allowed: `pass`, `forced`, or `external` (a PASS in an artifact written or
+    /// edited outside spur, accepted by `doneGate.externalVerdicts: allow`). Absent for
+    /// noop and deny.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<AllowReason>,
     pub verdict: Option<String>,
     pub message: Option<String>,
 }

@@ -369,7 +369,7 @@ impl Appended {
 /// What to append. A status change is made only from a [`StatusChange`], so a `done`
 /// record still needs the gate's token; the other kinds are facts spur records.
 #[derive(Debug)]
-// `VerdictWritten` and `Verified` are made by the verdict writers and by verify.
+// `Verified` is made by verify.
 #[allow(dead_code)]
 pub(crate) enum NewRecord<'a> {
     /// A status change (a change to the current status writes nothing).
@@ -433,6 +433,7 @@ fn status_entry(change: StatusChange<'_>, from: Status) -> Option<LedgerEntry> {
         StatusChange::Done(done) => {
             let (reason, force_reason, audit_hash) = match done.via() {
                 DoneVia::Pass => (AllowReason::Pass, None, None),
+                DoneVia::External => (AllowReason::External, None, None),
                 DoneVia::Forced { reason, audit_hash } => (
                     AllowReason::Forced,
                     Some(reason.clone()),

@@ -25,6 +25,9 @@ pub enum ChangeVia {
     Update,
     /// The done gate allowed it: the verdict was a self-consistent PASS.
     DoneGatePass,
+    /// The done gate allowed a self-consistent PASS in an artifact written or edited
+    /// outside spur (`doneGate.externalVerdicts: allow`).
+    DoneGateExternal,
     /// `--force-done --reason`: recorded in the audit log first.
     ForcedOverride {
         /// The `--reason`.
@@ -87,6 +90,7 @@ fn history_entry(record: &LedgerRecord, change: &StatusRecord) -> HistoryEntry {
     let via = match &change.gate {
         None => ChangeVia::Update,
         Some(gate) if gate.reason == AllowReason::Pass => ChangeVia::DoneGatePass,
+        Some(gate) if gate.reason == AllowReason::External => ChangeVia::DoneGateExternal,
         Some(gate) => ChangeVia::ForcedOverride {
             reason: gate.force_reason.clone().unwrap_or_default(),
             audit_hash: change.audit_hash.clone().unwrap_or_default(),

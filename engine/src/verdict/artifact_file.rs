@@ -40,6 +40,15 @@ pub fn write_artifact(path: &Path, artifact: &Artifact) -> Result<(), ArtifactWr
     })
 }
 
+/// What [`replace_checks`] read and wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChecksReplaced {
+    /// The artifact's bytes as read.
+    pub read: Vec<u8>,
+    /// The bytes written in their place.
+    pub written: Vec<u8>,
+}
+
 /// Put `rows` into the `checks` array of the existing artifact at `path` (the array is
 /// created when the artifact has none): rows with the same names as `rows`, or named in
 /// `removed`, are dropped first, so a re-run replaces its rows instead of duplicating them.
@@ -48,7 +57,7 @@ pub fn replace_checks(
     path: &Path,
     rows: &[Check],
     removed: &[String],
-) -> Result<Value, ArtifactWriteError> {
+) -> Result<ChecksReplaced, ArtifactWriteError> {
     let not_appendable = |problem: String| ArtifactWriteError::NotAppendable {
         path: path.display().to_string(),
         problem,
@@ -88,7 +97,10 @@ pub fn replace_checks(
         path: path.display().to_string(),
         source,
     })?;
-    Ok(doc)
+    Ok(ChecksReplaced {
+        read: bytes,
+        written: text.into_bytes(),
+    })
 }
 
 /// A raw check row's name with the contract's precedence: `name`, then `check`, then `id`.

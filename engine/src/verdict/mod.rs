@@ -26,7 +26,7 @@ pub use artifact::{
     AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceKind, EvidenceType, Requirement,
     RowStatus, Severity, Verdict,
 };
-pub use artifact_file::{replace_checks, write_artifact, ArtifactWriteError};
+pub use artifact_file::{replace_checks, write_artifact, ArtifactWriteError, ChecksReplaced};
 pub use evaluation::{Evaluation, Warning, WbsMismatch};
 pub use outcome::{
     ArtifactOutcome, FieldProblem, Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section,

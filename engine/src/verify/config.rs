@@ -1,8 +1,9 @@
-//! The `verify:` section of `.spur/config.yaml`, parsed with a span for every value a
-//! diagnostic may point at, checked (names, commands, needs form a DAG) and returned with
-//! its gates in topological order. Other top-level keys belong to other readers (the runner
-//! reads `agents:`) and are ignored here.
+//! The `verify:` and `doneGate:` sections of `.spur/config.yaml`, parsed with a span for
+//! every value a diagnostic may point at, checked (names, commands, needs form a DAG) and
+//! returned with the gates in topological order. Other top-level keys belong to other
+//! readers (the runner reads `agents:`) and are ignored here.
 
+mod done_gate;
 mod gate_rules;
 mod raw;
 
@@ -18,6 +19,8 @@ use crate::source::SourceFile;
 use crate::store::bounded_read::read_string;
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
 use crate::yaml::{parse_config, Loader};
+
+pub use done_gate::{DoneGateConfig, ExternalVerdicts};
 
 use gate_rules::check_gate;
 use raw::RawVerify;
@@ -35,6 +38,11 @@ pub struct VerifyConfig {
     pub unconfigured: Vec<&'static str>,
     /// `verify.parallelism`: how many read-only gates may run at once (default: cores).
     pub parallelism: Option<NonZeroUsize>,
+    /// `doneGate:`: how the done gate treats what it reads.
+    pub done_gate: DoneGateConfig,
+    /// What the file holds that spur ignores (an unknown key under `doneGate`, with
+    /// did-you-mean).
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl VerifyConfig {
@@ -58,6 +66,8 @@ impl VerifyConfig {
             gates: Vec::new(),
             unconfigured: STANDARD_GATES.iter().map(|g| g.name).collect(),
             parallelism: None,
+            done_gate: DoneGateConfig::default(),
+            warnings: Vec::new(),
         }
     }
 
@@ -76,14 +86,21 @@ impl VerifyConfig {
         };
         let mut cx = Loader::new(&source, CODES);
         let section = RawVerify::read(&mut cx, &root);
-        let mut errors: Vec<Diagnostic> = cx
+        let mut gate_cx = Loader::new(&source, done_gate::CODES);
+        let done_gate = done_gate::read(&mut gate_cx, &root);
+        let (mut errors, warnings): (Vec<Diagnostic>, Vec<Diagnostic>) = cx
             .diagnostics
             .into_iter()
             .map(|d| problems.typed(d))
-            .collect();
+            .chain(gate_cx.diagnostics)
+            .partition(Diagnostic::is_error);
         let Some(section) = section else {
             return if errors.is_empty() {
-                Ok(Self::empty(path.to_path_buf()))
+                Ok(Self {
+                    done_gate,
+                    warnings,
+                    ..Self::empty(path.to_path_buf())
+                })
             } else {
                 Err(fail(errors))
             };
@@ -142,6 +159,8 @@ impl VerifyConfig {
             gates,
             unconfigured,
             parallelism,
+            done_gate,
+            warnings,
         })
     }
 

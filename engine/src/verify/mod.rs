@@ -28,7 +28,7 @@ pub mod standard_gates;
 pub mod status;
 pub mod verdict_checks;
 
-pub use config::VerifyConfig;
+pub use config::{DoneGateConfig, ExternalVerdicts, VerifyConfig};
 pub use config_error::VerifyConfigErrors;
 pub use gate_result::GateResult;
 pub use outcome::VerifyOutcome;

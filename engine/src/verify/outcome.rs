@@ -34,6 +34,9 @@ pub struct VerifyOutcome {
     pub tree_changed_by: Vec<String>,
     /// Results that could not be recorded (ledger, report or verdict not written).
     pub problems: Vec<Problem>,
+    /// What the configuration holds that spur ignores (an unknown key under `doneGate`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Problem>,
     /// The Markdown report (also written to `report`).
     #[serde(skip)]
     pub markdown: String,

@@ -22,7 +22,7 @@ use super::reprobe::settle;
 use super::scheduler::run_in_order;
 use super::scope::VerifyScope;
 use super::status::{Confidence, GateStatus};
-use super::verdict_checks::{check_name, gate_check, merge_gate_checks};
+use super::verdict_checks::{check_name, gate_check, merge_gate_checks, MergeTarget};
 use crate::diagnostic::{coded_diagnostic, did_you_mean, Code};
 use crate::store::data_lock::DataLock;
 use crate::store::file_lock::FileLock;
@@ -341,7 +341,16 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         // Under the task's data lock: a derivation or the done gate never sees or writes
         // the artifact between this merge's read and its write.
         match DataLock::acquire(&request.state_dir, task) {
-            Ok(lock) => match merge_gate_checks(&lock, &path, &rows, &removed) {
+            Ok(lock) => match merge_gate_checks(
+                &MergeTarget {
+                    lock: &lock,
+                    state_dir: &request.state_dir,
+                    path: &path,
+                    run_id: request.run_id.as_deref(),
+                },
+                &rows,
+                &removed,
+            ) {
                 Ok(merge) => verdict_merge = Some(merge),
                 Err(e) => problems.push(problem(&e)),
             },
@@ -380,6 +389,14 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         fingerprint,
         tree_changed_by,
         problems,
+        warnings: config
+            .warnings
+            .iter()
+            .map(|w| Problem {
+                code: w.code.to_string(),
+                message: format!("{}: {}", config.path.display(), w.one_line()),
+            })
+            .collect(),
         markdown,
     })
 }

@@ -3,14 +3,20 @@
 //! gate's severity, and the evidence file as evidence. A skipped gate gets no row (a skip
 //! is not evidence), and the row it left in an earlier run is removed. Rows of the same
 //! name are replaced, never duplicated, so a fixed gate stops failing the verdict.
+//! Each write is recorded in the task ledger as spur's (`done_gate::provenance`) when the
+//! artifact it merged into was spur's, or was created here.
 
 use std::path::Path;
 
 use super::gate::GateSeverity;
 use super::gate_result::GateResult;
 use super::status::GateStatus;
+use crate::diagnostic::coded_diagnostic;
+use crate::done_gate::provenance::{record_rewrite, record_write, Rewrite, UnrecordedWrite};
 use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::data_lock::DataLock;
+use crate::store::state_dir::StateDir;
+use crate::store::task_ledger::VerdictWriter;
 use crate::verdict::{
     aggregate, replace_checks, write_artifact, Artifact, ArtifactWriteError, Check, CheckStatus,
     Severity,
@@ -56,17 +62,53 @@ pub enum MergeOutcome {
     Updated,
 }
 
-/// Put `rows` into the artifact at `path` (replacing rows of the same names) and remove
-/// rows named in `removed`; create the artifact when there is none. Atomic; an artifact
-/// that is not a JSON object is left untouched and reported. A read-modify-write: the
-/// task's data lock, held by the caller, keeps a derivation (or the gate) from writing
-/// (or reading) the artifact in between.
+/// Why the gate rows could not be merged, or the merge not recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// The artifact could not be read, is not an object, or could not be written.
+    #[error(transparent)]
+    Write(#[from] ArtifactWriteError),
+    /// The artifact was written, but the task ledger did not take the record of it.
+    #[error(transparent)]
+    Unrecorded(#[from] UnrecordedWrite),
+}
+
+coded_diagnostic! {
+    MergeError {
+        forward { Write, Unrecorded }
+    }
+}
+
+/// Where the merge goes and who makes it.
+#[derive(Debug, Clone, Copy)]
+pub struct MergeTarget<'a> {
+    /// The task's data lock, held by the caller.
+    pub lock: &'a DataLock,
+    /// The state directory whose task ledger records the write.
+    pub state_dir: &'a StateDir,
+    /// The artifact.
+    pub path: &'a Path,
+    /// The pipeline run that runs verify, if one does.
+    pub run_id: Option<&'a str>,
+}
+
+/// Put `rows` into the artifact at `target.path` (replacing rows of the same names) and
+/// remove rows named in `removed`; create the artifact when there is none. Atomic; an
+/// artifact that is not a JSON object is left untouched and reported. A
+/// read-modify-write: the task's data lock, held by the caller, keeps a derivation (or the
+/// gate) from writing (or reading) the artifact in between. The write is recorded as
+/// spur's when the artifact was created here or what was read was spur's.
 pub fn merge_gate_checks(
-    lock: &DataLock,
-    path: &Path,
+    target: &MergeTarget<'_>,
     rows: &[Check],
     removed: &[String],
-) -> Result<MergeOutcome, ArtifactWriteError> {
+) -> Result<MergeOutcome, MergeError> {
+    let MergeTarget {
+        lock,
+        state_dir,
+        path,
+        run_id,
+    } = *target;
     let wbs = lock.wbs();
     let not_appendable = |problem: String| ArtifactWriteError::NotAppendable {
         path: path.display().to_string(),
@@ -78,7 +120,7 @@ pub fn merge_gate_checks(
         Ok(bytes) => bytes.iter().all(u8::is_ascii_whitespace),
         Err(ReadError::Missing) => true,
         Err(ReadError::TooLarge { .. }) => false,
-        Err(e) => return Err(not_appendable(format!("cannot read it: {e}"))),
+        Err(e) => return Err(not_appendable(format!("cannot read it: {e}")).into()),
     };
     if no_artifact {
         let mut artifact = Artifact {
@@ -91,9 +133,28 @@ pub fn merge_gate_checks(
         };
         artifact.verdict = aggregate(&artifact).verdict;
         write_artifact(path, &artifact)?;
+        let written = artifact.to_json();
+        record_write(
+            lock,
+            state_dir,
+            path,
+            written.as_bytes(),
+            VerdictWriter::Verify,
+            run_id,
+        )?;
         return Ok(MergeOutcome::Created);
     }
-    replace_checks(path, rows, removed)?;
+    let replaced = replace_checks(path, rows, removed)?;
+    // An artifact a step wrote stays one: merging rows into it does not make it spur's.
+    let _: Rewrite = record_rewrite(
+        lock,
+        state_dir,
+        path,
+        &replaced.read,
+        &replaced.written,
+        VerdictWriter::Verify,
+        run_id,
+    )?;
     Ok(MergeOutcome::Updated)
 }
 
@@ -104,9 +165,22 @@ mod tests {
     use crate::verdict::{parse_artifact, ArtifactOutcome, Verdict};
     use crate::wbs::Wbs;
 
-    /// The data lock of task `T` in a state dir beside the test's artifact.
-    fn lock(dir: &Path) -> DataLock {
-        DataLock::acquire(&StateDir::at(dir.join(".spur")), &Wbs::parse("T").unwrap()).unwrap()
+    /// Merge into the artifact at `path`, as task `T` of a state dir beside it.
+    fn merge_gate_checks(
+        path: &Path,
+        rows: &[Check],
+        removed: &[String],
+    ) -> Result<MergeOutcome, MergeError> {
+        let dir = path.parent().unwrap();
+        let state_dir = StateDir::at(dir.join(".spur"));
+        let lock = DataLock::acquire(&state_dir, &Wbs::parse("T").unwrap()).unwrap();
+        let target = MergeTarget {
+            lock: &lock,
+            state_dir: &state_dir,
+            path,
+            run_id: None,
+        };
+        super::merge_gate_checks(&target, rows, removed)
     }
 
     fn row(name: &str, status: CheckStatus) -> Check {
@@ -122,13 +196,8 @@ mod tests {
     fn creates_an_artifact_that_gates_alone_cannot_make_pass() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("T-verdict.json");
-        let outcome = merge_gate_checks(
-            &lock(dir.path()),
-            &path,
-            &[row("gate-build", CheckStatus::Pass)],
-            &[],
-        )
-        .unwrap();
+        let outcome =
+            merge_gate_checks(&path, &[row("gate-build", CheckStatus::Pass)], &[]).unwrap();
         assert_eq!(outcome, MergeOutcome::Created);
         let ArtifactOutcome::Valid(artifact) = parse_artifact(&std::fs::read(&path).unwrap())
         else {
@@ -152,7 +221,6 @@ mod tests {
         )
         .unwrap();
         merge_gate_checks(
-            &lock(dir.path()),
             &path,
             &[row("gate-build", CheckStatus::Pass)],
             &["gate-old".to_owned()],
@@ -183,13 +251,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("T-verdict.json");
         std::fs::write(&path, "{not json").unwrap();
-        assert!(merge_gate_checks(
-            &lock(dir.path()),
-            &path,
-            &[row("gate-a", CheckStatus::Pass)],
-            &[]
-        )
-        .is_err());
+        assert!(merge_gate_checks(&path, &[row("gate-a", CheckStatus::Pass)], &[]).is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{not json");
     }
 
@@ -202,13 +264,7 @@ mod tests {
             .status()
             .unwrap();
         assert!(made.success());
-        let err = merge_gate_checks(
-            &lock(dir.path()),
-            &path,
-            &[row("gate-a", CheckStatus::Pass)],
-            &[],
-        )
-        .unwrap_err();
+        let err = merge_gate_checks(&path, &[row("gate-a", CheckStatus::Pass)], &[]).unwrap_err();
         assert!(err.to_string().contains("a FIFO"), "{err}");
     }
 }

@@ -15,7 +15,7 @@ use spur_engine::run::{Outcome, StopReason};
 use spur_engine::store::{audit, task_ledger};
 use spur_engine::wbs::Wbs;
 
-use crate::non_bypass::{artifact_case, spec, End, Spec, To};
+use crate::non_bypass::{artifact_case, spec, write_as_spur, End, Spec, To};
 use crate::property::property;
 use crate::run_harness::Project;
 
@@ -234,9 +234,7 @@ fn no_forged_view_ledger_line_or_journal_record_certifies_a_task() {
             let state_dir = project.state_dir();
             let wbs = Wbs::parse("T1").expect("valid wbs");
             if let Some(text) = artifact.text() {
-                let path = state_dir.verdict_path(&wbs);
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, text).unwrap();
+                write_as_spur(&state_dir, &wbs, &text);
             }
             let vars = [
                 format!("flag={}", if spec.flag { "1" } else { "0" }),

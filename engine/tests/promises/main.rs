@@ -9,3 +9,4 @@ mod non_bypass;
 mod property;
 mod regressions;
 mod run_harness;
+mod verdict_forgery;

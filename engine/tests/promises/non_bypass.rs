@@ -11,8 +11,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::{json, Value};
+use spur_engine::done_gate::write_verdict;
 use spur_engine::run::journal::{self, Event};
 use spur_engine::run::{Outcome, StopReason};
+use spur_engine::store::data_lock::DataLock;
+use spur_engine::store::state_dir::StateDir;
+use spur_engine::store::task_ledger::VerdictWriter;
 use spur_engine::store::{audit, task_status};
 use spur_engine::verdict::{aggregate, parse_artifact, Artifact, ArtifactOutcome, Verdict};
 use spur_engine::wbs::Wbs;
@@ -399,6 +403,21 @@ impl Tally {
     }
 }
 
+/// Put `text` in place as the task's verdict artifact the way spur's writers do (recorded in
+/// the task ledger), so the property is about routing, not about where the verdict came
+/// from (`verdict_forgery.rs` is).
+pub(crate) fn write_as_spur(state_dir: &StateDir, wbs: &Wbs, text: &str) {
+    let lock = DataLock::acquire(state_dir, wbs).expect("data lock");
+    write_verdict(
+        &lock,
+        state_dir,
+        text.as_bytes(),
+        VerdictWriter::TaskVerdict,
+        None,
+    )
+    .expect("artifact written and recorded");
+}
+
 #[test]
 fn a_run_ends_done_only_through_a_recomputed_pass_or_an_audited_force() {
     let force = prop_oneof![4 => Just(None), 1 => Just(Some(REASON))];
@@ -415,9 +434,7 @@ fn a_run_ends_done_only_through_a_recomputed_pass_or_an_audited_force() {
             let state_dir = project.state_dir();
             let wbs = Wbs::parse("T1").expect("valid wbs");
             if let Some(text) = artifact.text() {
-                let path = state_dir.verdict_path(&wbs);
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, text).unwrap();
+                write_as_spur(&state_dir, &wbs, &text);
             }
             let vars = [
                 format!("flag={}", if spec.flag { "1" } else { "0" }),

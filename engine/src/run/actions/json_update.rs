@@ -1,15 +1,18 @@
 //! `json.update`: rewrite a JSON file (`path`) with a jq expression (`expr`), atomically.
 //! `$vars` and each var as `$name` are bound, as in jq guards. When the file is a task's
 //! verdict artifact (`.spur/run/<wbs>-verdict.json`), the read-modify-write holds the
-//! task's data lock, as every other writer of the artifact does.
+//! task's data lock, as every other writer of the artifact does, and the write is recorded
+//! in the task ledger as spur's when what it read was spur's (`done_gate::provenance`).
 
 use std::path::Path;
 
 use super::{project_path, read_failure, ActionContext, ActionResult};
+use crate::done_gate::provenance::{record_rewrite, Rewrite};
 use crate::pipeline::JsonUpdateOptions;
 use crate::store::bounded_read::read_bounded;
 use crate::store::data_lock::DataLock;
 use crate::store::state_dir::StateDir;
+use crate::store::task_ledger::VerdictWriter;
 use crate::wbs::Wbs;
 
 /// The largest JSON file it rewrites: 64 MiB (it is parsed whole, in memory).
@@ -21,7 +24,7 @@ pub fn run(ctx: &ActionContext<'_>, options: &JsonUpdateOptions) -> ActionResult
         (Err(e), _) | (_, Err(e)) => return ActionResult::failed(e),
     };
     let full = project_path(ctx, &path);
-    let _lock = match verdict_task(ctx.state_dir, &full)
+    let lock = match verdict_task(ctx.state_dir, &full)
         .map(|wbs| DataLock::acquire(ctx.state_dir, &wbs))
         .transpose()
     {
@@ -55,12 +58,36 @@ pub fn run(ctx: &ActionContext<'_>, options: &JsonUpdateOptions) -> ActionResult
         Err(e) => return ActionResult::failed(format!("json.update: {e}")),
     };
     bytes.push(b'\n');
-    match crate::store::atomic_file::write_atomic(&full, &bytes) {
-        Ok(()) => ActionResult {
+    if let Err(e) = crate::store::atomic_file::write_atomic(&full, &bytes) {
+        return ActionResult::failed(format!("json.update: cannot write {path}: {e}"));
+    }
+    let Some(lock) = lock else {
+        return ActionResult {
+            message: Some(format!("updated {path}")),
+            ..ActionResult::ok()
+        };
+    };
+    match record_rewrite(
+        &lock,
+        ctx.state_dir,
+        &full,
+        text.as_bytes(),
+        &bytes,
+        VerdictWriter::JsonUpdate,
+        Some(ctx.run_id),
+    ) {
+        Ok(Rewrite::Recorded) => ActionResult {
             message: Some(format!("updated {path}")),
             ..ActionResult::ok()
         },
-        Err(e) => ActionResult::failed(format!("json.update: cannot write {path}: {e}")),
+        Ok(Rewrite::External) => ActionResult {
+            message: Some(format!(
+                "updated {path}; it was written or edited outside spur before, so it still is \
+                 (the done gate denies it unless doneGate.externalVerdicts is allow)"
+            )),
+            ..ActionResult::ok()
+        },
+        Err(e) => ActionResult::failed(format!("json.update: {e}")),
     }
 }
 

@@ -38,6 +38,8 @@ pub fn run(ctx: &ActionContext<'_>, options: &VerdictDeriveOptions) -> ActionRes
         state_dir: ctx.state_dir.clone(),
         project_root: ctx.project_root.to_path_buf(),
         write: true,
+        writer: crate::store::task_ledger::VerdictWriter::VerdictDerive,
+        run_id: Some(ctx.run_id.to_owned()),
     };
     match derive_verdict(&request) {
         Ok(outcome) => {
