@@ -226,7 +226,16 @@ fn spurs_writers_do_not_launder_an_artifact_a_step_wrote() {
             .contains("spur has no record of writing it"),
         "{out}"
     );
-    assert!(!project.exists(".spur/ledger/tasks/0804.jsonl"));
+    // Verify records the gates it ran (`verified`), never the artifact as spur's.
+    let written = if project.exists(".spur/ledger/tasks/0804.jsonl") {
+        ledger(&project)
+            .iter()
+            .filter(|r| r["kind"] == "verdict-written")
+            .count()
+    } else {
+        0
+    };
+    assert_eq!(written, 0);
 }
 
 #[test]
