@@ -1,5 +1,7 @@
 //! The `spur` binary: parses arguments, calls the engine, renders results.
 
+#![forbid(unsafe_code)]
+
 mod cli;
 
 fn main() -> std::process::ExitCode {

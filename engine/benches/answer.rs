@@ -6,6 +6,9 @@
 //! every anchor against the tree with a fresh file cache, aggregate); `derive_verdict`
 //! adds reading both files and the atomic, fsync'd write of the artifact.
 
+// criterion_group!/criterion_main! define undocumented `pub fn`s.
+#![allow(missing_docs)]
+
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
@@ -113,4 +116,5 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
+// criterion_main! defines an undocumented `pub fn main`
 criterion_main!(benches);

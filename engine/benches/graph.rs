@@ -2,6 +2,9 @@
 //! transitions. Pipelines of 100, 1 000 and 10 000 states, each state with three transitions
 //! (a shell guard forward, a jq guard back, an unconditional one to `failed`).
 
+// criterion_group!/criterion_main! define undocumented `pub fn`s.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use spur_engine::graph::{to_dot, TransitionGraph};
 use spur_engine::pipeline::{
@@ -110,4 +113,5 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
+// criterion_main! defines an undocumented `pub fn main`
 criterion_main!(benches);

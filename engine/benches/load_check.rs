@@ -3,6 +3,9 @@
 //! `rich`: each state runs a templated shell action and each transition has a templated
 //! shell guard, as real pipelines do (about 230 bytes per state).
 
+// criterion_group!/criterion_main! define undocumented `pub fn`s.
+#![allow(missing_docs)]
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use spur_engine::pipeline;
 use spur_engine::source::SourceFile;
@@ -59,4 +62,5 @@ fn load_and_check(c: &mut Criterion) {
 }
 
 criterion_group!(benches, load_and_check);
+// criterion_main! defines an undocumented `pub fn main`
 criterion_main!(benches);

@@ -5,6 +5,9 @@
 //!
 //! Run: `cargo bench -p spur-engine --bench run`; per-transition = reported time / 5,000.
 
+// criterion_group!/criterion_main! define undocumented `pub fn`s.
+#![allow(missing_docs)]
+
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -68,4 +71,5 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
+// criterion_main! defines an undocumented `pub fn main`
 criterion_main!(benches);

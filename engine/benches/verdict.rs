@@ -1,5 +1,8 @@
 //! Parse + aggregate of a verdict artifact with 100,000 rows (target: ≤ 100 ms).
 
+// criterion_group!/criterion_main! define undocumented `pub fn`s.
+#![allow(missing_docs)]
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use std::time::Duration;
 
@@ -86,4 +89,5 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
+// criterion_main! defines an undocumented `pub fn main`
 criterion_main!(benches);

@@ -1,6 +1,9 @@
 //! Scheduling overhead of `run_gates`: 200 trivial gates (`true`) against the same 200
 //! commands spawned one after another by a shell. Run with `cargo bench --bench verify`.
 
+// criterion_group!/criterion_main! define undocumented `pub fn`s.
+#![allow(missing_docs)]
+
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
@@ -45,4 +48,5 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
+// criterion_main! defines an undocumented `pub fn main`
 criterion_main!(benches);

@@ -16,15 +16,20 @@ pub use self::code::Code;
 pub(crate) use self::coded::coded_diagnostic;
 use crate::source::{SourceFile, Span};
 
+/// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// For information: nothing to fix.
     Info,
+    /// Worth fixing; does not stop `spur check` from passing.
     Warning,
+    /// Must be fixed: the pipeline does not check.
     Error,
 }
 
 impl Severity {
+    /// The severity as written in output (`info`, `warning`, `error`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -36,13 +41,13 @@ impl Severity {
 
 /// A span with a label shown under it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Label {
-    pub span: Span,
-    pub text: String,
+pub(crate) struct Label {
+    pub(crate) span: Span,
+    pub(crate) text: String,
 }
 
 impl Label {
-    pub fn new(span: Span, text: impl Into<String>) -> Self {
+    pub(crate) fn new(span: Span, text: impl Into<String>) -> Self {
         Self {
             span,
             text: text.into(),
@@ -53,15 +58,15 @@ impl Label {
 /// A finding about a source file.
 #[derive(Clone)]
 pub struct Diagnostic {
-    pub severity: Severity,
+    pub(crate) severity: Severity,
     /// Stable code, e.g. `spur::check::unknown-state`. Never changes once released.
-    pub code: Code,
-    pub message: String,
+    pub(crate) code: Code,
+    pub(crate) message: String,
     /// The offending value.
-    pub primary: Label,
+    pub(crate) primary: Label,
     /// Other places that explain the finding (e.g. the first of two duplicates).
-    pub secondary: Vec<Label>,
-    pub help: Option<String>,
+    pub(crate) secondary: Vec<Label>,
+    pub(crate) help: Option<String>,
     source: SourceFile,
     named: miette::NamedSource<Arc<str>>,
 }
@@ -81,7 +86,7 @@ impl fmt::Debug for Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(
+    pub(crate) fn new(
         severity: Severity,
         code: Code,
         source: &SourceFile,
@@ -100,11 +105,16 @@ impl Diagnostic {
         }
     }
 
-    pub fn error(code: Code, source: &SourceFile, span: Span, message: impl Into<String>) -> Self {
+    pub(crate) fn error(
+        code: Code,
+        source: &SourceFile,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Self {
         Self::new(Severity::Error, code, source, span, message)
     }
 
-    pub fn warning(
+    pub(crate) fn warning(
         code: Code,
         source: &SourceFile,
         span: Span,
@@ -113,39 +123,46 @@ impl Diagnostic {
         Self::new(Severity::Warning, code, source, span, message)
     }
 
-    pub fn info(code: Code, source: &SourceFile, span: Span, message: impl Into<String>) -> Self {
+    pub(crate) fn info(
+        code: Code,
+        source: &SourceFile,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Self {
         Self::new(Severity::Info, code, source, span, message)
     }
 
     /// The label under the primary span.
     #[must_use]
-    pub fn label(mut self, text: impl Into<String>) -> Self {
+    pub(crate) fn label(mut self, text: impl Into<String>) -> Self {
         self.primary.text = text.into();
         self
     }
 
     #[must_use]
-    pub fn secondary(mut self, span: Span, text: impl Into<String>) -> Self {
+    pub(crate) fn secondary(mut self, span: Span, text: impl Into<String>) -> Self {
         self.secondary.push(Label::new(span, text));
         self
     }
 
     #[must_use]
-    pub fn help(mut self, help: impl Into<String>) -> Self {
+    pub(crate) fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
 
+    /// The same finding at another severity.
     #[must_use]
     pub fn with_severity(mut self, severity: Severity) -> Self {
         self.severity = severity;
         self
     }
 
-    pub fn source(&self) -> &SourceFile {
+    pub(crate) fn source(&self) -> &SourceFile {
         &self.source
     }
 
+    /// Whether the finding is an error.
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
@@ -181,15 +198,15 @@ impl Diagnostic {
 /// The JSON form of a [`Diagnostic`].
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct JsonDiagnostic {
-    pub severity: Severity,
-    pub code: Code,
-    pub message: String,
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-    pub offset: usize,
-    pub length: usize,
-    pub help: Option<String>,
+    pub(crate) severity: Severity,
+    pub(crate) code: Code,
+    pub(crate) message: String,
+    pub(crate) file: String,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) offset: usize,
+    pub(crate) length: usize,
+    pub(crate) help: Option<String>,
 }
 
 impl fmt::Display for Diagnostic {
@@ -240,12 +257,15 @@ impl miette::Diagnostic for Diagnostic {
 /// Counts of findings by severity, for summaries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// How many errors.
     pub errors: usize,
+    /// How many warnings.
     pub warnings: usize,
-    pub infos: usize,
+    pub(crate) infos: usize,
 }
 
 impl Tally {
+    /// Count `diagnostics` by severity.
     pub fn of<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> Self {
         let mut tally = Tally::default();
         for d in diagnostics {
@@ -284,7 +304,7 @@ impl fmt::Display for Tally {
 
 /// The closest candidate to `word` (Jaro-Winkler ≥ 0.8 or Levenshtein ≤ 2), for "did you
 /// mean" hints.
-pub fn did_you_mean<'a>(
+pub(crate) fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {

@@ -17,26 +17,24 @@ mod label;
 mod mermaid;
 
 pub use dot::to_dot;
-pub use json::{
-    GraphDocument, GuardEntry, PathsDocument, ShadowedEntry, StateEntry, TransitionEntry,
-};
-pub use label::{shorten, transition_label, GuardSummary, SUMMARY_CHARS};
+pub use json::{GraphDocument, PathsDocument};
+pub(crate) use label::{transition_label, GuardSummary};
 pub use mermaid::to_mermaid;
 
 /// Longest path (in states) that [`TransitionGraph::simple_paths`] follows; deeper paths are
 /// cut and reported as truncated.
-pub const MAX_PATH_STATES: usize = 256;
+pub(crate) const MAX_PATH_STATES: usize = 256;
 
 /// How many transition steps [`TransitionGraph::simple_paths`] may explore in total before it
 /// gives up (and reports truncation): path enumeration is exponential in the worst case.
-pub const PATH_SEARCH_BUDGET: usize = 200_000;
+pub(crate) const PATH_SEARCH_BUDGET: usize = 200_000;
 
 /// The graph of one pipeline. Built in time linear in states + transitions.
 ///
 /// State indices are indices into `pipeline.states`, transition indices into
 /// `pipeline.transitions`. A transition whose `from` or `to` names no state is not an edge
 /// (the checker reports it); when only its `to` is unknown it is still listed by
-/// [`outgoing`](Self::outgoing), because the runner would try it.
+/// `outgoing`, because the runner would try it.
 #[derive(Debug, Clone)]
 pub struct TransitionGraph {
     graph: StableDiGraph<usize, usize>,
@@ -58,8 +56,8 @@ pub struct TransitionGraph {
 /// unconditionally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shadowed {
-    pub transition: usize,
-    pub shadowed_by: usize,
+    pub(crate) transition: usize,
+    pub(crate) shadowed_by: usize,
 }
 
 /// Simple paths from the initial state to terminal states.
@@ -73,7 +71,7 @@ pub struct SimplePaths {
 }
 
 /// A transition passes without condition: no guard, or guard kind `always`.
-pub fn is_unconditional(transition: &Transition) -> bool {
+pub(crate) fn is_unconditional(transition: &Transition) -> bool {
     transition
         .guard
         .as_ref()
@@ -81,6 +79,7 @@ pub fn is_unconditional(transition: &Transition) -> bool {
 }
 
 impl TransitionGraph {
+    /// The graph of `pipeline`.
     pub fn new(pipeline: &Pipeline) -> TransitionGraph {
         let state_count = pipeline.states.len();
         let mut graph = StableDiGraph::with_capacity(state_count, pipeline.transitions.len());
@@ -155,6 +154,7 @@ impl TransitionGraph {
         self.nodes.len()
     }
 
+    /// Index of the state with id `id`.
     pub fn state_index(&self, id: &str) -> Option<usize> {
         self.index.get(id).copied()
     }
@@ -166,7 +166,7 @@ impl TransitionGraph {
 
     /// Transition indices from `state_index`, in declaration order (empty for an unknown
     /// index).
-    pub fn outgoing(&self, state_index: usize) -> &[usize] {
+    pub(crate) fn outgoing(&self, state_index: usize) -> &[usize] {
         self.outgoing.get(state_index).map_or(&[], Vec::as_slice)
     }
 
@@ -247,7 +247,7 @@ impl TransitionGraph {
     }
 
     /// Transition `t` comes after an unconditional transition from the same state.
-    pub fn is_shadowed(&self, t: usize) -> bool {
+    pub(crate) fn is_shadowed(&self, t: usize) -> bool {
         self.shadowed_by.get(t).is_some_and(Option::is_some)
     }
 
@@ -278,8 +278,8 @@ impl TransitionGraph {
     /// depth-first following transitions in declaration order, at most `limit` of them. A
     /// path stops at the first terminal state it reaches; shadowed transitions are never
     /// taken, so no path uses one. `truncated` says the search stopped
-    /// early: `limit` reached with more paths left, a path longer than [`MAX_PATH_STATES`],
-    /// or [`PATH_SEARCH_BUDGET`] steps explored.
+    /// early: `limit` reached with more paths left, a path longer than `MAX_PATH_STATES`,
+    /// or `PATH_SEARCH_BUDGET` steps explored.
     pub fn simple_paths(&self, limit: usize) -> SimplePaths {
         let mut result = SimplePaths::default();
         let Some(start) = self.initial else {

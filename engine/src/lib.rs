@@ -2,8 +2,8 @@
 //!
 //! Three flows run through this crate, each a chain of plain function calls on values:
 //!
-//! 1. **pipeline → run → gate.** YAML text → [`pipeline::load`] (a typed model with spans) →
-//!    [`pipeline::check`] (diagnostics, a checked pipeline) → [`graph::TransitionGraph`] →
+//! 1. **pipeline → run → gate.** YAML text → [`pipeline::load()`] (a typed model with spans) →
+//!    [`pipeline::check()`] (diagnostics, a checked pipeline) → [`graph::TransitionGraph`] →
 //!    [`run`] (journal, actions, guards) → [`done_gate::evaluate_done_transition`], the one
 //!    function that can certify a task done.
 //! 2. **answer → verdict.** A verifier's Markdown answer → [`answer`] (parse, lint against the
@@ -16,6 +16,8 @@
 //! bounded reads, the audit chain, task status). The engine returns values and `miette`
 //! diagnostics; it never prints. The `spur` binary renders.
 
+#![forbid(unsafe_code)]
+
 pub mod answer;
 pub mod diagnostic;
 pub mod done_gate;
@@ -25,10 +27,10 @@ pub mod run;
 pub mod source;
 pub mod store;
 pub mod task_file;
-pub mod template;
+pub(crate) mod template;
 pub mod tree;
 pub mod verdict;
 pub mod verify;
-pub mod visible_text;
+pub(crate) mod visible_text;
 pub mod wbs;
 mod yaml;

@@ -7,16 +7,16 @@ use std::sync::Arc;
 /// it was taken from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub struct Span {
-    pub offset: usize,
-    pub len: usize,
+    pub(crate) offset: usize,
+    pub(crate) len: usize,
 }
 
 impl Span {
-    pub const fn new(offset: usize, len: usize) -> Self {
+    pub(crate) const fn new(offset: usize, len: usize) -> Self {
         Self { offset, len }
     }
 
-    pub const fn end(self) -> usize {
+    pub(crate) const fn end(self) -> usize {
         self.offset + self.len
     }
 }
@@ -30,17 +30,20 @@ impl From<Span> for miette::SourceSpan {
 /// A value together with the span of the YAML node it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Located<T> {
+    /// The value.
     pub value: T,
-    pub span: Span,
+    pub(crate) span: Span,
 }
 
 impl<T> Located<T> {
+    /// `value` found at `span`.
     pub const fn new(value: T, span: Span) -> Self {
         Self { value, span }
     }
 }
 
 impl Located<String> {
+    /// The string value.
     pub fn as_str(&self) -> &str {
         &self.value
     }
@@ -54,6 +57,7 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// The source file at `path` (named in messages) holding `text`.
     pub fn new(path: impl Into<PathBuf>, text: impl Into<Arc<str>>) -> Self {
         Self {
             path: path.into(),
@@ -61,17 +65,17 @@ impl SourceFile {
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
     /// 1-based line and column (in characters) of a byte offset; offsets past the end
     /// clamp to the end.
-    pub fn line_column(&self, offset: usize) -> (usize, usize) {
+    pub(crate) fn line_column(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         let before = self.text.get(..offset).unwrap_or("");
         let line = before.matches('\n').count() + 1;
@@ -81,7 +85,7 @@ impl SourceFile {
     }
 
     /// A miette named source for this file.
-    pub fn named_source(&self) -> miette::NamedSource<Arc<str>> {
+    pub(crate) fn named_source(&self) -> miette::NamedSource<Arc<str>> {
         miette::NamedSource::new(self.path.display().to_string(), Arc::clone(&self.text))
     }
 }

@@ -11,14 +11,14 @@ use crate::source::{Located, SourceFile, Span};
 
 /// A parsed template string.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Template {
-    pub segments: Vec<Segment>,
+pub(crate) struct Template {
+    pub(crate) segments: Vec<Segment>,
     /// The whole string value.
-    pub span: Span,
+    pub(crate) span: Span,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Segment {
+pub(crate) enum Segment {
     Literal(String),
     /// `${vars.X}`: the name and the span of the whole placeholder.
     Var(Located<String>),
@@ -28,7 +28,7 @@ pub enum Segment {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Builtin {
+pub(crate) enum Builtin {
     Workflow,
     RunId,
     State,
@@ -36,9 +36,10 @@ pub enum Builtin {
 }
 
 impl Builtin {
-    pub const ALL: [Builtin; 4] = [Self::Workflow, Self::RunId, Self::State, Self::Iteration];
+    pub(crate) const ALL: [Builtin; 4] =
+        [Self::Workflow, Self::RunId, Self::State, Self::Iteration];
 
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             Self::Workflow => "workflow",
             Self::RunId => "runId",
@@ -47,21 +48,21 @@ impl Builtin {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|b| b.as_str() == s)
     }
 }
 
 /// Why a string is not a valid template.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TemplateError {
-    pub kind: TemplateErrorKind,
+pub(crate) struct TemplateError {
+    pub(crate) kind: TemplateErrorKind,
     /// The offending placeholder (or the rest of the string for an unclosed one).
-    pub span: Span,
+    pub(crate) span: Span,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TemplateErrorKind {
+pub(crate) enum TemplateErrorKind {
     /// `${` with no closing `}`.
     Unclosed,
     /// `${}`.
@@ -90,7 +91,7 @@ impl fmt::Display for TemplateError {
 impl std::error::Error for TemplateError {}
 
 /// `^[A-Za-z_][A-Za-z0-9_]*$`: a var or environment variable name.
-pub fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -98,12 +99,12 @@ pub fn is_identifier(name: &str) -> bool {
 
 impl Template {
     /// Parse a string; every placeholder span is the whole value's span.
-    pub fn parse(value: &Located<String>) -> Result<Template, TemplateError> {
+    pub(crate) fn parse(value: &Located<String>) -> Result<Template, TemplateError> {
         Self::parse_with(value, ScalarSpan::new(value, None))
     }
 
     /// Parse a string read from `source`, with exact spans for placeholders.
-    pub fn parse_in(
+    pub(crate) fn parse_in(
         value: &Located<String>,
         source: &SourceFile,
     ) -> Result<Template, TemplateError> {
@@ -144,14 +145,15 @@ impl Template {
     }
 
     /// True when the string has no placeholder.
-    pub fn is_literal(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_literal(&self) -> bool {
         self.segments
             .iter()
             .all(|s| matches!(s, Segment::Literal(_)))
     }
 
     /// The `${vars.X}` placeholders.
-    pub fn vars(&self) -> impl Iterator<Item = &Located<String>> {
+    pub(crate) fn vars(&self) -> impl Iterator<Item = &Located<String>> {
         self.segments.iter().filter_map(|s| match s {
             Segment::Var(v) => Some(v),
             _ => None,
@@ -159,7 +161,7 @@ impl Template {
     }
 
     /// The `${env.X}` placeholders.
-    pub fn envs(&self) -> impl Iterator<Item = &Located<String>> {
+    pub(crate) fn envs(&self) -> impl Iterator<Item = &Located<String>> {
         self.segments.iter().filter_map(|s| match s {
             Segment::Env(v) => Some(v),
             _ => None,

@@ -4,7 +4,7 @@
 //! fillers, tags). A force reason of only such characters looks empty in every log.
 
 /// Whether `text` has at least one visible character.
-pub fn has_visible_char(text: &str) -> bool {
+pub(crate) fn has_visible_char(text: &str) -> bool {
     text.chars().any(is_visible)
 }
 

@@ -12,7 +12,7 @@ pub struct Wbs(String);
 /// Why a string is not a valid WBS.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid task id {0:?}: a wbs must match ^[A-Za-z0-9][A-Za-z0-9._-]*$")]
-pub struct InvalidWbs(pub String);
+pub struct InvalidWbs(pub(crate) String);
 
 coded_diagnostic! {
     InvalidWbs {
@@ -22,6 +22,7 @@ coded_diagnostic! {
 }
 
 impl Wbs {
+    /// A task id, or why `s` is not one.
     pub fn parse(s: &str) -> Result<Self, InvalidWbs> {
         let mut chars = s.chars();
         let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
@@ -33,6 +34,7 @@ impl Wbs {
         }
     }
 
+    /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }

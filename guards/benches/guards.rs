@@ -6,6 +6,9 @@
 //! Run: `cargo bench -p spur-guards --bench guards`. The shell-with-jq case uses the first
 //! `jq` on PATH (a system jq when installed, else put spur's shim first on PATH).
 
+// criterion_group!/criterion_main! define undocumented `pub fn`s.
+#![allow(missing_docs)]
+
 use std::process::{Command, Stdio};
 use std::time::Duration;
 

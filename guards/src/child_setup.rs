@@ -32,17 +32,17 @@ use std::sync::Once;
 /// What the child does before `exec`. Every pointer is the parent's and stays valid until
 /// [`start`] returns: the parent sleeps until the child has called `exec` or exited.
 pub(crate) struct ChildPlan<'a> {
-    pub program: &'a CStr,
+    pub(crate) program: &'a CStr,
     /// NULL-terminated.
-    pub argv: &'a [*mut libc::c_char],
+    pub(crate) argv: &'a [*mut libc::c_char],
     /// NULL-terminated.
-    pub envp: &'a [*mut libc::c_char],
+    pub(crate) envp: &'a [*mut libc::c_char],
     /// Moved onto descriptor 0: a pipe, or the caller's `/dev/null` when it feeds nothing.
     /// Must not be 0 itself (a `dup2` onto itself would keep close-on-exec).
-    pub stdin: c_int,
-    pub stdout: c_int,
-    pub stderr: c_int,
-    pub cwd: Option<&'a CStr>,
+    pub(crate) stdin: c_int,
+    pub(crate) stdout: c_int,
+    pub(crate) stderr: c_int,
+    pub(crate) cwd: Option<&'a CStr>,
 }
 
 /// The plan as the child reads it (raw pointers and plain values), and its report.
@@ -69,10 +69,10 @@ const CHILD_STACK: usize = 32 * 1024;
 /// A child that has called `exec`.
 #[derive(Debug)]
 pub(crate) struct Started {
-    pub pid: libc::pid_t,
+    pub(crate) pid: libc::pid_t,
     /// A pidfd of the child, readable once it has exited, made by the same `clone`
     /// (`CLONE_PIDFD`); `None` on kernels before 5.2.
-    pub exit: Option<OwnedFd>,
+    pub(crate) exit: Option<OwnedFd>,
 }
 
 /// Start a child that carries out `plan` and `exec`s. Returns once it has called `exec`;

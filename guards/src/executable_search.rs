@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// Look `name` up in `path` (a PATH value; the process's PATH when `None`) for spur's own
 /// use. Empty entries are skipped: spur never picks a program from whatever directory it
 /// happens to run in.
-pub fn find_executable(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
+pub(crate) fn find_executable(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
     let inherited;
     let path = match path {
         Some(p) => p,
@@ -25,7 +25,7 @@ pub fn find_executable(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
 /// `name` in the directories of `path` as `execvp` searches them for a child: an empty
 /// entry means the working directory, and a relative entry is taken from `cwd` (the
 /// child's working directory, where `exec` resolves it; spur's own when `None`).
-pub fn search_path(name: &OsStr, path: &OsStr, cwd: Option<&Path>) -> Option<PathBuf> {
+pub(crate) fn search_path(name: &OsStr, path: &OsStr, cwd: Option<&Path>) -> Option<PathBuf> {
     let dirs = std::env::split_paths(path).map(|dir| {
         if dir.as_os_str().is_empty() {
             PathBuf::from(".")

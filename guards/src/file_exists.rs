@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::guard_result::GuardResult;
 
+/// The `file-exists` guard: passes when `path` exists; an error checking it fails the guard.
 pub fn file_exists_guard(path: &Path) -> GuardResult {
     let started = Instant::now();
     match path.try_exists() {

@@ -7,12 +7,15 @@ use std::time::Duration;
 /// why; an empty detail is a result with nothing to explain (see [`GuardResult::bare`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GuardResult {
+    /// Whether the guard passed.
     pub passed: bool,
+    /// Why it passed or failed, for the journal and people.
     pub detail: String,
-    pub duration: Duration,
+    pub(crate) duration: Duration,
 }
 
 impl GuardResult {
+    /// A passing result.
     pub fn pass(detail: impl Into<String>, duration: Duration) -> Self {
         Self {
             passed: true,
@@ -21,6 +24,7 @@ impl GuardResult {
         }
     }
 
+    /// A failing result.
     pub fn fail(detail: impl Into<String>, duration: Duration) -> Self {
         Self {
             passed: false,

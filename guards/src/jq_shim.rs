@@ -59,7 +59,11 @@ pub fn jq_mode_path(mode: JqMode, shim_dir: &Path) -> Option<PathBuf> {
 }
 
 /// As [`jq_mode_path`], for the PATH value `path` that the child will see.
-pub fn jq_mode_path_for(mode: JqMode, shim_dir: &Path, path: Option<&OsStr>) -> Option<PathBuf> {
+pub(crate) fn jq_mode_path_for(
+    mode: JqMode,
+    shim_dir: &Path,
+    path: Option<&OsStr>,
+) -> Option<PathBuf> {
     match mode {
         JqMode::Embedded => Some(shim_dir.to_path_buf()),
         JqMode::System => None,

@@ -6,21 +6,28 @@
 //! gates call the same primitives. The engine composes them (`all`/`any`/`not`,
 //! `always`/`never`, `action-ok` need run state and live there).
 
+// `unsafe` lives only in the process layer (fork/exec setup, waiting, signals: libc calls
+// std does not wrap); every other module is checked safe.
+#![deny(unsafe_code)]
+
+#[allow(unsafe_code)]
 mod child_setup;
-pub mod executable_search;
-pub mod file_exists;
-pub mod guard_result;
+pub(crate) mod executable_search;
+pub(crate) mod file_exists;
+pub(crate) mod guard_result;
 pub mod jq;
-pub mod jq_guard;
+pub(crate) mod jq_guard;
 pub mod jq_shim;
-pub mod plugin;
+pub(crate) mod plugin;
+#[allow(unsafe_code)]
 pub mod process;
 pub mod shell_guard;
 pub mod shell_quote;
+#[allow(unsafe_code)]
 mod spawn;
 
 pub use file_exists::file_exists_guard;
 pub use guard_result::GuardResult;
 pub use jq_guard::{jq_file_guard, jq_guard_passes};
-pub use plugin::{plugin_action, plugin_guard, PluginActionResult, PluginError, PluginRun};
-pub use shell_guard::{shell_guard, shell_guard_with};
+pub use plugin::{plugin_action, plugin_guard, PluginError, PluginRun};
+pub use shell_guard::shell_guard;

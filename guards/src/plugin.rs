@@ -24,7 +24,9 @@ pub struct PluginRun<'a> {
     /// Added to the plugin's environment (vars as variables of the same name). A `PATH`
     /// entry here is also where the plugin is looked up.
     pub env: &'a [(String, String)],
+    /// The plugin's working directory (the caller's when `None`).
     pub cwd: Option<&'a Path>,
+    /// How long it may run before it is killed (no limit when `None`).
     pub timeout: Option<Duration>,
     /// Both output streams are appended here.
     pub log_file: Option<&'a Path>,
@@ -37,25 +39,37 @@ pub enum PluginError {
     InvalidKind(String),
     /// No `spur-action-<kind>` on PATH.
     NotFound {
+        /// The program looked for.
         program: String,
     },
+    /// The program could not be started.
     FailedToStart {
+        /// The program.
         program: String,
+        /// Why it could not be started.
         why: String,
     },
+    /// It ran out of time and was killed.
     TimedOut {
+        /// The program.
         program: String,
+        /// The time it was given.
         after: Duration,
     },
     /// It ended without printing a result (non-zero exit or a signal).
     Failed {
+        /// The program.
         program: String,
+        /// How it ended (exit code or signal).
         status: String,
+        /// The last line it wrote to stderr.
         stderr: String,
     },
     /// Its stdout is not a result object.
     BadOutput {
+        /// The program.
         program: String,
+        /// What is wrong with the output.
         why: String,
     },
 }
@@ -106,6 +120,7 @@ impl std::error::Error for PluginError {}
 pub struct PluginActionResult {
     /// `ok` from the result, and only if the plugin also exited 0.
     pub ok: bool,
+    /// `data` from the result (`null` when absent).
     pub data: Value,
     /// Vars to set; numbers and booleans are turned into their JSON text.
     pub set_vars: BTreeMap<String, String>,

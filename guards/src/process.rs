@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 use crate::spawn::{pipe, reap, spawn, Exit};
 
 /// Default in-memory capture cap per stream (1 MiB).
-pub const DEFAULT_CAPTURE_LIMIT: usize = 1 << 20;
+pub(crate) const DEFAULT_CAPTURE_LIMIT: usize = 1 << 20;
 /// Default time between SIGTERM and SIGKILL when a timeout fires.
-pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(500);
+pub(crate) const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(500);
 /// How long to wait, once the group is dead, for output pipes to drain. Only a process that
 /// left the group (e.g. via `setsid`) while holding a pipe open can make this matter.
 const PIPE_DRAIN_LIMIT: Duration = Duration::from_secs(2);
@@ -40,22 +40,22 @@ const PIPE_DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// What to run and how.
 #[derive(Debug, Clone)]
 pub struct ProcessSpec {
-    pub program: OsString,
-    pub args: Vec<OsString>,
-    pub cwd: Option<PathBuf>,
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) cwd: Option<PathBuf>,
     /// Variables added to (or overriding) the inherited environment.
-    pub env: Vec<(OsString, OsString)>,
+    pub(crate) env: Vec<(OsString, OsString)>,
     /// Variables removed from the inherited environment (applied before `env`).
-    pub env_remove: Vec<OsString>,
+    pub(crate) env_remove: Vec<OsString>,
     /// Bytes written to the child's stdin, which is then closed. `None`: stdin is /dev/null.
-    pub stdin: Option<Vec<u8>>,
-    pub timeout: Option<Duration>,
-    pub kill_grace: Duration,
+    pub(crate) stdin: Option<Vec<u8>>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) kill_grace: Duration,
     /// Bytes of stdout and of stderr kept in memory (each); the rest is dropped from memory
     /// (still written to the log file). 0 keeps nothing.
-    pub capture_limit: usize,
+    pub(crate) capture_limit: usize,
     /// Both streams are appended here as they arrive (created if missing).
-    pub log_file: Option<PathBuf>,
+    pub(crate) log_file: Option<PathBuf>,
 }
 
 impl ProcessSpec {
@@ -84,42 +84,49 @@ impl ProcessSpec {
         Self::new("sh", ["-c", command])
     }
 
+    /// Run in `dir` (the caller's working directory when not set).
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
         self
     }
 
+    /// Set `name` to `value` in the child's environment.
     pub fn env(mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
         self.env
             .push((name.as_ref().to_owned(), value.as_ref().to_owned()));
         self
     }
 
+    /// Remove `name` from the inherited environment.
     pub fn env_remove(mut self, name: impl AsRef<OsStr>) -> Self {
         self.env_remove.push(name.as_ref().to_owned());
         self
     }
 
-    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+    pub(crate) fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
         self.stdin = Some(bytes.into());
         self
     }
 
+    /// Kill the process group when the child runs longer than `timeout` (SIGTERM, then SIGKILL).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
+    /// Time between SIGTERM and SIGKILL when the timeout fires (500 ms by default).
     pub fn kill_grace(mut self, grace: Duration) -> Self {
         self.kill_grace = grace;
         self
     }
 
+    /// Keep at most `bytes` of stdout and of stderr in memory (each).
     pub fn capture_limit(mut self, bytes: usize) -> Self {
         self.capture_limit = bytes;
         self
     }
 
+    /// Append both output streams to the file at `path`, created if missing.
     pub fn log_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.log_file = Some(path.into());
         self
@@ -145,6 +152,7 @@ pub enum ProcessStatus {
 }
 
 impl ProcessStatus {
+    /// Whether the process exited with code 0.
     pub fn success(&self) -> bool {
         matches!(self, ProcessStatus::Exited(0))
     }
@@ -161,21 +169,26 @@ impl std::fmt::Display for ProcessStatus {
     }
 }
 
-/// The result of [`run`].
+/// The result of [`ProcessSpec::run`].
 #[derive(Debug, Clone)]
 pub struct ProcessOutcome {
+    /// How the process ended.
     pub status: ProcessStatus,
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     /// Captured stdout, at most `capture_limit` bytes.
     pub stdout: Vec<u8>,
+    /// Captured stderr, at most `capture_limit` bytes.
     pub stderr: Vec<u8>,
+    /// Stdout was longer than the capture limit; the rest was dropped from memory.
     pub stdout_truncated: bool,
+    /// Stderr was longer than the capture limit; the rest was dropped from memory.
     pub stderr_truncated: bool,
     /// Pid of the child (also its process-group id); `None` if it never started.
     pub pid: Option<u32>,
 }
 
 impl ProcessOutcome {
+    /// Whether the process exited with code 0.
     pub fn success(&self) -> bool {
         self.status.success()
     }
@@ -194,7 +207,7 @@ impl ProcessOutcome {
 }
 
 /// Run `spec`; see the module docs for the group and timeout semantics.
-pub fn run(spec: &ProcessSpec) -> ProcessOutcome {
+pub(crate) fn run(spec: &ProcessSpec) -> ProcessOutcome {
     run_watching(spec, watch_exit)
 }
 
@@ -628,7 +641,7 @@ fn lock_live_groups() -> std::sync::MutexGuard<'static, BTreeSet<libc::pid_t>> {
     LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Process-group ids of the children currently running under [`run`].
+/// Process-group ids of the children currently running under [`ProcessSpec::run`].
 pub fn live_groups() -> Vec<i32> {
     lock_live_groups().iter().copied().collect()
 }
@@ -702,7 +715,7 @@ pub fn on_first_signal(handler: impl FnOnce(i32) + Send + 'static) -> io::Result
     Ok(())
 }
 
-/// SIGTERM every live child group, wait up to [`DEFAULT_KILL_GRACE`] for them to go, then
+/// SIGTERM every live child group, wait up to `DEFAULT_KILL_GRACE` for them to go, then
 /// SIGKILL whatever is left (bounded).
 pub fn terminate_live_groups() {
     if kill_live_groups(libc::SIGTERM) > 0 {

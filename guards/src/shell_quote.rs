@@ -2,9 +2,9 @@
 //! that whatever a var value contains, `sh` sees exactly that literal text as one word part
 //! and never runs any of it.
 //!
-//! [`context_at`] scans POSIX `sh` quoting up to a byte offset: backslash escapes, `'…'`,
+//! `context_at` scans POSIX `sh` quoting up to a byte offset: backslash escapes, `'…'`,
 //! `"…"`, `$( … )` and backticks (a new quoting level, also inside `"…"`), `${ … }`,
-//! `#` comments and here-documents. [`escape`] produces the text to insert there and
+//! `#` comments and here-documents. `escape` produces the text to insert there and
 //! [`render_shell`] applies a whole set of substitutions.
 //!
 //! Limits (documented in the book): `case … in pat)` parentheses inside `$( … )` are not
@@ -19,7 +19,7 @@ use std::ops::Range;
 
 /// Where a substitution sits in shell text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QuoteContext {
+pub(crate) enum QuoteContext {
     /// Plain code: `echo ${vars.x}`, also inside `$( … )`.
     Unquoted,
     /// Inside `"…"`.
@@ -72,7 +72,7 @@ impl fmt::Display for ShellEscapeError {
 impl std::error::Error for ShellEscapeError {}
 
 /// Text that, inserted into shell code in context `ctx`, makes `sh` see exactly `value`.
-pub fn escape(value: &str, ctx: QuoteContext) -> Result<String, ShellEscapeError> {
+pub(crate) fn escape(value: &str, ctx: QuoteContext) -> Result<String, ShellEscapeError> {
     Ok(match ctx {
         QuoteContext::Unquoted => single_quoted_word(value),
         QuoteContext::SingleQuoted => value.replace('\'', r"'\''"),
@@ -157,7 +157,8 @@ pub fn render_shell(
 
 /// The quoting context at `offset` in `command` (code before it is scanned; text after it
 /// is irrelevant).
-pub fn context_at(command: &str, offset: usize) -> QuoteContext {
+#[cfg(test)]
+pub(crate) fn context_at(command: &str, offset: usize) -> QuoteContext {
     scan(command, std::iter::once(offset))
         .contexts
         .pop()

@@ -28,16 +28,16 @@ use crate::process::ProcessSpec;
 /// A started child and our ends of its pipes.
 #[derive(Debug)]
 pub(crate) struct Spawned {
-    pub pid: libc::pid_t,
+    pub(crate) pid: libc::pid_t,
     /// Readable once the child has exited (see [`child_setup::Started::exit`]).
-    pub exit: Option<OwnedFd>,
+    pub(crate) exit: Option<OwnedFd>,
     /// Present when the spec feeds stdin.
-    pub stdin: Option<OwnedFd>,
-    pub stdout: OwnedFd,
-    pub stderr: OwnedFd,
+    pub(crate) stdin: Option<OwnedFd>,
+    pub(crate) stdout: OwnedFd,
+    pub(crate) stderr: OwnedFd,
     /// The write ends of the output pipes the child was given. Held until the child has
     /// exited, they keep its exit from also showing as a hang-up on the pipes.
-    pub writers: [OwnedFd; 2],
+    pub(crate) writers: [OwnedFd; 2],
 }
 
 /// How a reaped child ended.

@@ -7,10 +7,10 @@ use std::process::Command;
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::verify::{run_gates, VerifyRequest};
 
-pub const GATES: usize = 200;
+pub(crate) const GATES: usize = 200;
 
 /// A project whose config has the 200 gates, all read-only or none.
-pub fn project(read_only: bool) -> tempfile::TempDir {
+pub(crate) fn project(read_only: bool) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = String::from("verify:\n  gates:\n");
     for i in 0..GATES {
@@ -24,19 +24,19 @@ pub fn project(read_only: bool) -> tempfile::TempDir {
 }
 
 /// Run the project's gates; every one must pass.
-pub fn verify(root: &Path) {
+pub(crate) fn verify(root: &Path) {
     let request = VerifyRequest::new(StateDir::at(root.join(".spur")));
     let outcome = run_gates(&request).expect("verify runs");
     assert!(outcome.passed && outcome.summary.pass == GATES);
 }
 
 /// Each run starts from the same ledger size, as a real run would.
-pub fn forget_ledger(root: &Path) {
+pub(crate) fn forget_ledger(root: &Path) {
     let _ = std::fs::remove_file(root.join(".spur/run/_project-verdicts.jsonl"));
 }
 
 /// `sh` running `sh -c true` 200 times, one after another.
-pub fn sh_loop() {
+pub(crate) fn sh_loop() {
     let status = Command::new("sh")
         .args([
             "-c",

@@ -12,7 +12,7 @@ use super::task_file::TaskAc;
 
 /// What an AC cell resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolution {
+pub(crate) enum Resolution {
     /// Exactly one criterion (index into the task's list).
     One(usize),
     /// No criterion.
@@ -26,13 +26,13 @@ pub enum Resolution {
 
 /// Every accepted form of every criterion, looked up in one step.
 #[derive(Debug, Clone)]
-pub struct AcIndex<'t> {
+pub(crate) struct AcIndex<'t> {
     criteria: &'t [TaskAc],
     forms: HashMap<String, BTreeSet<usize>>,
 }
 
 impl<'t> AcIndex<'t> {
-    pub fn new(criteria: &'t [TaskAc]) -> Self {
+    pub(crate) fn new(criteria: &'t [TaskAc]) -> Self {
         let mut forms: HashMap<String, BTreeSet<usize>> = HashMap::new();
         let mut add = |form: String, index: usize| {
             if !form.is_empty() {
@@ -61,12 +61,8 @@ impl<'t> AcIndex<'t> {
         Self { criteria, forms }
     }
 
-    pub fn criteria(&self) -> &'t [TaskAc] {
-        self.criteria
-    }
-
     /// Resolve an answer's AC cell.
-    pub fn resolve(&self, cell: &str) -> Resolution {
+    pub(crate) fn resolve(&self, cell: &str) -> Resolution {
         let written = collapse(unwrap_code(cell));
         if written.is_empty() {
             return Resolution::Unresolved;
@@ -124,7 +120,7 @@ impl<'t> AcIndex<'t> {
     }
 
     /// The criterion an unresolved cell most likely meant, for a "did you mean" hint.
-    pub fn closest(&self, cell: &str) -> Option<usize> {
+    pub(crate) fn closest(&self, cell: &str) -> Option<usize> {
         let written = collapse(unwrap_code(cell));
         let parts = AcLabel::parse(&written);
         let probe = if parts.title.is_empty() {

@@ -4,23 +4,24 @@
 //! (`Scenario: …`, or a Markdown link into a `.feature` file).
 
 /// The tags that exempt an AC from the executable-evidence rule (aggregation rule 6).
-pub const EXEMPTING_TAGS: [&str; 4] = ["advisory", "non-core", "non-behavior", "docs-only"];
+#[cfg(test)]
+pub(crate) const EXEMPTING_TAGS: [&str; 4] = ["advisory", "non-core", "non-behavior", "docs-only"];
 
 /// A label taken apart.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AcLabel {
+pub(crate) struct AcLabel {
     /// Bracket tags without brackets, lower-cased (`advisory`).
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
     /// Declared aliases: `AC-3` (upper-cased) and checklist tokens.
-    pub aliases: Vec<String>,
+    pub(crate) aliases: Vec<String>,
     /// The title with tags and the alias prefix removed, whitespace collapsed.
-    pub title: String,
+    pub(crate) title: String,
     /// Scenario titles the label names or links to.
-    pub scenarios: Vec<String>,
+    pub(crate) scenarios: Vec<String>,
 }
 
 impl AcLabel {
-    pub fn parse(label: &str) -> Self {
+    pub(crate) fn parse(label: &str) -> Self {
         let mut out = Self::default();
         let mut rest = collapse(label);
         loop {
@@ -38,7 +39,8 @@ impl AcLabel {
     }
 
     /// Whether the label carries a tag that exempts it from the evidence rule.
-    pub fn is_exempt(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_exempt(&self) -> bool {
         self.tags
             .iter()
             .any(|t| EXEMPTING_TAGS.contains(&t.as_str()))
@@ -130,7 +132,7 @@ impl AcLabel {
 }
 
 /// `AC-3` / `ac-3` → `AC-3`.
-pub fn ac_number(text: &str) -> Option<String> {
+pub(crate) fn ac_number(text: &str) -> Option<String> {
     let digits = text
         .strip_prefix("AC-")
         .or_else(|| text.strip_prefix("ac-"))
@@ -140,7 +142,7 @@ pub fn ac_number(text: &str) -> Option<String> {
 }
 
 /// Markdown links replaced by their text: `[Scenario: X](a.feature)` → `Scenario: X`.
-pub fn strip_links(text: &str) -> String {
+pub(crate) fn strip_links(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find('[') {
@@ -166,7 +168,7 @@ pub fn strip_links(text: &str) -> String {
 }
 
 /// Whitespace runs collapsed to one space, ends trimmed.
-pub fn collapse(text: &str) -> String {
+pub(crate) fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -237,7 +239,7 @@ fn scenarios_in(title: &str) -> Vec<String> {
 }
 
 /// `Scenario: X` (any case of the keyword) → `X`.
-pub fn strip_scenario_prefix(text: &str) -> Option<&str> {
+pub(crate) fn strip_scenario_prefix(text: &str) -> Option<&str> {
     let head = text.get(..9)?;
     head.eq_ignore_ascii_case("scenario:")
         .then(|| text.get(9..).unwrap_or("").trim())

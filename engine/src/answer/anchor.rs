@@ -14,15 +14,15 @@ use crate::store::bounded_read::{open_regular, ReadError};
 
 /// A `file:line` or `file:start-end` citation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Citation {
-    pub path: String,
-    pub start: LineNumber,
-    pub end: LineNumber,
+pub(crate) struct Citation {
+    pub(crate) path: String,
+    pub(crate) start: LineNumber,
+    pub(crate) end: LineNumber,
 }
 
 /// A cited line number; `Huge` when it does not fit a `usize` (always out of range).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineNumber {
+pub(crate) enum LineNumber {
     At(usize),
     Huge,
 }
@@ -48,18 +48,18 @@ impl std::fmt::Display for Citation {
 
 /// Everything an evidence cell cites or mentions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EvidenceScan {
-    pub citations: Vec<Citation>,
+pub(crate) struct EvidenceScan {
+    pub(crate) citations: Vec<Citation>,
     /// Glob patterns (`src/*.rs`, `src/*.rs:3`): not anchors.
-    pub globs: Vec<String>,
+    pub(crate) globs: Vec<String>,
     /// Paths mentioned without a line: `dir/` (a directory summary) or `dir/file.ext`.
-    pub bare_paths: Vec<String>,
+    pub(crate) bare_paths: Vec<String>,
 }
 
 const GLOB_CHARS: [char; 4] = ['*', '?', '[', '{'];
 
 /// Find the citations, globs and bare paths in an evidence cell.
-pub fn scan_evidence(evidence: &str) -> EvidenceScan {
+pub(crate) fn scan_evidence(evidence: &str) -> EvidenceScan {
     let mut scan = EvidenceScan::default();
     for raw in evidence.split(|c: char| {
         c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | ')' | ',' | ';' | '<' | '>')
@@ -145,7 +145,7 @@ fn has_extension(path: &str) -> bool {
 
 /// Why a citation or mention is not a concrete existing anchor.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AnchorProblem {
+pub(crate) enum AnchorProblem {
     /// The path names no file under the project root.
     FileMissing { path: String },
     /// The path is a directory, not a file.
@@ -175,6 +175,7 @@ pub struct AnchorChecker {
 }
 
 impl AnchorChecker {
+    /// A checker for anchors under `project_root` (an error if it cannot be canonicalised).
     pub fn new(project_root: &Path) -> io::Result<Self> {
         Ok(Self {
             root: project_root.to_path_buf(),
@@ -184,7 +185,7 @@ impl AnchorChecker {
     }
 
     /// Whether `citation` is a concrete existing `file:line` / `file:start-end`.
-    pub fn check_citation(&mut self, citation: &Citation) -> Result<(), AnchorProblem> {
+    pub(crate) fn check_citation(&mut self, citation: &Citation) -> Result<(), AnchorProblem> {
         let lines = match self.target(&citation.path) {
             Target::File { lines } => lines,
             other => return Err(problem(&citation.path, other)),
@@ -207,7 +208,7 @@ impl AnchorChecker {
 
     /// Check a path mentioned without a line: it must exist, and a directory is a summary,
     /// not an anchor.
-    pub fn check_bare_path(&mut self, path: &str) -> Result<(), AnchorProblem> {
+    pub(crate) fn check_bare_path(&mut self, path: &str) -> Result<(), AnchorProblem> {
         match self.target(path) {
             Target::File { .. } => Ok(()),
             other => Err(problem(path, other)),

@@ -25,14 +25,14 @@ use crate::verdict::{
 use crate::wbs::Wbs;
 
 /// The `source` every derived artifact carries.
-pub const SOURCE: &str = "spur task verdict";
+pub(crate) const SOURCE: &str = "spur task verdict";
 
 /// Names of the checks derivation adds.
-pub mod check_names {
-    pub const ANSWER_LINT: &str = "answer-lint";
-    pub const EVIDENCE_RULE_PASS: &str = "evidence-rule-pass";
-    pub const EVIDENCE_RULE_FAILED: &str = "evidence-rule-failed";
-    pub const ANSWER_VERDICT_LINE: &str = "answer-verdict-line";
+pub(crate) mod check_names {
+    pub(crate) const ANSWER_LINT: &str = "answer-lint";
+    pub(crate) const EVIDENCE_RULE_PASS: &str = "evidence-rule-pass";
+    pub(crate) const EVIDENCE_RULE_FAILED: &str = "evidence-rule-failed";
+    pub(crate) const ANSWER_VERDICT_LINE: &str = "answer-verdict-line";
 }
 
 /// How many lint errors the `answer-lint` check names before summarising.
@@ -43,7 +43,7 @@ const LISTED_ERRORS: usize = 10;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Derivation {
     pub artifact: Artifact,
-    pub warnings: Vec<AnswerDiagnostic>,
+    pub(crate) warnings: Vec<AnswerDiagnostic>,
 }
 
 /// Build the artifact for `wbs` from a linted answer. `answer_name` names the answer file

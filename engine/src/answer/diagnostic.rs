@@ -8,13 +8,13 @@ use crate::diagnostic::Code;
 /// How much a diagnostic matters. Any `Error` fails the lint; warnings never do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Severity {
+pub(crate) enum Severity {
     Error,
     Warning,
 }
 
 /// How much a lint finding matters: two findings only warn, every other one fails the lint.
-pub const fn severity_of(code: Code) -> Severity {
+pub(crate) const fn severity_of(code: Code) -> Severity {
     match code {
         Code::AnswerVerdictLineDisagrees | Code::AnswerEvidenceRuleDowngrade => Severity::Warning,
         _ => Severity::Error,
@@ -31,15 +31,18 @@ pub struct AnswerDiagnostic {
     pub line: Option<usize>,
     /// The row's text as written (shortened when long); `None` when no row is involved.
     pub row: Option<String>,
+    /// The finding's stable code.
     pub code: Code,
-    pub severity: Severity,
+    pub(crate) severity: Severity,
+    /// The finding, for people.
     pub message: String,
+    /// What to do about it, when there is something.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
 }
 
 impl AnswerDiagnostic {
-    pub fn new(code: Code, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
             line: None,
             row: None,
@@ -50,30 +53,31 @@ impl AnswerDiagnostic {
         }
     }
 
-    pub fn at_line(mut self, line: usize) -> Self {
+    pub(crate) fn at_line(mut self, line: usize) -> Self {
         self.line = Some(line);
         self
     }
 
     /// Attach the row at `line` whose text is `text`.
-    pub fn at_row(mut self, line: usize, text: &str) -> Self {
+    pub(crate) fn at_row(mut self, line: usize, text: &str) -> Self {
         self.line = Some(line);
         self.row = Some(shorten(text.trim()));
         self
     }
 
-    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+    pub(crate) fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
 
+    /// Whether the finding is an error (it fails the lint).
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
 }
 
 /// `text` cut to [`ROW_TEXT_LIMIT`] characters, with `…` when cut.
-pub fn shorten(text: &str) -> String {
+pub(crate) fn shorten(text: &str) -> String {
     match text.char_indices().nth(ROW_TEXT_LIMIT) {
         Some((at, _)) => format!("{}…", text.get(..at).unwrap_or(text)),
         None => text.to_owned(),

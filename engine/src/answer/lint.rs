@@ -15,38 +15,39 @@ use crate::verdict::{EvidenceKind, EvidenceType, RowStatus};
 
 /// A requirement row that can be derived from: id known, status valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LintedRequirement {
-    pub line: usize,
-    pub id: String,
-    pub status: RowStatus,
-    pub evidence: String,
+pub(crate) struct LintedRequirement {
+    pub(crate) line: usize,
+    pub(crate) id: String,
+    pub(crate) status: RowStatus,
+    pub(crate) evidence: String,
 }
 
 /// An AC row that can be derived from: resolved to one criterion, status and type valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LintedAc {
-    pub line: usize,
+pub(crate) struct LintedAc {
+    pub(crate) line: usize,
     /// Index of the criterion in the task file's list.
-    pub criterion: usize,
-    pub status: RowStatus,
-    pub evidence_type: EvidenceType,
-    pub evidence: String,
+    pub(crate) criterion: usize,
+    pub(crate) status: RowStatus,
+    pub(crate) evidence_type: EvidenceType,
+    pub(crate) evidence: String,
 }
 
 /// The lint's result.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LintReport {
-    pub requirements: Vec<LintedRequirement>,
-    pub acceptance: Vec<LintedAc>,
+    pub(crate) requirements: Vec<LintedRequirement>,
+    pub(crate) acceptance: Vec<LintedAc>,
     /// Sorted by line; findings about the file as a whole come last.
     pub diagnostics: Vec<AnswerDiagnostic>,
 }
 
 impl LintReport {
-    pub fn error_count(&self) -> usize {
+    pub(crate) fn error_count(&self) -> usize {
         self.diagnostics.iter().filter(|d| d.is_error()).count()
     }
 
+    /// Whether any finding is an error (the answer fails the lint).
     pub fn has_errors(&self) -> bool {
         self.error_count() > 0
     }

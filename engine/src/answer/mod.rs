@@ -2,10 +2,10 @@
 //! against the task file (requirement ids, acceptance criteria, concrete anchors) and turned
 //! into the verdict artifact the done gate reads.
 //!
-//! The flow is the module list: [`parse`] (answer text → rows) and [`task_file`] (task →
-//! requirement ids and criteria) feed [`lint`] (with [`ac_identity`] and [`anchor`]), whose
+//! The flow is the module list: `parse` (answer text → rows) and [`task_file`] (task →
+//! requirement ids and criteria) feed [`lint()`] (with `ac_identity` and [`anchor`]), whose
 //! typed rows [`derive`] turns into an artifact through the one aggregation function;
-//! [`request`] reads the files and commits the artifact atomically.
+//! `request` reads the files and commits the artifact atomically.
 //!
 //! ```
 //! use spur_engine::answer::{anchor::AnchorChecker, derive_artifact, lint, parse_answer};
@@ -31,24 +31,20 @@
 //! assert_eq!(derived.artifact.verdict, Verdict::Partial);
 //! ```
 
-pub mod ac_identity;
-pub mod ac_label;
+pub(crate) mod ac_identity;
+pub(crate) mod ac_label;
 pub mod anchor;
-pub mod derive;
-pub mod diagnostic;
+pub(crate) mod derive;
+pub(crate) mod diagnostic;
 pub mod lint;
-pub mod parse;
-pub mod request;
-pub mod table;
+pub(crate) mod parse;
+pub(crate) mod request;
+pub(crate) mod table;
 /// The task-file parser, which the answer lint shares with the done gate and verify.
 pub use crate::task_file;
 
-pub use derive::{derive_artifact, Derivation};
-pub use diagnostic::{AnswerDiagnostic, Severity};
-pub use lint::{lint, LintReport};
-pub use parse::{parse_answer, AcRow, Answer, DeclaredVerdict, RequirementRow, VerdictLine};
-pub use request::{
-    derive_verdict, derive_verdict_with, DeriveError, DeriveOutcome, DeriveRequest,
-    MAX_ANSWER_BYTES,
-};
-pub use task_file::{locate_task_file, read_task_file, TaskFile, TaskFileError};
+pub use derive::derive_artifact;
+pub use diagnostic::AnswerDiagnostic;
+pub use lint::lint;
+pub use parse::parse_answer;
+pub use request::{derive_verdict, derive_verdict_with, DeriveError, DeriveRequest};

@@ -9,14 +9,14 @@ use crate::diagnostic::Code;
 
 /// The verdict an answer declares on its `Verdict:` line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeclaredVerdict {
+pub(crate) enum DeclaredVerdict {
     Pass,
     Partial,
     Fail,
 }
 
 impl DeclaredVerdict {
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             Self::Pass => "PASS",
             Self::Partial => "PARTIAL",
@@ -27,42 +27,42 @@ impl DeclaredVerdict {
 
 /// The `Verdict:` line and where it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VerdictLine {
-    pub verdict: DeclaredVerdict,
-    pub line: usize,
+pub(crate) struct VerdictLine {
+    pub(crate) verdict: DeclaredVerdict,
+    pub(crate) line: usize,
 }
 
 /// A row of the requirements table, cells as written (trimmed, pipes unescaped).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequirementRow {
-    pub line: usize,
-    pub text: String,
-    pub id: String,
-    pub status: String,
-    pub evidence: String,
+pub(crate) struct RequirementRow {
+    pub(crate) line: usize,
+    pub(crate) text: String,
+    pub(crate) id: String,
+    pub(crate) status: String,
+    pub(crate) evidence: String,
 }
 
 /// A row of the acceptance-criteria table, cells as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AcRow {
-    pub line: usize,
-    pub text: String,
-    pub id: String,
-    pub status: String,
-    pub evidence_type: String,
-    pub evidence: String,
+pub(crate) struct AcRow {
+    pub(crate) line: usize,
+    pub(crate) text: String,
+    pub(crate) id: String,
+    pub(crate) status: String,
+    pub(crate) evidence_type: String,
+    pub(crate) evidence: String,
 }
 
 /// A parsed answer: what it declares, and the structural problems found on the way.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Answer {
-    pub verdict_line: Option<VerdictLine>,
-    pub requirements: Vec<RequirementRow>,
-    pub acceptance: Vec<AcRow>,
+    pub(crate) verdict_line: Option<VerdictLine>,
+    pub(crate) requirements: Vec<RequirementRow>,
+    pub(crate) acceptance: Vec<AcRow>,
     /// The line of the requirements / AC table header, when there is one.
-    pub requirements_table: Option<usize>,
-    pub acceptance_table: Option<usize>,
-    pub diagnostics: Vec<AnswerDiagnostic>,
+    pub(crate) requirements_table: Option<usize>,
+    pub(crate) acceptance_table: Option<usize>,
+    pub(crate) diagnostics: Vec<AnswerDiagnostic>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,16 +23,18 @@ use crate::verdict::{Artifact, Verdict};
 use crate::wbs::Wbs;
 
 /// The largest answer file spur reads; a bigger one fails the lint without being read.
-pub const MAX_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_ANSWER_BYTES: u64 = 8 * 1024 * 1024;
 
 /// What to derive, from what, into where.
 #[derive(Debug, Clone)]
 pub struct DeriveRequest {
+    /// The task the answer is about.
     pub wbs: Wbs,
     /// The answer file.
     pub answer: PathBuf,
-    /// The task file; found from the wbs when `None` (see [`locate_task_file`]).
+    /// The task file; found from the wbs when `None` (see `locate_task_file`).
     pub task: Option<PathBuf>,
+    /// The project's state directory, where the artifact is written.
     pub state_dir: StateDir,
     /// Anchors resolve against this directory.
     pub project_root: PathBuf,
@@ -47,11 +49,15 @@ pub struct DeriveRequest {
 /// The result of a derivation.
 #[derive(Debug, Clone)]
 pub struct DeriveOutcome {
+    /// The task.
     pub wbs: Wbs,
+    /// The derived verdict.
     pub verdict: Verdict,
+    /// The derived artifact.
     pub artifact: Artifact,
     /// Where the artifact was written; `None` when nothing was written (`--lint-only`).
     pub artifact_path: Option<PathBuf>,
+    /// The task file the answer was linted against.
     pub task_path: PathBuf,
     /// Lint errors and warnings, then derivation warnings, by answer line.
     pub diagnostics: Vec<AnswerDiagnostic>,
@@ -62,22 +68,39 @@ pub struct DeriveOutcome {
 /// Why a derivation could not run or could not commit its artifact.
 #[derive(Debug, thiserror::Error)]
 pub enum DeriveError {
+    /// The answer file cannot be opened.
     #[error("cannot read answer file {}: {reason}", path.display())]
-    AnswerUnreadable { path: PathBuf, reason: String },
+    AnswerUnreadable {
+        /// The answer file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 
+    /// The task file cannot be found, read or used.
     #[error(transparent)]
     TaskFile(#[from] TaskFileError),
 
+    /// The project root cannot be used to resolve anchors.
     #[error("cannot use project root {}: {reason}", path.display())]
-    ProjectRoot { path: PathBuf, reason: String },
+    ProjectRoot {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 
+    /// The artifact could not be written; the previous one is unchanged.
     #[error("could not write verdict artifact {}: {source}; the previous artifact, if any, is unchanged", path.display())]
     Write {
+        /// The artifact's path.
         path: PathBuf,
+        /// The write error.
         #[source]
         source: io::Error,
     },
 
+    /// The artifact was written, but the task ledger did not take the record of it.
     #[error(transparent)]
     Unrecorded(#[from] UnrecordedWrite),
 }

@@ -7,14 +7,14 @@ use std::collections::HashMap;
 
 /// A table row: its trimmed cells, and whether it ended with a closing `|`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    pub cells: Vec<String>,
+pub(crate) struct Row {
+    pub(crate) cells: Vec<String>,
     /// `false` when the row lacks its closing pipe — an interrupted or truncated row.
-    pub terminated: bool,
+    pub(crate) terminated: bool,
 }
 
 /// Split `line` into cells when it is a table row (starts with `|` after indentation).
-pub fn split_row(line: &str) -> Option<Row> {
+pub(crate) fn split_row(line: &str) -> Option<Row> {
     let trimmed = line.trim();
     let body = trimmed.strip_prefix('|')?;
     let closers = CodeSpanClosers::of(body);
@@ -65,7 +65,7 @@ pub fn split_row(line: &str) -> Option<Row> {
 }
 
 /// Whether `row` is a delimiter row (`|---|:--:|`).
-pub fn is_delimiter(row: &Row) -> bool {
+pub(crate) fn is_delimiter(row: &Row) -> bool {
     !row.cells.is_empty()
         && row.cells.iter().all(|cell| {
             let inner = cell.strip_prefix(':').unwrap_or(cell);
@@ -75,7 +75,7 @@ pub fn is_delimiter(row: &Row) -> bool {
 }
 
 /// A cell's value with one wrapping inline code span removed: `` `R1` `` → `R1`.
-pub fn unwrap_code(cell: &str) -> &str {
+pub(crate) fn unwrap_code(cell: &str) -> &str {
     let cell = cell.trim();
     let run = cell.chars().take_while(|&c| c == '`').count();
     if run == 0 || cell.len() < 2 * run + 1 {

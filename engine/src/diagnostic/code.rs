@@ -20,7 +20,7 @@ macro_rules! codes {
             pub const ALL: &'static [Code] = &[$( Code::$variant, )*];
 
             /// The code as it appears in output, e.g. `spur::check::unknown-state`.
-            pub const fn as_str(self) -> &'static str {
+            pub(crate) const fn as_str(self) -> &'static str {
                 match self {
                     $( Code::$variant => $code, )*
                 }

@@ -14,7 +14,6 @@ pub(crate) mod provenance;
 mod verified;
 
 pub use provenance::{write_verdict, Rewrite, UnrecordedWrite, WriteVerdictError};
-pub use verified::required_gates;
 
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::audit::{self, AuditEntry};
@@ -33,7 +32,7 @@ pub struct Done {
 
 /// How the gate certified it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DoneVia {
+pub(crate) enum DoneVia {
     /// A self-consistent PASS verdict whose artifact spur wrote.
     Pass,
     /// A self-consistent PASS verdict in an artifact spur did not write (or that was edited
@@ -45,12 +44,12 @@ pub enum DoneVia {
 
 impl Done {
     /// How the gate certified it.
-    pub fn via(&self) -> &DoneVia {
+    pub(crate) fn via(&self) -> &DoneVia {
         &self.via
     }
 
     /// The sha256 of the verdict artifact the gate read (`None` when there was none).
-    pub fn verdict_sha256(&self) -> Option<&str> {
+    pub(crate) fn verdict_sha256(&self) -> Option<&str> {
         self.verdict_sha256.as_deref()
     }
 }
@@ -73,6 +72,7 @@ coded_diagnostic! {
 }
 
 impl ForceReason {
+    /// A reason that holds a visible character, or [`BlankReason`].
     pub fn new(reason: impl Into<String>) -> Result<Self, BlankReason> {
         let reason = reason.into();
         if !crate::visible_text::has_visible_char(&reason) {
@@ -82,6 +82,7 @@ impl ForceReason {
         }
     }
 
+    /// The reason as given.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -93,7 +94,9 @@ pub struct DoneRequest<'a> {
     /// The task, whose data lock the caller holds from before this call until it has
     /// appended the `done` record (or given up).
     pub lock: &'a DataLock,
+    /// `--force-done --reason`: allow without a PASS, written to the audit log.
     pub force: Option<&'a ForceReason>,
+    /// The project's state directory (`.spur/`).
     pub state_dir: &'a StateDir,
     /// For the audit record.
     pub run_id: Option<&'a str>,
@@ -115,6 +118,7 @@ pub enum AllowReason {
 }
 
 impl AllowReason {
+    /// The reason as written in output (`pass`, `forced`).
     pub fn as_str(self) -> &'static str {
         match self {
             AllowReason::Pass => "pass",
@@ -137,7 +141,7 @@ pub enum GateDecision {
 }
 
 impl GateDecision {
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             GateDecision::Noop => "noop",
             GateDecision::Allow => "allow",
@@ -156,25 +160,36 @@ impl std::fmt::Display for GateDecision {
 #[derive(Debug)]
 pub enum DoneDecision {
     /// Already done: nothing to certify.
-    Noop { message: String },
+    Noop {
+        /// Says the task was already done.
+        message: String,
+    },
     /// Certified. `done` is the token the status store needs.
     Allow {
+        /// Why it allowed.
         reason: AllowReason,
+        /// The proof the task may be marked done.
         done: Done,
         /// The effective verdict of the artifact (PASS for `reason: Pass`).
         verdict: Verdict,
+        /// What the gate says, for people.
         message: String,
+        /// How the verdict was recomputed from the artifact.
         evaluation: Box<Evaluation>,
     },
     /// Not certified.
     Deny {
+        /// The effective verdict the gate computed from the artifact.
         verdict: Verdict,
+        /// Why the gate denied, for people.
         message: String,
+        /// How the verdict was recomputed from the artifact.
         evaluation: Box<Evaluation>,
     },
 }
 
 impl DoneDecision {
+    /// What the gate says, for people.
     pub fn message(&self) -> &str {
         match self {
             DoneDecision::Noop { message }
@@ -183,6 +198,7 @@ impl DoneDecision {
         }
     }
 
+    /// Which way the gate went.
     pub fn kind(&self) -> GateDecision {
         match self {
             DoneDecision::Noop { .. } => GateDecision::Noop,
@@ -281,7 +297,7 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
             evaluation: Box::new(evaluation),
         };
     }
-    let config = crate::verify::VerifyConfig::load(request.state_dir);
+    let config = crate::verify::config::VerifyConfig::load(request.state_dir);
     let (reason, via, how) =
         match provenance::check(wbs, &path, &ledger, read.sha256.as_deref(), &config) {
             Ok(provenance::Provenance::Spur) => (AllowReason::Pass, DoneVia::Pass, ""),

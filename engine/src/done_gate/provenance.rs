@@ -19,7 +19,8 @@ use crate::store::state_dir::StateDir;
 use crate::store::task_ledger::{self, LedgerError, LedgerRead, NewRecord};
 use crate::store::task_ledger::{VerdictWriter, VerdictWritten};
 use crate::store::task_status::ChangeContext;
-use crate::verify::{ExternalVerdicts, VerifyConfig, VerifyConfigErrors};
+use crate::verify::config::{ExternalVerdicts, VerifyConfig};
+use crate::verify::config_error::VerifyConfigErrors;
 use crate::wbs::Wbs;
 
 /// Who wrote the artifact the gate read, as far as the gate accepts it.

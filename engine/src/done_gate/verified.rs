@@ -24,7 +24,7 @@ use crate::wbs::Wbs;
 /// The gate ids a `verified` record must show green for the task to be done: the enabled
 /// configured gates, then `evidence-command:<AC id>` for each acceptance criterion of the
 /// task file that names a command (all as `gate-<name>`, the ids verify records).
-pub fn required_gates(config: &VerifyConfig, task: Option<&TaskFile>) -> Vec<String> {
+pub(crate) fn required_gates(config: &VerifyConfig, task: Option<&TaskFile>) -> Vec<String> {
     let commanded = task.map(plan::commanded_gate_names).unwrap_or_default();
     config
         .gates

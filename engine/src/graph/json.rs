@@ -7,70 +7,73 @@ use serde::Serialize;
 use super::{GuardSummary, SimplePaths, TransitionGraph};
 use crate::pipeline::Pipeline;
 
+/// What `spur graph --format json` prints: states, transitions and the checker's analyses.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct GraphDocument {
-    pub name: String,
-    pub initial_state: String,
-    pub states: Vec<StateEntry>,
-    pub transitions: Vec<TransitionEntry>,
+    pub(crate) name: String,
+    pub(crate) initial_state: String,
+    pub(crate) states: Vec<StateEntry>,
+    pub(crate) transitions: Vec<TransitionEntry>,
     /// Each cycle's state ids in declaration order.
-    pub cycles: Vec<Vec<String>>,
+    pub(crate) cycles: Vec<Vec<String>>,
     /// States not reachable from the initial state.
-    pub unreachable: Vec<String>,
+    pub(crate) unreachable: Vec<String>,
     /// States from which no terminal state is reachable.
-    pub cannot_terminate: Vec<String>,
+    pub(crate) cannot_terminate: Vec<String>,
     /// Transitions after an unconditional one from the same state.
-    pub shadowed: Vec<ShadowedEntry>,
+    pub(crate) shadowed: Vec<ShadowedEntry>,
+    /// The simple paths from the initial state, when asked for (`--paths`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paths: Option<PathsDocument>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct StateEntry {
-    pub id: String,
-    pub initial: bool,
-    pub terminal: bool,
-    pub failure: bool,
-    pub pause: bool,
+pub(crate) struct StateEntry {
+    pub(crate) id: String,
+    pub(crate) initial: bool,
+    pub(crate) terminal: bool,
+    pub(crate) failure: bool,
+    pub(crate) pause: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct TransitionEntry {
-    pub index: usize,
-    pub from: String,
-    pub to: String,
+pub(crate) struct TransitionEntry {
+    pub(crate) index: usize,
+    pub(crate) from: String,
+    pub(crate) to: String,
     /// `null` for a transition without guard.
-    pub guard: Option<GuardEntry>,
+    pub(crate) guard: Option<GuardEntry>,
     /// Place among the transitions of `from`, from 1 (the first that passes wins).
-    pub rank: usize,
-    pub shadowed: bool,
+    pub(crate) rank: usize,
+    pub(crate) shadowed: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct GuardEntry {
-    pub kind: String,
-    pub summary: Option<String>,
+pub(crate) struct GuardEntry {
+    pub(crate) kind: String,
+    pub(crate) summary: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
-pub struct ShadowedEntry {
-    pub transition: usize,
-    pub shadowed_by: usize,
+pub(crate) struct ShadowedEntry {
+    pub(crate) transition: usize,
+    pub(crate) shadowed_by: usize,
 }
 
 /// Simple paths from the initial state to terminal states, as state ids.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct PathsDocument {
     /// The most paths asked for.
-    pub limit: usize,
+    pub(crate) limit: usize,
     /// The search stopped early: more paths may exist.
-    pub truncated: bool,
-    pub paths: Vec<Vec<String>>,
+    pub(crate) truncated: bool,
+    pub(crate) paths: Vec<Vec<String>>,
 }
 
 impl PathsDocument {
+    /// The paths `found`, as state ids; `limit` is the most that were asked for.
     pub fn new(pipeline: &Pipeline, found: &SimplePaths, limit: usize) -> PathsDocument {
         PathsDocument {
             limit,
@@ -81,6 +84,7 @@ impl PathsDocument {
 }
 
 impl GraphDocument {
+    /// The document of `pipeline` and its `graph`.
     pub fn new(pipeline: &Pipeline, graph: &TransitionGraph) -> GraphDocument {
         let states = pipeline
             .states

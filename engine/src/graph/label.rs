@@ -11,7 +11,7 @@ use crate::source::Located;
 /// its source state's transitions (only when there are several), an unconditional transition
 /// reads `otherwise` after the first place (`always` in first place), and a shadowed one
 /// ends with `(never taken)`. Plain text: each format escapes it.
-pub fn transition_label(pipeline: &Pipeline, graph: &TransitionGraph, t: usize) -> String {
+pub(crate) fn transition_label(pipeline: &Pipeline, graph: &TransitionGraph, t: usize) -> String {
     let Some(transition) = pipeline.transitions.get(t) else {
         return String::new();
     };
@@ -42,19 +42,19 @@ pub fn transition_label(pipeline: &Pipeline, graph: &TransitionGraph, t: usize) 
 }
 
 /// Longest summary, in characters (the cut adds `…`).
-pub const SUMMARY_CHARS: usize = 40;
+pub(crate) const SUMMARY_CHARS: usize = 40;
 
 /// What a guard tests, in short.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GuardSummary {
-    pub kind: String,
+pub(crate) struct GuardSummary {
+    pub(crate) kind: String,
     /// One line of at most [`SUMMARY_CHARS`] characters; `None` when the kind says it all
     /// (`always`, `never`, `action-ok`, a plugin without options).
-    pub summary: Option<String>,
+    pub(crate) summary: Option<String>,
 }
 
 impl GuardSummary {
-    pub fn of(guard: &Guard) -> GuardSummary {
+    pub(crate) fn of(guard: &Guard) -> GuardSummary {
         GuardSummary {
             kind: guard.kind.value.name().to_owned(),
             summary: summarize(&guard.kind.value, &guard.options)
@@ -65,7 +65,7 @@ impl GuardSummary {
 
     /// The edge label: `kind: summary`, or the kind alone. Empty for `always`, which is
     /// what an unguarded transition does too.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match (&self.summary, self.kind.as_str()) {
             (_, "always") => String::new(),
             (Some(summary), kind) => format!("{kind}: {summary}"),
@@ -121,7 +121,7 @@ fn nested(guard: &NestedGuard) -> String {
 
 /// Whitespace runs (newlines included) become one space; longer than `max` characters is cut
 /// to `max - 1` characters and `…`.
-pub fn shorten(text: &str, max: usize) -> String {
+pub(crate) fn shorten(text: &str, max: usize) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= max {
         return one_line;

@@ -9,7 +9,7 @@ use crate::pipeline::load::option_reader::OptionReader;
 use crate::pipeline::templated::{EnvVars, ShellText, Templated};
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum ActionKind {
+pub(crate) enum ActionKind {
     Shell(ShellOptions),
     Note(NoteOptions),
     FileReadIntoVar(FileReadOptions),
@@ -28,118 +28,118 @@ pub enum ActionKind {
 
 /// `shell`: `sh -c command`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ShellOptions {
-    pub command: Templated<ShellText>,
-    pub cwd: Option<Templated<String>>,
-    pub timeout_ms: Option<Templated<Duration>>,
-    pub env: Option<Templated<EnvVars>>,
+pub(crate) struct ShellOptions {
+    pub(crate) command: Templated<ShellText>,
+    pub(crate) cwd: Option<Templated<String>>,
+    pub(crate) timeout_ms: Option<Templated<Duration>>,
+    pub(crate) env: Option<Templated<EnvVars>>,
 }
 
 /// `note`: a message for the run's log.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NoteOptions {
-    pub message: Option<Templated<String>>,
+pub(crate) struct NoteOptions {
+    pub(crate) message: Option<Templated<String>>,
 }
 
 /// `file.read.into-var`: a file's text into a var.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FileReadOptions {
-    pub path: Templated<String>,
-    pub var: Templated<String>,
+pub(crate) struct FileReadOptions {
+    pub(crate) path: Templated<String>,
+    pub(crate) var: Templated<String>,
 }
 
 /// `hitl.confirm`: yes / no / cancel.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HitlConfirmOptions {
-    pub prompt: Option<Templated<String>>,
+pub(crate) struct HitlConfirmOptions {
+    pub(crate) prompt: Option<Templated<String>>,
 }
 
 /// `hitl.select`: one of `options`, into `var` too.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HitlSelectOptions {
-    pub prompt: Option<Templated<String>>,
+pub(crate) struct HitlSelectOptions {
+    pub(crate) prompt: Option<Templated<String>>,
     /// Written `options:`.
-    pub choices: Option<Templated<Vec<String>>>,
-    pub var: Option<Templated<String>>,
+    pub(crate) choices: Option<Templated<Vec<String>>>,
+    pub(crate) var: Option<Templated<String>>,
 }
 
 /// `agent.run`: the command `.spur/config.yaml` maps `agent` to.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AgentRunOptions {
-    pub agent: Option<Templated<String>>,
-    pub input: Option<Templated<String>>,
-    pub role: Option<Templated<String>>,
-    pub timeout_ms: Option<Templated<Duration>>,
-    pub answer_file: Option<Templated<String>>,
-    pub expect_file: Option<Templated<String>>,
-    pub require_diff: Option<Templated<bool>>,
+pub(crate) struct AgentRunOptions {
+    pub(crate) agent: Option<Templated<String>>,
+    pub(crate) input: Option<Templated<String>>,
+    pub(crate) role: Option<Templated<String>>,
+    pub(crate) timeout_ms: Option<Templated<Duration>>,
+    pub(crate) answer_file: Option<Templated<String>>,
+    pub(crate) expect_file: Option<Templated<String>>,
+    pub(crate) require_diff: Option<Templated<bool>>,
 }
 
 /// `proof.fingerprint`: the tree's fingerprint into `var`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FingerprintOptions {
-    pub var: Templated<String>,
-    pub task_file: Option<Templated<String>>,
-    pub expect: Option<Templated<String>>,
+pub(crate) struct FingerprintOptions {
+    pub(crate) var: Templated<String>,
+    pub(crate) task_file: Option<Templated<String>>,
+    pub(crate) expect: Option<Templated<String>>,
 }
 
 /// `run.artifact`: a path recorded in the run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ArtifactOptions {
-    pub path: Option<Templated<String>>,
-    pub artifact_kind: Option<Templated<String>>,
+pub(crate) struct ArtifactOptions {
+    pub(crate) path: Option<Templated<String>>,
+    pub(crate) artifact_kind: Option<Templated<String>>,
     /// The older spelling of `artifactKind`.
-    pub kind: Option<Templated<String>>,
+    pub(crate) kind: Option<Templated<String>>,
 }
 
 /// `command.gate`: `executable` with `args`, retried, PASS/FAIL into `resultFile`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CommandGateOptions {
-    pub executable: Templated<String>,
-    pub args: Option<Templated<Vec<String>>>,
-    pub timeout_ms: Option<Templated<Duration>>,
-    pub retry: Option<RetryOptions>,
-    pub result_file: Option<Templated<String>>,
-    pub soft_fail: Option<Templated<bool>>,
+pub(crate) struct CommandGateOptions {
+    pub(crate) executable: Templated<String>,
+    pub(crate) args: Option<Templated<Vec<String>>>,
+    pub(crate) timeout_ms: Option<Templated<Duration>>,
+    pub(crate) retry: Option<RetryOptions>,
+    pub(crate) result_file: Option<Templated<String>>,
+    pub(crate) soft_fail: Option<Templated<bool>>,
 }
 
 /// `retry:` of a command gate.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RetryOptions {
-    pub max_attempts: Option<Templated<u64>>,
-    pub delay_ms: Option<Templated<u64>>,
+pub(crate) struct RetryOptions {
+    pub(crate) max_attempts: Option<Templated<u64>>,
+    pub(crate) delay_ms: Option<Templated<u64>>,
     /// Retry only when the output contains one of these.
-    pub on: Option<Templated<Vec<String>>>,
+    pub(crate) on: Option<Templated<Vec<String>>>,
     /// `on` as YAML 1.1 spells a bare `on:` key: `true`.
-    pub on_as_true: Option<Templated<Vec<String>>>,
+    pub(crate) on_as_true: Option<Templated<Vec<String>>>,
 }
 
 /// `json.update`: a JSON file rewritten by a jq expression.
 #[derive(Debug, Clone, PartialEq)]
-pub struct JsonUpdateOptions {
-    pub path: Templated<String>,
-    pub expr: Templated<String>,
+pub(crate) struct JsonUpdateOptions {
+    pub(crate) path: Templated<String>,
+    pub(crate) expr: Templated<String>,
 }
 
 /// `verdict.derive`: the verifier's answer file into the verdict artifact.
 #[derive(Debug, Clone, PartialEq)]
-pub struct VerdictDeriveOptions {
-    pub answer: Option<Templated<String>>,
-    pub task: Option<Templated<String>>,
-    pub wbs: Option<Templated<String>>,
+pub(crate) struct VerdictDeriveOptions {
+    pub(crate) answer: Option<Templated<String>>,
+    pub(crate) task: Option<Templated<String>>,
+    pub(crate) wbs: Option<Templated<String>>,
 }
 
 /// `verify.run`: the verify gates of `.spur/config.yaml`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct VerifyRunOptions {
-    pub gate: Option<Templated<String>>,
-    pub wbs: Option<Templated<String>>,
-    pub soft_fail: Option<Templated<bool>>,
+pub(crate) struct VerifyRunOptions {
+    pub(crate) gate: Option<Templated<String>>,
+    pub(crate) wbs: Option<Templated<String>>,
+    pub(crate) soft_fail: Option<Templated<bool>>,
 }
 
 impl ActionKind {
     /// The built-in kinds, as written.
-    pub const NAMES: [&'static str; 12] = [
+    pub(crate) const NAMES: [&'static str; 12] = [
         "shell",
         "note",
         "file.read.into-var",
@@ -155,7 +155,7 @@ impl ActionKind {
     ];
 
     /// The kind as written.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             ActionKind::Shell(_) => "shell",
             ActionKind::Note(_) => "note",

@@ -11,7 +11,7 @@ use crate::pipeline::templated::{ShellText, Templated};
 use crate::source::{Located, SourceFile, Span};
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum GuardKind {
+pub(crate) enum GuardKind {
     Always,
     Never,
     /// The last action of the state succeeded.
@@ -29,36 +29,36 @@ pub enum GuardKind {
 
 /// `shell`: passes when `command` exits 0.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ShellGuardOptions {
-    pub command: Templated<ShellText>,
-    pub cwd: Option<Templated<String>>,
-    pub timeout_ms: Option<Templated<Duration>>,
+pub(crate) struct ShellGuardOptions {
+    pub(crate) command: Templated<ShellText>,
+    pub(crate) cwd: Option<Templated<String>>,
+    pub(crate) timeout_ms: Option<Templated<Duration>>,
 }
 
 /// `jq`: passes when `expr` yields `true` on `file` (or on the run context).
 #[derive(Debug, Clone, PartialEq)]
-pub struct JqGuardOptions {
+pub(crate) struct JqGuardOptions {
     /// Compiled as written when the run starts (`None`: not written as a string).
-    pub expr: Option<Located<String>>,
+    pub(crate) expr: Option<Located<String>>,
     /// A JSON file; without it (or when not a string) the run context is the input.
-    pub file: Option<Templated<String>>,
+    pub(crate) file: Option<Templated<String>>,
 }
 
 /// `file-exists`: passes when `path` exists.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FileExistsOptions {
-    pub path: Templated<String>,
+pub(crate) struct FileExistsOptions {
+    pub(crate) path: Templated<String>,
 }
 
 /// `all`, `any`, `not`: the guards they combine.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CombinatorOptions {
-    pub guards: NestedGuards,
+pub(crate) struct CombinatorOptions {
+    pub(crate) guards: NestedGuards,
 }
 
 /// `options.guards` of a combinator.
 #[derive(Debug, Clone, PartialEq)]
-pub enum NestedGuards {
+pub(crate) enum NestedGuards {
     List(Vec<NestedGuard>),
     /// One guard mapping where a list belongs: drawn, but the run refuses it.
     Single(NestedGuard),
@@ -68,7 +68,7 @@ pub enum NestedGuards {
 
 /// One entry of `guards`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum NestedGuard {
+pub(crate) enum NestedGuard {
     Guard(Box<Guard>),
     /// Not a mapping.
     NotAMapping,
@@ -78,7 +78,7 @@ pub enum NestedGuard {
 
 impl GuardKind {
     /// The built-in kinds, as written.
-    pub const NAMES: [&'static str; 9] = [
+    pub(crate) const NAMES: [&'static str; 9] = [
         "always",
         "never",
         "action-ok",
@@ -91,7 +91,7 @@ impl GuardKind {
     ];
 
     /// The kind as written.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             GuardKind::Always => "always",
             GuardKind::Never => "never",

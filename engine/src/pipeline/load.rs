@@ -44,8 +44,8 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "states",
     "transitions",
 ];
-pub const STATE_KEYS: &[&str] = &["id", "description", "pause", "onEnter", "onExit"];
-pub const TRANSITION_KEYS: &[&str] = &[
+pub(crate) const STATE_KEYS: &[&str] = &["id", "description", "pause", "onEnter", "onExit"];
+pub(crate) const TRANSITION_KEYS: &[&str] = &[
     "from",
     "to",
     "description",
@@ -53,15 +53,17 @@ pub const TRANSITION_KEYS: &[&str] = &[
     "guard",
     "terminalReason",
 ];
-pub const ACTION_KEYS: &[&str] = &["kind", "options", "onError"];
-pub const GUARD_KEYS: &[&str] = &["kind", "options"];
-pub const ENV_KEYS: &[&str] = &["allow"];
+pub(crate) const ACTION_KEYS: &[&str] = &["kind", "options", "onError"];
+pub(crate) const GUARD_KEYS: &[&str] = &["kind", "options"];
+pub(crate) const ENV_KEYS: &[&str] = &["allow"];
 
 /// A pipeline that was built, with the findings made while building it. The findings may
 /// include errors (e.g. an unknown key): a pipeline is runnable only once checked.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The pipeline as written.
     pub pipeline: Pipeline,
+    /// Every finding of the loader (warnings, and errors the checker will refuse).
     pub diagnostics: Vec<Diagnostic>,
 }
 

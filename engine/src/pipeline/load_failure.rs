@@ -12,9 +12,13 @@ use crate::diagnostic::{Code, Diagnostic};
 pub enum LoadFailure {
     /// No source text to point at: I/O error, too large, not UTF-8.
     Unreadable {
+        /// The stable code of the failure.
         code: Code,
+        /// The file.
         path: PathBuf,
+        /// What went wrong.
         message: String,
+        /// What to do about it, when there is something.
         help: Option<String>,
     },
     /// A finding with a span in the text: YAML syntax, budget exceeded, not a mapping…
@@ -22,13 +26,14 @@ pub enum LoadFailure {
 }
 
 impl LoadFailure {
-    pub fn code(&self) -> Code {
+    pub(crate) fn code(&self) -> Code {
         match self {
             LoadFailure::Unreadable { code, .. } => *code,
             LoadFailure::Invalid(d) => d.code,
         }
     }
 
+    /// The file that failed to load.
     pub fn path(&self) -> &Path {
         match self {
             LoadFailure::Unreadable { path, .. } => path,
@@ -36,6 +41,7 @@ impl LoadFailure {
         }
     }
 
+    /// The help text, when there is one.
     pub fn help_text(&self) -> Option<&str> {
         match self {
             LoadFailure::Unreadable { help, .. } => help.as_deref(),

@@ -10,9 +10,9 @@ use crate::source::SourceFile;
 use crate::store::bounded_read::{read_bounded, ReadError};
 
 /// Largest pipeline file spur reads: 8 MiB (the largest real pipeline is ~40 KiB).
-pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
-/// Read a pipeline file: a regular file of at most [`MAX_FILE_BYTES`], valid UTF-8.
+/// Read a pipeline file: a regular file of at most `MAX_FILE_BYTES`, valid UTF-8.
 pub fn read_source(path: &Path) -> Result<SourceFile, LoadFailure> {
     let unreadable = |code, message: String, help: Option<&str>| LoadFailure::Unreadable {
         code,

@@ -8,7 +8,7 @@ use crate::source::{Located, SourceFile, Span};
 
 /// Maps byte ranges of a string value to spans in its source file.
 #[derive(Debug, Clone, Copy)]
-pub struct ScalarSpan<'a> {
+pub(crate) struct ScalarSpan<'a> {
     value: &'a str,
     whole: Span,
     /// The source slice of the node, when known.
@@ -18,7 +18,7 @@ pub struct ScalarSpan<'a> {
 }
 
 impl<'a> ScalarSpan<'a> {
-    pub fn new(value: &'a Located<String>, source: Option<&'a SourceFile>) -> Self {
+    pub(crate) fn new(value: &'a Located<String>, source: Option<&'a SourceFile>) -> Self {
         let whole = value.span;
         let slice = source.and_then(|s| s.text().get(whole.offset..whole.end()));
         let exact = slice.and_then(|slice| {
@@ -40,13 +40,8 @@ impl<'a> ScalarSpan<'a> {
         }
     }
 
-    /// The whole value's span.
-    pub fn whole(&self) -> Span {
-        self.whole
-    }
-
     /// The source span of `value[start..end]`.
-    pub fn range(&self, start: usize, end: usize) -> Span {
+    pub(crate) fn range(&self, start: usize, end: usize) -> Span {
         let end = end.min(self.value.len());
         let start = start.min(end);
         if let Some(base) = self.exact {

@@ -14,14 +14,14 @@ use crate::source::Located;
 
 /// Option `key` as written, to be rendered and read as a `T` when the step runs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Templated<T> {
+pub(crate) struct Templated<T> {
     key: &'static str,
     value: OptionValue,
     ty: PhantomData<fn() -> T>,
 }
 
 impl<T> Templated<T> {
-    pub fn new(key: &'static str, value: OptionValue) -> Self {
+    pub(crate) fn new(key: &'static str, value: OptionValue) -> Self {
         Self {
             key,
             value,
@@ -30,17 +30,17 @@ impl<T> Templated<T> {
     }
 
     /// The option's name in the pipeline.
-    pub fn key(&self) -> &'static str {
+    pub(crate) fn key(&self) -> &'static str {
         self.key
     }
 
     /// The value as written (templates not rendered).
-    pub fn written(&self) -> &OptionValue {
+    pub(crate) fn written(&self) -> &OptionValue {
         &self.value
     }
 
     /// The value as written, when it is a string.
-    pub fn written_str(&self) -> Option<&Located<String>> {
+    pub(crate) fn written_str(&self) -> Option<&Located<String>> {
         match &self.value {
             OptionValue::String(s) => Some(s),
             _ => None,
@@ -51,7 +51,7 @@ impl<T> Templated<T> {
 /// Shell command text: each substitution is quoted for its place in the command, so a
 /// value is always exactly one literal string.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellText(pub String);
+pub(crate) struct ShellText(pub(crate) String);
 
 impl From<ShellText> for String {
     fn from(text: ShellText) -> Self {
@@ -61,11 +61,12 @@ impl From<ShellText> for String {
 
 /// Name → value pairs (a shell step's `env`), values as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvVars(pub Vec<(String, String)>);
+pub(crate) struct EnvVars(pub(crate) Vec<(String, String)>);
 
 /// Why a rendered value is not of its option's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Problem {
+#[allow(clippy::enum_variant_names)] // each variant reads as its message: "not a string"
+pub(crate) enum Problem {
     NotAString,
     NotAList,
     NotAMapping,
@@ -86,7 +87,7 @@ impl fmt::Display for Problem {
 }
 
 /// A type an option takes once rendered (strings rendered, other values as written).
-pub trait FromRendered: Sized {
+pub(crate) trait FromRendered: Sized {
     /// Strings are rendered as shell text rather than plain text.
     const SHELL: bool = false;
 
@@ -178,7 +179,7 @@ impl FromRendered for EnvVars {
 }
 
 /// A JSON value as var text: strings as they are, null as nothing, others as JSON.
-pub fn scalar_text(value: &Value) -> String {
+pub(crate) fn scalar_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),

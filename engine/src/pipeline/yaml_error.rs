@@ -8,11 +8,11 @@ use crate::source::{SourceFile, Span};
 use crate::yaml::{self, Node, NodeValue, ParseError};
 
 /// Most YAML nodes (scalars, lists, mappings) in one pipeline.
-pub const MAX_NODES: usize = 200_000;
+pub(crate) const MAX_NODES: usize = 200_000;
 /// Deepest nesting of lists and mappings.
-pub const MAX_DEPTH: usize = 48;
+pub(crate) const MAX_DEPTH: usize = 48;
 /// Most aliases (`*name`) in one pipeline; each expansion is also bounded.
-pub const MAX_ALIASES: usize = 1_000;
+pub(crate) const MAX_ALIASES: usize = 1_000;
 
 /// Parse the pipeline's YAML document into a node tree whose root is a mapping.
 pub(crate) fn parse_document(source: &SourceFile) -> Result<Node, LoadFailure> {

@@ -27,17 +27,17 @@ const AGENT_KEYS: &[&str] = &["command"];
 
 /// The command of one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentCommand {
+pub(crate) struct AgentCommand {
     /// Shell text; the templated `input` is appended as one argument (`"$@"`).
-    pub command: String,
+    pub(crate) command: String,
     /// What `agents:` holds that spur ignores (an unknown key, with did-you-mean), one
     /// line each.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Looking up an agent failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AgentLookupError {
+pub(crate) enum AgentLookupError {
     /// The file could not be read (not a regular file, too large, not UTF-8…).
     Unreadable(String),
     /// The file is not YAML, or `agents:` is not what it should be: every finding, one
@@ -49,7 +49,7 @@ pub enum AgentLookupError {
 
 /// The command for `agent` from the config file at `path`. Any error in `agents:` makes
 /// every lookup fail, so that a broken entry is never half-read.
-pub fn agent_command(path: &Path, agent: &str) -> Result<AgentCommand, AgentLookupError> {
+pub(crate) fn agent_command(path: &Path, agent: &str) -> Result<AgentCommand, AgentLookupError> {
     let text = match read_string(path, MAX_CONFIG_BYTES) {
         Ok(t) => t,
         Err(e) if e.is_missing() => return Err(AgentLookupError::Unmapped),

@@ -9,11 +9,11 @@ use crate::wbs::Wbs;
 /// What the runner asks.
 #[derive(Debug, Clone)]
 pub struct GateRequest<'a> {
-    pub state_dir: &'a StateDir,
-    pub wbs: &'a Wbs,
-    pub run_id: &'a str,
+    pub(crate) state_dir: &'a StateDir,
+    pub(crate) wbs: &'a Wbs,
+    pub(crate) run_id: &'a str,
     /// `--force-done --reason R`.
-    pub force_reason: Option<&'a str>,
+    pub(crate) force_reason: Option<&'a str>,
 }
 
 /// What the gate answered.
@@ -34,7 +34,7 @@ pub enum GateAnswer {
 }
 
 impl GateAnswer {
-    pub fn decision(&self) -> GateDecision {
+    pub(crate) fn decision(&self) -> GateDecision {
         match self {
             GateAnswer::Noop => GateDecision::Noop,
             GateAnswer::Allow { .. } => GateDecision::Allow,

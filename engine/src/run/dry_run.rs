@@ -10,45 +10,70 @@ use crate::pipeline::{
     CheckedPipeline, CombinatorOptions, Guard, GuardKind, NestedGuard, NestedGuards,
 };
 
+/// A state the dry run passes through.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DryStep {
+    /// The state's id.
     pub state: String,
+    /// The state declares `pause: true`: a real run would stop here.
     pub pauses: bool,
     /// onEnter action kinds, in order (not run).
     pub actions: Vec<String>,
 }
 
+/// A transition a real run might take out of a branch point.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Candidate {
+    /// Its target state.
     pub to: String,
+    /// Its guard's kind (`none` when unguarded).
     pub guard: String,
+    /// Its `description`, when declared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
+/// Where the dry run stops.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "stop", rename_all = "kebab-case")]
 pub enum DryStop {
     /// The path reaches a terminal state.
-    Terminal { state: String, failure: bool },
+    Terminal {
+        /// The terminal state.
+        state: String,
+        /// It is a failure state.
+        failure: bool,
+    },
     /// The choice at `state` depends on guards that only a real run can evaluate.
     BranchPoint {
+        /// The state with the choice.
         state: String,
+        /// The transitions that might be taken, in the order they are tried.
         candidates: Vec<Candidate>,
     },
     /// No transition out of `state` can pass.
-    NoPassingTransition { state: String },
+    NoPassingTransition {
+        /// The state with no way on.
+        state: String,
+    },
     /// The decidable path comes back to `state`: it would loop until the iteration bound.
-    Loop { state: String },
+    Loop {
+        /// The state reached again.
+        state: String,
+    },
 }
 
+/// What `spur run --dry-run` shows: the path that can be decided without running anything.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DryRun {
+    /// The pipeline's name.
     pub pipeline: String,
+    /// The states passed through, from the initial state.
     pub path: Vec<DryStep>,
+    /// Where and why the walk stopped.
     #[serde(flatten)]
     pub stop: DryStop,
 }

@@ -9,22 +9,22 @@ use spur_guards::GuardResult;
 
 /// One action of a state visit.
 #[derive(Debug, Clone, Copy)]
-pub struct ActionStep<'a> {
-    pub state: &'a str,
-    pub phase: Phase,
+pub(crate) struct ActionStep<'a> {
+    pub(crate) state: &'a str,
+    pub(crate) phase: Phase,
     /// Its place in the state's `onEnter` / `onExit` list.
-    pub index: usize,
-    pub kind: &'a str,
+    pub(crate) index: usize,
+    pub(crate) kind: &'a str,
 }
 
 impl ActionStep<'_> {
     /// Its log file, relative to the run directory, numbered by the seq its
     /// `action-started` record gets.
-    pub fn log(&self, seq: u64) -> String {
+    pub(crate) fn log(&self, seq: u64) -> String {
         format!("actions/{seq:04}-{}.log", sanitize(self.kind))
     }
 
-    pub fn started(&self, log: &str) -> Event {
+    pub(crate) fn started(&self, log: &str) -> Event {
         Event::ActionStarted {
             state: self.state.to_owned(),
             phase: self.phase,
@@ -35,7 +35,7 @@ impl ActionStep<'_> {
     }
 
     /// Vars are recorded only for an action that succeeded: a failed one sets none.
-    pub fn finished(&self, result: &ActionResult, duration_ms: u64) -> Event {
+    pub(crate) fn finished(&self, result: &ActionResult, duration_ms: u64) -> Event {
         Event::ActionFinished {
             state: self.state.to_owned(),
             phase: self.phase,
@@ -58,17 +58,17 @@ impl ActionStep<'_> {
 
 /// One guard evaluated while choosing the transition out of a state.
 #[derive(Debug, Clone, Copy)]
-pub struct GuardStep<'a> {
-    pub state: &'a str,
+pub(crate) struct GuardStep<'a> {
+    pub(crate) state: &'a str,
     /// Index of the transition in the pipeline's `transitions` list.
-    pub transition: usize,
-    pub to: &'a str,
+    pub(crate) transition: usize,
+    pub(crate) to: &'a str,
     /// The guard's kind, `none` for a transition without a guard.
-    pub kind: &'a str,
+    pub(crate) kind: &'a str,
 }
 
 impl GuardStep<'_> {
-    pub fn evaluated(&self, result: &GuardResult, duration_us: u64) -> Event {
+    pub(crate) fn evaluated(&self, result: &GuardResult, duration_us: u64) -> Event {
         Event::GuardEvaluated {
             state: self.state.to_owned(),
             transition: self.transition,

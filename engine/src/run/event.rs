@@ -14,7 +14,9 @@ use crate::pipeline::TerminalReason;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
+    /// In the state's `onEnter` list, run on entering it.
     Enter,
+    /// In the state's `onExit` list, run on leaving it.
     Exit,
 }
 
@@ -36,44 +38,65 @@ pub enum PauseKind {
     rename_all_fields = "camelCase"
 )]
 pub enum Event {
+    /// The run began: written once, as the journal's first record.
     RunStarted {
         /// The pipeline file as given on the command line.
         pipeline: String,
+        /// The pipeline's `name`.
         pipeline_name: String,
         /// sha256 of the pipeline text: resume refuses a pipeline whose text changed.
         pipeline_sha256: String,
         /// The resolved vars (defaults < `--vars` < `--var`) the run started with.
         vars: BTreeMap<String, String>,
+        /// The task (`--wbs`) the run works on, if any; only a task run can be certified done.
         wbs: Option<String>,
         /// `--force-done --reason R`: the reason, when the run was started forced.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         force_done_reason: Option<String>,
     },
+    /// The run entered a state.
     StateEntered {
+        /// The state's id.
         state: String,
+        /// Transitions taken before entering it.
         iteration: u32,
     },
+    /// An action began: written (durably) before it runs, so a crash mid-action is visible.
     ActionStarted {
+        /// The state whose action list holds it.
         state: String,
+        /// Which of the state's lists holds it.
         phase: Phase,
+        /// Its position in that list, from 0.
         index: usize,
+        /// The action's kind as written (`shell`, `hitl.confirm`, …).
         kind: String,
         /// The action's log file, relative to the run directory.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log: Option<String>,
     },
+    /// An action ended, pairing the `action-started` with the same state, phase and index.
     ActionFinished {
+        /// The state whose action list holds it.
         state: String,
+        /// Which of the state's lists holds it.
         phase: Phase,
+        /// Its position in that list, from 0.
         index: usize,
+        /// The action's kind as written.
         kind: String,
+        /// Whether the action succeeded.
         ok: bool,
+        /// Why it failed, when it did.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// The action ran out of time and was killed.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         timed_out: bool,
+        /// The process's exit code, when it exited on its own.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         exit_code: Option<i32>,
+        /// Wall-clock time the action took, in milliseconds.
         duration_ms: u64,
         /// Vars the action set; merged after the whole sequence.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -82,36 +105,54 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// A transition's guard was evaluated in the current state.
     GuardEvaluated {
+        /// The state the run was in.
         state: String,
         /// Index of the transition in the pipeline's `transitions` list.
         transition: usize,
+        /// The target state of the transition.
         to: String,
+        /// The guard's kind (`shell`, `jq`, …), or `none` for an unguarded transition.
         kind: String,
+        /// Whether the guard passed (the transition is taken).
         passed: bool,
+        /// What the guard reported besides pass or fail (an error, a jq result), when anything.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
+        /// Time the evaluation took, in microseconds.
         duration_us: u64,
     },
+    /// The run took a transition.
     Transition {
+        /// Index of the transition in the pipeline's `transitions` list.
         transition: usize,
+        /// The state left.
         from: String,
+        /// The state entered.
         to: String,
         /// The number of transitions taken so far, this one included.
         iteration: u32,
     },
+    /// The run stopped to wait for a person; `spur continue` resumes it.
     Paused {
+        /// The state the run paused in.
         state: String,
+        /// What it waits for.
         kind: PauseKind,
         /// For an hitl pause: the action waiting for the answer.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         action: Option<usize>,
+        /// For an hitl pause: the question shown to the person.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prompt: Option<String>,
     },
+    /// A paused or interrupted run was picked up again by `spur continue`.
     Resumed {
+        /// The answer given with `--answer`, for an hitl pause.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         answer: Option<String>,
+        /// `--rerun-ambiguous`: rerun an action that started but never finished instead of refusing.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         rerun_ambiguous: bool,
         /// `spur continue --force-done --reason R`: the reason this resume forces with (the
@@ -119,7 +160,9 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         force_done_reason: Option<String>,
     },
+    /// The done gate was asked to certify the task before entering a success terminal.
     DoneGate {
+        /// The state the run was in when it asked.
         state: String,
         /// The transition the gate was asked for; none when the run starts in a success
         /// terminal.
@@ -129,22 +172,34 @@ pub enum Event {
             skip_serializing_if = "Option::is_none"
         )]
         transition: Option<usize>,
+        /// What the gate decided.
         decision: GateDecision,
+        /// The task's verdict the gate read, when it read one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         verdict: Option<String>,
+        /// Why the gate denied, or a note (the task was already done).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
+        /// The gate allowed because the run was started or resumed with `--force-done`.
         forced: bool,
     },
+    /// The run was stopped by a signal (SIGINT/SIGTERM); it can be resumed.
     Interrupted {
+        /// The state it was in.
         state: String,
     },
+    /// The run ended: written once, as the journal's last record.
     RunFinished {
+        /// How the run ended.
         outcome: Outcome,
+        /// The state it ended in.
         state: String,
+        /// Why a terminal state ended it (success or failure), or that none did.
         #[serde(with = "terminal_reason_text")]
         terminal_reason: TerminalReason,
+        /// What stopped the run.
         reason: StopReason,
+        /// Transitions taken in the whole run.
         iterations: u32,
     },
 }
@@ -179,7 +234,7 @@ impl Event {
     /// Whether this record guards a side effect and so must reach the disk before it
     /// happens. Guard results and state entries are informational: they are flushed by
     /// the next durable record.
-    pub fn is_durable(&self) -> bool {
+    pub(crate) fn is_durable(&self) -> bool {
         !matches!(
             self,
             Event::StateEntered { .. } | Event::GuardEvaluated { .. }

@@ -18,7 +18,7 @@ use crate::pipeline::{
 
 /// A guard ready to evaluate.
 #[derive(Debug, Clone)]
-pub enum CompiledGuard {
+pub(crate) enum CompiledGuard {
     Always,
     Never,
     ActionOk,
@@ -40,8 +40,8 @@ pub enum CompiledGuard {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("guard {kind:?}: {message}")]
 pub struct GuardCompileError {
-    pub kind: String,
-    pub message: String,
+    pub(crate) kind: String,
+    pub(crate) message: String,
 }
 
 coded_diagnostic! {
@@ -52,7 +52,7 @@ coded_diagnostic! {
 }
 
 impl CompiledGuard {
-    pub fn compile(guard: &Guard, var_names: &[String]) -> Result<Self, GuardCompileError> {
+    pub(crate) fn compile(guard: &Guard, var_names: &[String]) -> Result<Self, GuardCompileError> {
         let kind = &guard.kind.value;
         let err = |message: &str| GuardCompileError {
             kind: kind.name().to_owned(),
@@ -104,7 +104,7 @@ impl CompiledGuard {
     }
 
     /// The guard's kind as written.
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         match self {
             CompiledGuard::Always => "always",
             CompiledGuard::Never => "never",
@@ -120,7 +120,7 @@ impl CompiledGuard {
     }
 
     /// Whether the guard could run a process or a plugin (a dry run cannot decide it).
-    pub fn has_side_effects(&self) -> bool {
+    pub(crate) fn has_side_effects(&self) -> bool {
         match self {
             CompiledGuard::Shell(_) | CompiledGuard::Plugin { .. } => true,
             CompiledGuard::All(g) | CompiledGuard::Any(g) | CompiledGuard::Not(g) => {
@@ -132,14 +132,14 @@ impl CompiledGuard {
 }
 
 /// What a guard sees.
-pub struct GuardContext<'a> {
-    pub render: RenderContext<'a>,
-    pub project_root: &'a Path,
-    pub env: &'a [(String, String)],
+pub(crate) struct GuardContext<'a> {
+    pub(crate) render: RenderContext<'a>,
+    pub(crate) project_root: &'a Path,
+    pub(crate) env: &'a [(String, String)],
     /// The last action of the current state succeeded (`None`: the state ran none).
-    pub last_action_ok: Option<bool>,
+    pub(crate) last_action_ok: Option<bool>,
     /// The last action's record, for the jq run context.
-    pub last_action: &'a Value,
+    pub(crate) last_action: &'a Value,
 }
 
 /// A guard that could not be evaluated: it does not pass, and says why.
@@ -148,7 +148,7 @@ fn closed(detail: impl Into<String>) -> GuardResult {
 }
 
 /// Evaluate a guard; never errors (an unevaluable guard does not pass).
-pub fn evaluate(guard: &CompiledGuard, ctx: &GuardContext<'_>) -> GuardResult {
+pub(crate) fn evaluate(guard: &CompiledGuard, ctx: &GuardContext<'_>) -> GuardResult {
     match guard {
         CompiledGuard::Always => GuardResult::bare(true),
         CompiledGuard::Never => GuardResult::bare(false),

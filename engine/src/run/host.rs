@@ -18,14 +18,16 @@ use spur_guards::GuardResult;
 
 /// An action's body, run by the host between its records: it gets its log file (relative
 /// to the run directory) and the observer (to ask the operator on a terminal).
-pub type ActionBody<'b> = dyn FnMut(&str, &mut dyn RunObserver) -> ActionRun + 'b;
+pub(crate) type ActionBody<'b> = dyn FnMut(&str, &mut dyn RunObserver) -> ActionRun + 'b;
 
 /// A guard's evaluation, run by the host before its record.
-pub type GuardBody<'b> = dyn FnMut() -> GuardResult + 'b;
+pub(crate) type GuardBody<'b> = dyn FnMut() -> GuardResult + 'b;
 
 /// What a run paused for.
 #[derive(Debug, Clone, Copy)]
-pub enum Pause<'a> {
+// What the host is told; LocalHost, the only host so far, asks nothing of it yet.
+#[allow(dead_code)]
+pub(crate) enum Pause<'a> {
     /// The state declares `pause: true`.
     State { state: &'a str },
     /// An hitl action asks this and no one at a terminal answered.
@@ -37,12 +39,12 @@ pub enum Pause<'a> {
 
 /// How a paused run goes on within the same call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resume {
+pub(crate) struct Resume {
     /// The answer to the question (one of its choices), or none for a state pause.
-    pub answer: Option<String>,
+    pub(crate) answer: Option<String>,
 }
 
-pub trait RunHost {
+pub(crate) trait RunHost {
     /// The time records are stamped with and run ids are made from.
     fn now(&mut self) -> Timestamp;
 

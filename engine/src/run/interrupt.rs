@@ -19,13 +19,13 @@ static ACTIVE: Mutex<Option<Arc<Mutex<Journal>>>> = Mutex::new(None);
 static INSTALL: Once = Once::new();
 
 /// True once a signal arrived: the runner must not start anything new.
-pub fn is_interrupting() -> bool {
+pub(crate) fn is_interrupting() -> bool {
     INTERRUPTING.load(Ordering::SeqCst)
 }
 
 /// Called by the runner when it sees [`is_interrupting`]: the handler thread exits the
 /// process; this thread waits for that.
-pub fn wait_for_exit() -> ! {
+pub(crate) fn wait_for_exit() -> ! {
     loop {
         thread::park();
     }
@@ -35,10 +35,10 @@ pub fn wait_for_exit() -> ! {
 /// (however the run ended, an early error included) makes a later signal journal nothing.
 #[derive(Debug)]
 #[must_use = "the run is followed by the interrupt handler only while this lives"]
-pub struct Activation(());
+pub(crate) struct Activation(());
 
 /// Make `journal` the run in progress (for the `interrupted` record).
-pub fn activate(journal: Arc<Mutex<Journal>>) -> Activation {
+pub(crate) fn activate(journal: Arc<Mutex<Journal>>) -> Activation {
     *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(journal);
     Activation(())
 }

@@ -11,14 +11,18 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use super::event::{Event, PauseKind, Phase};
+pub use super::event::Event;
+
+pub use super::event::PauseKind;
+
+pub use super::event::Phase;
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::digest::sha256_hex;
 use crate::store::format_version::{line_version, unknown_version, LineVersion};
 use crate::store::timestamp::Timestamp;
 
 /// The journal format this spur writes and resumes.
-pub const FORMAT: u64 = 1;
+pub(crate) const FORMAT: u64 = 1;
 
 /// The last field of every line: the sha256 of the line's text before it.
 const HASH_FIELD: &str = ",\"hash\":\"";
@@ -27,8 +31,11 @@ const HASH_FIELD: &str = ",\"hash\":\"";
 /// chain hashes) is the journal file's business, not the record's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
+    /// The record's position in the journal, from 1, without gaps.
     pub seq: u64,
+    /// When it was written (RFC 3339, UTC).
     pub at: String,
+    /// What happened.
     #[serde(flatten)]
     pub event: Event,
 }
@@ -37,34 +44,51 @@ pub struct Record {
 /// `SPUR_JOURNAL_FSYNC=0`): a power loss may then lose committed transitions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
+    /// Every durable record is fsync'd before the run goes on.
     #[default]
     Fsync,
+    /// Nothing is fsync'd (benchmarks, `SPUR_JOURNAL_FSYNC=0`).
     Unsafe,
 }
 
 /// Reading a journal failed.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
+    /// The journal file cannot be read.
     #[error("cannot read journal {path}: {source}")]
     Unreadable {
+        /// The journal file.
         path: PathBuf,
+        /// The read error.
         #[source]
         source: io::Error,
     },
+    /// A line is not a journal record.
     #[error("journal {path} line {line} is not a journal record: {message}")]
     Corrupt {
+        /// The journal file.
         path: PathBuf,
+        /// The line number, from 1.
         line: usize,
+        /// What is wrong with it.
         message: String,
     },
+    /// A seq is missing or repeated.
     #[error("journal {path} has a gap: seq {found} follows seq {previous}")]
     SeqGap {
+        /// The journal file.
         path: PathBuf,
+        /// The seq of the line before.
         previous: u64,
+        /// The seq found where `previous + 1` belongs.
         found: u64,
     },
+    /// The journal is empty or does not start with `run-started`.
     #[error("journal {path} is empty or does not start with run-started")]
-    NoStart { path: PathBuf },
+    NoStart {
+        /// The journal file.
+        path: PathBuf,
+    },
     /// A line of a format-1 journal is not chained to the one before it: edited, inserted
     /// or removed.
     #[error("journal {path}: record seq {seq} is not the line spur wrote there: {what}")]
@@ -76,7 +100,7 @@ pub enum JournalError {
         /// What does not match.
         what: String,
     },
-    /// A line carries a format version newer than [`FORMAT`].
+    /// A line carries a format version newer than `FORMAT`.
     #[error("journal {path}: {}", unknown_version(*found, FORMAT))]
     NewerFormat {
         /// The journal file.
@@ -92,7 +116,7 @@ pub enum JournalFormat {
     /// Written before format 1: no version, no chain. Still shown by `spur trace` and
     /// `spur runs`; never resumed, since nothing shows it was not edited.
     Unversioned,
-    /// Format [`FORMAT`]: versioned and chained, every line checked on reading.
+    /// Format `FORMAT`: versioned and chained, every line checked on reading.
     Current,
 }
 
@@ -116,15 +140,16 @@ coded_diagnostic! {
 /// The parsed content of a journal file.
 #[derive(Debug, Clone)]
 pub struct JournalContent {
+    /// The complete records, in order.
     pub records: Vec<Record>,
     /// Length in bytes of the complete lines; a torn tail starts here.
-    pub valid_len: u64,
+    pub(crate) valid_len: u64,
     /// A final line without its newline was found and ignored.
     pub torn_tail: bool,
     /// The format of the journal's lines (that of its first line).
     pub format: JournalFormat,
     /// sha256 of the last complete line: the `prev` of the next record.
-    pub tip: String,
+    pub(crate) tip: String,
 }
 
 impl JournalContent {
@@ -297,8 +322,7 @@ fn chained(line: &[u8], versioned: bool, parsed: &LineIn, tip: &str) -> Result<(
 
 /// An open journal, appending records with the next `seq`.
 #[derive(Debug)]
-pub struct Journal {
-    path: PathBuf,
+pub(crate) struct Journal {
     file: File,
     next_seq: u64,
     durability: Durability,
@@ -312,7 +336,7 @@ pub struct Journal {
 
 impl Journal {
     /// Create a new journal (the file must not exist yet).
-    pub fn create(path: &Path, durability: Durability) -> io::Result<Self> {
+    pub(crate) fn create(path: &Path, durability: Durability) -> io::Result<Self> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)?;
         }
@@ -326,7 +350,6 @@ impl Journal {
             }
         }
         Ok(Self {
-            path: path.to_path_buf(),
             file,
             next_seq: 1,
             durability,
@@ -338,7 +361,7 @@ impl Journal {
 
     /// Reopen a journal to continue it: a torn tail is cut off first, so the next record
     /// starts on a fresh line and no half-written line is ever followed by a good one.
-    pub fn reopen(
+    pub(crate) fn reopen(
         path: &Path,
         content: &JournalContent,
         durability: Durability,
@@ -349,7 +372,6 @@ impl Journal {
             file.sync_all()?;
         }
         Ok(Self {
-            path: path.to_path_buf(),
             file,
             next_seq: content.records.last().map_or(1, |r| r.seq + 1),
             durability,
@@ -363,23 +385,19 @@ impl Journal {
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The state most recently entered.
-    pub fn last_state(&self) -> Option<String> {
+    pub(crate) fn last_state(&self) -> Option<String> {
         self.last_state.clone()
     }
 
     /// The seq the next record will get.
-    pub fn next_seq(&self) -> u64 {
+    pub(crate) fn next_seq(&self) -> u64 {
         self.next_seq
     }
 
     /// Append `event`, stamped `at`, with the next seq; durable events are fsync'd before
     /// returning.
-    pub fn append(&mut self, event: Event, at: Timestamp) -> io::Result<Record> {
+    pub(crate) fn append(&mut self, event: Event, at: Timestamp) -> io::Result<Record> {
         let record = Record {
             seq: self.next_seq,
             at: at.rfc3339(),
@@ -442,10 +460,8 @@ fn kill_hook() -> Option<u64> {
 
 fn kill_self() {
     // SIGKILL, like a crash: no destructors, no flushing, no lock release by us.
-    // SAFETY: kill(2) on our own pid with a valid signal number has no memory effects.
-    unsafe {
-        libc::kill(libc::getpid(), libc::SIGKILL);
-    }
+    use rustix::process::{getpid, kill_process, Signal};
+    let _ = kill_process(getpid(), Signal::KILL);
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use super::vars::Vars;
 use crate::pipeline::Templated;
 
 #[derive(Debug)]
-pub struct JqGuard {
+pub(crate) struct JqGuard {
     program: JqProgram,
     /// The declared var names bound as `$name` (after `$vars`).
     var_names: Vec<String>,
@@ -24,7 +24,7 @@ pub struct JqGuard {
 }
 
 impl JqGuard {
-    pub fn compile(
+    pub(crate) fn compile(
         expr: &str,
         file: Option<Templated<String>>,
         var_names: &[String],
@@ -37,7 +37,7 @@ impl JqGuard {
         })
     }
 
-    pub fn evaluate(&self, ctx: &GuardContext<'_>) -> GuardResult {
+    pub(crate) fn evaluate(&self, ctx: &GuardContext<'_>) -> GuardResult {
         let values = bind(&self.var_names, ctx.render.vars);
         let limits = JqLimits::default();
         match ctx.render.resolve_lenient(self.file.as_ref()) {
@@ -84,7 +84,7 @@ fn bind(names: &[String], vars: &Vars) -> Vec<Value> {
 }
 
 /// Evaluate `expr` once on `input` with the vars bound; the first output (`json.update`).
-pub fn eval_first(expr: &str, input: Value, vars: &Vars) -> Result<Value, String> {
+pub(crate) fn eval_first(expr: &str, input: Value, vars: &Vars) -> Result<Value, String> {
     let names: Vec<String> = vars.keys().cloned().collect();
     let (program, names) = compile(expr, &names)?;
     let values = bind(&names, vars);

@@ -22,7 +22,7 @@ use crate::store::timestamp::Timestamp;
 use crate::wbs::Wbs;
 use spur_guards::GuardResult;
 
-pub struct LocalHost<'g> {
+pub(crate) struct LocalHost<'g> {
     // Declared in drop order: no `interrupted` record can be written once the journal
     // closed, and the lock outlives both.
     interrupt: Option<Activation>,
@@ -34,7 +34,11 @@ pub struct LocalHost<'g> {
 }
 
 impl<'g> LocalHost<'g> {
-    pub fn new(state_dir: &StateDir, durability: Durability, gate: &'g mut dyn DoneGate) -> Self {
+    pub(crate) fn new(
+        state_dir: &StateDir,
+        durability: Durability,
+        gate: &'g mut dyn DoneGate,
+    ) -> Self {
         Self {
             interrupt: None,
             journal: None,

@@ -3,7 +3,7 @@
 //! when the process ends, however it ends, so a crash never leaves a stale lock.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::bounded_read::read_string;
@@ -14,9 +14,8 @@ const HOLDER_CAP: u64 = 4096;
 
 /// A held task lock; released on drop (or by the OS when the process dies).
 #[derive(Debug)]
-pub struct TaskLock {
+pub(crate) struct TaskLock {
     _lock: FileLock,
-    path: PathBuf,
 }
 
 /// The lock could not be taken.
@@ -47,7 +46,7 @@ coded_diagnostic! {
 impl TaskLock {
     /// Take the lock for `wbs` at `path`, writing `run_id` into it for the error message of
     /// a second run.
-    pub fn acquire(path: &Path, wbs: &str, run_id: &str) -> Result<Self, LockError> {
+    pub(crate) fn acquire(path: &Path, wbs: &str, run_id: &str) -> Result<Self, LockError> {
         let io_err = |source| LockError::Io {
             path: path.display().to_string(),
             source,
@@ -68,14 +67,7 @@ impl TaskLock {
         let file = lock.file();
         file.set_len(0).map_err(io_err)?;
         file.write_all(run_id.as_bytes()).map_err(io_err)?;
-        Ok(Self {
-            _lock: lock,
-            path: path.to_path_buf(),
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
+        Ok(Self { _lock: lock })
     }
 }
 

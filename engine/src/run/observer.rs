@@ -4,6 +4,7 @@
 use super::actions::HitlQuestion;
 use super::journal::Record;
 
+/// What the runner tells as it goes (each journal record) and asks (hitl questions).
 pub trait RunObserver {
     /// A journal record was written (in seq order).
     fn record(&mut self, _record: &Record) {}

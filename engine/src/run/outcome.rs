@@ -16,11 +16,14 @@ pub enum Outcome {
     /// A success terminal that certifies nothing: the run has no wbs, or the ending's
     /// terminal reason is not `done` (a cancellation).
     Completed,
+    /// The run ended in failure: a failure state, a failed action, a denied gate, no way on.
     Failed,
+    /// The run waits at a pause for a person; `spur continue` resumes it.
     Paused,
 }
 
 impl Outcome {
+    /// The outcome as written in output and the journal (`done`, `failed`, …).
     pub const fn as_str(self) -> &'static str {
         match self {
             Outcome::Done => "done",
@@ -30,6 +33,7 @@ impl Outcome {
         }
     }
 
+    /// The outcome named by `s`, as [`Outcome::as_str`] writes it.
     pub fn parse(s: &str) -> Option<Self> {
         [Self::Done, Self::Completed, Self::Failed, Self::Paused]
             .into_iter()
@@ -51,15 +55,22 @@ pub enum StopReason {
     TerminalState,
     /// Entered a state listed in `failureStates`.
     FailureState,
+    /// An action failed and its `onError` is `fail`.
     ActionFailed,
+    /// No transition out of the state passed its guard.
     NoPassingTransition,
+    /// The run took `iterationBound` transitions without ending.
     IterationBoundExceeded,
+    /// The done gate refused to certify the task.
     DoneGateDenied,
+    /// The run paused for a person.
     Paused,
+    /// The run was stopped by a signal.
     Interrupted,
 }
 
 impl StopReason {
+    /// The reason as written in output and the journal (`action-failed`, …).
     pub const fn as_str(self) -> &'static str {
         match self {
             StopReason::TerminalState => "terminal-state",
@@ -83,13 +94,16 @@ impl fmt::Display for StopReason {
 /// The done gate's answer for a run, as reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DoneGateReport {
+    /// `allow`, `noop` or `deny`.
     pub decision: GateDecision,
     /// Why it allowed: `pass`, `forced`, or `external` (a PASS in an artifact written or
     /// edited outside spur, accepted by `doneGate.externalVerdicts: allow`). Absent for
     /// noop and deny.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<AllowReason>,
+    /// The effective verdict the gate read, when it read one.
     pub verdict: Option<String>,
+    /// The gate's message: why it allowed, did nothing, or denied.
     pub message: Option<String>,
 }
 
@@ -97,15 +111,23 @@ pub struct DoneGateReport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunOutcome {
+    /// The run's id.
     pub run_id: String,
-    pub pipeline: String,
+    pub(crate) pipeline: String,
+    /// How the run ended.
     pub outcome: Outcome,
+    /// The state it stopped in.
     pub state: String,
+    /// The terminal reason of the ending.
     #[serde(with = "terminal_reason_text")]
     pub terminal_reason: TerminalReason,
+    /// What stopped it.
     pub reason: StopReason,
+    /// Transitions taken.
     pub iterations: u32,
+    /// The done gate allowed because of `--force-done`.
     pub forced: bool,
+    /// What the done gate answered, when the run asked it.
     pub done_gate: Option<DoneGateReport>,
     /// A sentence for people (which action failed, what the gate said…); not in `--json`.
     #[serde(skip)]
@@ -119,11 +141,14 @@ pub(super) mod terminal_reason_text {
 
     use crate::pipeline::TerminalReason;
 
-    pub fn serialize<S: Serializer>(reason: &TerminalReason, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(
+        reason: &TerminalReason,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         s.serialize_str(reason.as_str())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TerminalReason, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TerminalReason, D::Error> {
         let word = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         TerminalReason::parse(&word)
             .ok_or_else(|| D::Error::custom(format!("unknown terminal reason {word:?}")))

@@ -12,7 +12,7 @@ use crate::template::{Segment, Template};
 use super::vars::Vars;
 
 /// The var names templates use that have no value and no action that sets them, sorted.
-pub fn unset_template_vars(pipeline: &Pipeline, vars: &Vars) -> Vec<String> {
+pub(crate) fn unset_template_vars(pipeline: &Pipeline, vars: &Vars) -> Vec<String> {
     let mut known: BTreeSet<String> = vars.keys().cloned().collect();
     known.insert("__hitlAnswer".to_owned());
     let mut used = BTreeSet::new();

@@ -12,13 +12,13 @@ use super::vars::Vars;
 
 /// What templates can refer to at this point of a run.
 #[derive(Debug, Clone, Copy)]
-pub struct RenderContext<'a> {
-    pub vars: &'a Vars,
-    pub env_allow: &'a [String],
-    pub workflow: &'a str,
-    pub run_id: &'a str,
-    pub state: &'a str,
-    pub iteration: u32,
+pub(crate) struct RenderContext<'a> {
+    pub(crate) vars: &'a Vars,
+    pub(crate) env_allow: &'a [String],
+    pub(crate) workflow: &'a str,
+    pub(crate) run_id: &'a str,
+    pub(crate) state: &'a str,
+    pub(crate) iteration: u32,
 }
 
 /// A template names something that does not exist at run time. `spur check` rejects these
@@ -26,7 +26,7 @@ pub struct RenderContext<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct RenderError {
-    pub message: String,
+    pub(crate) message: String,
 }
 
 coded_diagnostic! {
@@ -46,7 +46,7 @@ impl RenderError {
 
 /// How substituted values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// As is.
     Text,
     /// Escaped for the shell quoting context at the substitution point.
@@ -94,7 +94,11 @@ fn pieces(text: &str, ctx: &RenderContext<'_>) -> Result<Vec<Piece>, RenderError
 }
 
 /// Render `text` in `mode`.
-pub fn render(text: &str, mode: Mode, ctx: &RenderContext<'_>) -> Result<String, RenderError> {
+pub(crate) fn render(
+    text: &str,
+    mode: Mode,
+    ctx: &RenderContext<'_>,
+) -> Result<String, RenderError> {
     if !text.contains("${") {
         return Ok(text.to_owned());
     }
@@ -129,7 +133,7 @@ pub fn render(text: &str, mode: Mode, ctx: &RenderContext<'_>) -> Result<String,
 
 /// Render every string in `options` as text, nested lists and maps included: the options of
 /// a plugin, as the JSON it is given.
-pub fn render_options(
+pub(crate) fn render_options(
     options: &Options,
     ctx: &RenderContext<'_>,
 ) -> Result<serde_json::Value, RenderError> {
@@ -161,7 +165,7 @@ fn render_value(
 
 /// A typed option that could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OptionError {
+pub(crate) enum OptionError {
     #[error(transparent)]
     Render(#[from] RenderError),
     #[error("option `{key}` {problem}")]
@@ -171,7 +175,7 @@ pub enum OptionError {
 impl RenderContext<'_> {
     /// Render `option` (shell text for a [`FromRendered::SHELL`] type) and read it as a
     /// `T`; `Ok(None)` when it holds no value.
-    pub fn resolve<T: FromRendered>(
+    pub(crate) fn resolve<T: FromRendered>(
         &self,
         option: &Templated<T>,
     ) -> Result<Option<T>, OptionError> {
@@ -185,7 +189,7 @@ impl RenderContext<'_> {
 
     /// [`RenderContext::resolve`] for an option whose value, when of the wrong type, counts
     /// as absent.
-    pub fn resolve_lenient<T: FromRendered>(
+    pub(crate) fn resolve_lenient<T: FromRendered>(
         &self,
         option: Option<&Templated<T>>,
     ) -> Result<Option<T>, RenderError> {

@@ -11,19 +11,19 @@ use crate::pipeline::TerminalReason;
 
 /// A finished action of the current state visit.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FinishedAction {
-    pub ok: bool,
-    pub set_vars: BTreeMap<String, String>,
+pub(crate) struct FinishedAction {
+    pub(crate) ok: bool,
+    pub(crate) set_vars: BTreeMap<String, String>,
 }
 
 /// Progress through one action list (`onEnter` or `onExit`) of the current visit.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SequenceProgress {
-    pub finished: BTreeMap<usize, FinishedAction>,
+pub(crate) struct SequenceProgress {
+    pub(crate) finished: BTreeMap<usize, FinishedAction>,
     /// An action that started and has no finish record: it may or may not have run.
-    pub ambiguous: Option<usize>,
+    pub(crate) ambiguous: Option<usize>,
     /// An hitl action waiting for `spur continue --answer`.
-    pub awaiting_answer: Option<usize>,
+    pub(crate) awaiting_answer: Option<usize>,
 }
 
 impl SequenceProgress {
@@ -42,7 +42,7 @@ impl SequenceProgress {
     }
 
     /// Vars set by the finished actions, in action order.
-    pub fn pending_vars(&self) -> BTreeMap<String, String> {
+    pub(crate) fn pending_vars(&self) -> BTreeMap<String, String> {
         let mut vars = BTreeMap::new();
         for action in self.finished.values() {
             vars.extend(action.set_vars.clone());
@@ -56,63 +56,76 @@ impl SequenceProgress {
 pub struct GateRecord {
     /// `None` when the gate was asked on entering the initial state.
     pub transition: Option<usize>,
+    /// What the gate decided.
     pub decision: GateDecision,
-    pub verdict: Option<String>,
-    pub message: Option<String>,
-    pub forced: bool,
+    pub(crate) verdict: Option<String>,
+    pub(crate) message: Option<String>,
+    pub(crate) forced: bool,
 }
 
 /// How the run ended, when it did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FinishedRecord {
+    /// How the run ended.
     pub outcome: Outcome,
-    pub state: String,
+    pub(crate) state: String,
+    /// The terminal reason of the ending.
     pub terminal_reason: TerminalReason,
+    /// What stopped the run.
     pub reason: StopReason,
-    pub iterations: u32,
+    pub(crate) iterations: u32,
 }
 
 /// A committed transition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommittedTransition {
-    pub seq: u64,
+    pub(crate) seq: u64,
+    /// Index of the transition in the pipeline's `transitions` list.
     pub transition: usize,
+    /// The state left.
     pub from: String,
+    /// The state entered.
     pub to: String,
 }
 
 /// Where a run stands, rebuilt from its journal.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Position {
-    pub pipeline: String,
-    pub pipeline_name: String,
-    pub pipeline_sha256: String,
+    pub(crate) pipeline: String,
+    pub(crate) pipeline_name: String,
+    pub(crate) pipeline_sha256: String,
+    /// The run's task, if any.
     pub wbs: Option<String>,
+    /// `--force-done --reason`: the reason the run was started with, if forced.
     pub force_done_reason: Option<String>,
-    pub started_at: String,
+    pub(crate) started_at: String,
     /// Vars in effect: the start vars plus every merged `setVars` and answer.
     pub vars: BTreeMap<String, String>,
     /// The current state; `None` before the initial state was entered.
     pub state: Option<String>,
-    pub iteration: u32,
-    pub enter: SequenceProgress,
+    pub(crate) iteration: u32,
+    pub(crate) enter: SequenceProgress,
     /// onEnter finished and its vars were merged (a pause or a guard evaluation followed).
-    pub enter_complete: bool,
+    pub(crate) enter_complete: bool,
     /// The last action's result in this visit (for `action-ok`).
-    pub last_action_ok: Option<bool>,
+    pub(crate) last_action_ok: Option<bool>,
     /// The paused record not yet followed by `resumed`.
     pub paused: Option<(PauseKind, Option<usize>, Option<String>)>,
     /// The operator answered during this visit (a `pause: true` state then does not pause
     /// a second time).
-    pub answered_in_visit: bool,
+    pub(crate) answered_in_visit: bool,
     /// The transition chosen in this visit (the last passing guard), not yet committed.
-    pub chosen: Option<usize>,
-    pub exit: SequenceProgress,
+    pub(crate) chosen: Option<usize>,
+    pub(crate) exit: SequenceProgress,
+    /// The done gate's decision for the pending transition, if asked.
     pub gate: Option<GateRecord>,
+    /// The run was interrupted and nothing has run or resumed since.
     pub interrupted: bool,
+    /// How the run ended, when it did.
     pub finished: Option<FinishedRecord>,
+    /// The transitions taken, in order.
     pub transitions: Vec<CommittedTransition>,
-    pub last_seq: u64,
+    pub(crate) last_seq: u64,
 }
 
 impl Position {
@@ -127,7 +140,7 @@ impl Position {
 
 /// Rebuild the position from complete records (the first is `run-started`), taking each
 /// record as it is: for showing a run. A resume checks each record first
-/// ([`super::replay_check`]).
+/// (`super::replay_check`).
 pub fn replay(records: &[Record]) -> Option<Position> {
     let (first, rest) = records.split_first()?;
     let mut p = Position::started(first)?;

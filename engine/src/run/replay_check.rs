@@ -26,13 +26,13 @@ pub(super) enum Against<'a> {
 #[error("run {run_id} cannot go on: its journal record seq {seq} ({event}) does not fit the run: {what}")]
 pub struct RecordDoesNotFit {
     /// The run whose resume was refused.
-    pub run_id: String,
+    pub(crate) run_id: String,
     /// The seq of the first record that does not fit.
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// Its event, as named in the journal.
-    pub event: &'static str,
+    pub(crate) event: &'static str,
     /// What does not fit.
-    pub what: String,
+    pub(crate) what: String,
 }
 
 coded_diagnostic! {

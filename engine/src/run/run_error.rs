@@ -10,26 +10,40 @@ use super::vars::VarError;
 
 use crate::diagnostic::{coded_diagnostic, Code};
 
+/// Why a run could not start, could not be resumed, or broke while running.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// A var is undefined or its value is invalid.
     #[error(transparent)]
     Var(#[from] VarError),
+    /// The `wbs` var is not a valid task id.
     #[error(transparent)]
     InvalidWbs(#[from] crate::wbs::InvalidWbs),
+    /// A template could not be rendered.
     #[error(transparent)]
     Template(#[from] RenderError),
+    /// A guard could not be compiled (a jq expression).
     #[error(transparent)]
     GuardCompile(#[from] GuardCompileError),
+    /// Vars the pipeline uses that have no value.
     #[error("the pipeline uses {} with no value: {}", if names.len() == 1 { "a var" } else { "vars" }, names.join(", "))]
-    UnsetVars { names: Vec<String> },
+    UnsetVars {
+        /// Their names.
+        names: Vec<String>,
+    },
+    /// `--force-done` was given to a run that has no task.
     #[error("--force-done was given, but this run has no task to force: the pipeline declares no `wbs` var")]
     ForceWithoutTask,
+    /// The journal names a state the pipeline does not have.
     #[error("the pipeline has no state {0:?}")]
     UnknownState(String),
+    /// The task is locked by another run.
     #[error(transparent)]
     Locked(#[from] LockError),
+    /// No run with this id (the id, the state directory).
     #[error("no run {0} in {1}")]
     RunNotFound(String, String),
+    /// The journal cannot be read.
     #[error(transparent)]
     Journal(#[from] JournalError),
     /// A journal record does not fit the run before it or its pipeline.
@@ -41,41 +55,71 @@ pub enum RunError {
         /// The run.
         run_id: String,
     },
+    /// The run being resumed already finished.
     #[error("run {run_id} already finished ({outcome} at {state})")]
     AlreadyFinished {
+        /// The run.
         run_id: String,
+        /// How it ended.
         outcome: super::outcome::Outcome,
+        /// The state it ended in.
         state: String,
     },
+    /// The pipeline's text changed since the run started (resume without
+    /// `--allow-changed-pipeline`).
     #[error("the pipeline {path} changed since run {run_id} started")]
-    PipelineChanged { run_id: String, path: String },
+    PipelineChanged {
+        /// The run.
+        run_id: String,
+        /// The pipeline file.
+        path: String,
+    },
+    /// An action started and never finished: resuming could run it twice.
     #[error("action {index} ({kind}) of state {state:?} started and never finished: it may or may not have run")]
     Ambiguous {
+        /// The run.
         run_id: String,
+        /// The state whose action it is.
         state: String,
+        /// The action's position in the state's list.
         index: usize,
+        /// The action's kind.
         kind: String,
+        /// The action's log file.
         log: String,
     },
+    /// The run is paused for a question and no `--answer` was given.
     #[error("run {run_id} is waiting for an answer to {prompt:?}")]
     AnswerRequired {
+        /// The run.
         run_id: String,
+        /// The question.
         prompt: String,
+        /// The accepted answers, comma-separated.
         choices: String,
     },
+    /// The `--answer` is not one of the accepted answers.
     #[error("{answer:?} is not an answer to {prompt:?}")]
     AnswerInvalid {
+        /// The answer given.
         answer: String,
+        /// The question.
         prompt: String,
+        /// The accepted answers, comma-separated.
         choices: String,
     },
+    /// `--answer` was given to a run not paused for a question (the run id).
     #[error("run {0} is not paused for a question: --answer does not apply")]
     AnswerUnexpected(String),
+    /// Appending to the journal failed.
     #[error("journal write failed: {0}")]
     JournalIo(#[source] std::io::Error),
+    /// The run directory could not be created.
     #[error("cannot create the run directory {path}: {source}")]
     RunDir {
+        /// The directory.
         path: String,
+        /// The error creating it.
         #[source]
         source: std::io::Error,
     },
@@ -124,6 +168,7 @@ pub enum ErrorClass {
 }
 
 impl RunError {
+    /// The exit class of this error (usage 2, could-not-start 4, failed 1).
     pub fn class(&self) -> ErrorClass {
         match self {
             RunError::Var(_)

@@ -9,13 +9,14 @@ use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
 
+/// A run's id, `20261129T183414Z-3fa9c1`: the start time in UTC and a random suffix.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RunId(String);
 
 /// Why a string is not a run id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0:?} is not a run id")]
-pub struct InvalidRunId(pub String);
+pub struct InvalidRunId(pub(crate) String);
 
 coded_diagnostic! {
     InvalidRunId {
@@ -25,7 +26,7 @@ coded_diagnostic! {
 }
 
 impl RunId {
-    pub fn generate(now: Timestamp) -> Self {
+    pub(crate) fn generate(now: Timestamp) -> Self {
         // RandomState is seeded per process from the OS; mixing in the pid and the time
         // keeps two runs started in the same second apart.
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -52,12 +53,12 @@ impl RunId {
         }
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 
     /// The run's directory under `state_dir`: its journal and its actions' logs.
-    pub fn dir_in(&self, state_dir: &StateDir) -> PathBuf {
+    pub(crate) fn dir_in(&self, state_dir: &StateDir) -> PathBuf {
         state_dir.runs_dir().join(&self.0)
     }
 }

@@ -32,7 +32,9 @@ use crate::wbs::Wbs;
 /// How runs are carried out on this machine.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
+    /// The project's state directory (`.spur/`), where journals and locks live.
     pub state_dir: StateDir,
+    /// Whether durable journal records are fsync'd.
     pub durability: Durability,
     /// Put first on PATH for shell steps (e.g. the embedded-jq shim directory).
     pub path_prefix: Option<PathBuf>,
@@ -55,10 +57,15 @@ pub struct StartRequest<'a> {
 
 /// Resuming a paused or interrupted run.
 pub struct ResumeRequest<'a> {
+    /// The pipeline, checked; its text must match the run's recorded hash unless allowed.
     pub pipeline: &'a CheckedPipeline,
+    /// The run to resume.
     pub run_id: RunId,
+    /// `--answer`: the answer to the question the run is paused on.
     pub answer: Option<String>,
+    /// `--rerun-ambiguous`: rerun an action that started and never finished.
     pub rerun_ambiguous: bool,
+    /// `--allow-changed-pipeline`: resume though the pipeline text changed.
     pub allow_changed_pipeline: bool,
     /// `--force-done --reason R` given to this resume. The reason the run was started with
     /// is in its journal, a file a step can write: like a done-gate answer, it is not
@@ -66,7 +73,7 @@ pub struct ResumeRequest<'a> {
     pub force_done_reason: Option<String>,
 }
 
-/// Start a run on this machine ([`LocalHost`]) and drive it to a terminal state or a pause.
+/// Start a run on this machine (`LocalHost`) and drive it to a terminal state or a pause.
 pub fn start(
     request: StartRequest<'_>,
     settings: &RunSettings,
@@ -77,7 +84,7 @@ pub fn start(
     start_on(request, settings, &mut host, observer)
 }
 
-/// Resume a run of this machine ([`LocalHost`]) from its journal.
+/// Resume a run of this machine (`LocalHost`) from its journal.
 pub fn resume(
     request: ResumeRequest<'_>,
     settings: &RunSettings,
@@ -89,7 +96,7 @@ pub fn resume(
 }
 
 /// Start a run on `host` and drive it to a terminal state or a pause.
-pub fn start_on(
+pub(crate) fn start_on(
     request: StartRequest<'_>,
     settings: &RunSettings,
     host: &mut dyn RunHost,
@@ -146,7 +153,7 @@ pub fn start_on(
 }
 
 /// Resume a run of `host` from its journal, once [`resumable::check`] let it go on.
-pub fn resume_on(
+pub(crate) fn resume_on(
     request: ResumeRequest<'_>,
     settings: &RunSettings,
     host: &mut dyn RunHost,

@@ -12,13 +12,18 @@ use crate::store::state_dir::StateDir;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummary {
+    /// The run's id.
     pub run_id: String,
+    /// The pipeline's name.
     pub pipeline: String,
+    /// The run's task, if any.
     pub wbs: Option<String>,
     /// `done`, `completed`, `failed`, `paused`, `interrupted` or `running` (no end
     /// recorded: in progress, or crashed).
     pub outcome: String,
+    /// The state it is in (or ended in); none before the first state was entered.
     pub state: Option<String>,
+    /// When it started (RFC 3339, UTC).
     pub started_at: String,
 }
 
@@ -41,7 +46,7 @@ pub fn list_runs(state_dir: &StateDir) -> Vec<RunSummary> {
 }
 
 /// The summary of one run.
-pub fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, JournalError> {
+pub(crate) fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, JournalError> {
     let records = trace(state_dir, id)?;
     let p = replay::replay(&records).ok_or_else(|| JournalError::NoStart {
         path: journal_path(state_dir, id),
@@ -67,7 +72,7 @@ pub fn trace(state_dir: &StateDir, id: &RunId) -> Result<Vec<Record>, JournalErr
     Ok(journal::read(&journal_path(state_dir, id))?.records)
 }
 
-pub fn journal_path(state_dir: &StateDir, id: &RunId) -> std::path::PathBuf {
+pub(crate) fn journal_path(state_dir: &StateDir, id: &RunId) -> std::path::PathBuf {
     state_dir.runs_dir().join(id.as_str()).join("journal.jsonl")
 }
 

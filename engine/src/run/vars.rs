@@ -7,19 +7,24 @@ use crate::diagnostic::{coded_diagnostic, did_you_mean, Code};
 use crate::pipeline::Pipeline;
 
 /// The vars of a run, by name.
-pub type Vars = BTreeMap<String, String>;
+pub(crate) type Vars = BTreeMap<String, String>;
 
 /// A var given on the command line is unusable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VarError {
+    /// A `--var` without `=` (the argument).
     #[error("--var {0:?} is not of the form name=value")]
     NotAPair(String),
+    /// A var name that is not `[A-Za-z_][A-Za-z0-9_]*` (the name).
     #[error("{0:?} is not a valid var name")]
     BadName(String),
+    /// `--vars` is not valid JSON (the parser's message).
     #[error("--vars is not valid JSON: {0}")]
     Json(String),
+    /// `--vars` is JSON but not an object.
     #[error("--vars must be a JSON object of name → value")]
     NotAnObject,
+    /// A var the pipeline does not declare.
     #[error("{flag} {name:?}: the pipeline declares no var of that name{}", .suggestion.as_ref().map(|s| format!(" (did you mean {s:?}?)")).unwrap_or_default())]
     Undeclared {
         /// `--var` or `--vars`.
@@ -31,6 +36,7 @@ pub enum VarError {
         /// Every var the pipeline declares, in declaration order.
         declared: Vec<String>,
     },
+    /// A `--vars` value that is an array, object or null (its name).
     #[error("--vars value of {0:?} is not a string, number or boolean")]
     NotScalar(String),
 }
@@ -64,7 +70,7 @@ fn declared_help(declared: &[String]) -> String {
 }
 
 /// Whether `name` can be a var (and so an environment variable).
-pub fn is_var_name(name: &str) -> bool {
+pub(crate) fn is_var_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()

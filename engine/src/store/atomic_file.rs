@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
 /// Write `bytes` to `path` atomically, creating parent directories as needed.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -31,7 +31,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Append one line (a `\n` is added) to `path` and fsync it before returning.
-pub fn append_line_durable(path: &Path, line: &str) -> io::Result<()> {
+pub(crate) fn append_line_durable(path: &Path, line: &str) -> io::Result<()> {
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(dir)?;
     }

@@ -20,34 +20,35 @@ use crate::store::format_version::{line_version, unknown_version, LineVersion};
 use crate::verdict::Verdict;
 
 /// The format version this spur writes and reads.
-pub const FORMAT_VERSION: u64 = 1;
+pub(crate) const FORMAT_VERSION: u64 = 1;
 
 /// `prevHash` of the first record.
-pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+pub(crate) const GENESIS_HASH: &str =
+    "0000000000000000000000000000000000000000000000000000000000000000";
 
 const HASH_FIELD: &str = ",\"hash\":\"";
 
 /// The most of the log that is read: a record is about 600 bytes, so some hundred
 /// thousand forced overrides.
-pub const MAX_AUDIT_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_AUDIT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What the caller knows about an override; the chain fields are added on append.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AuditEntry {
+pub(crate) struct AuditEntry {
     /// RFC 3339 UTC.
-    pub time: String,
-    pub user: String,
-    pub wbs: String,
-    pub run_id: Option<String>,
-    pub reason: String,
-    pub artifact_path: String,
-    pub artifact_sha256: Option<String>,
-    pub stored_verdict: Option<Verdict>,
-    pub recomputed_verdict: Option<Verdict>,
-    pub effective_verdict: Verdict,
+    pub(crate) time: String,
+    pub(crate) user: String,
+    pub(crate) wbs: String,
+    pub(crate) run_id: Option<String>,
+    pub(crate) reason: String,
+    pub(crate) artifact_path: String,
+    pub(crate) artifact_sha256: Option<String>,
+    pub(crate) stored_verdict: Option<Verdict>,
+    pub(crate) recomputed_verdict: Option<Verdict>,
+    pub(crate) effective_verdict: Verdict,
     /// What the gate would have said without the override (`None` if it would have allowed).
-    pub deny_message: Option<String>,
+    pub(crate) deny_message: Option<String>,
 }
 
 /// A record as stored: the entry plus its format version and its place in the chain.
@@ -56,20 +57,26 @@ pub struct AuditEntry {
 pub struct AuditRecord {
     /// The format version; absent in logs written before it existed, which are format 1.
     #[serde(default = "format_1")]
-    pub v: u64,
+    pub(crate) v: u64,
+    /// When the override happened (RFC 3339, UTC).
     pub time: String,
+    /// Who forced it (see [`current_user`]).
     pub user: String,
+    /// The task forced done.
     pub wbs: String,
+    /// The run that forced it, when a run did.
     pub run_id: Option<String>,
+    /// The `--reason` given.
     pub reason: String,
-    pub artifact_path: String,
-    pub artifact_sha256: Option<String>,
-    pub stored_verdict: Option<String>,
-    pub recomputed_verdict: Option<String>,
+    pub(crate) artifact_path: String,
+    pub(crate) artifact_sha256: Option<String>,
+    pub(crate) stored_verdict: Option<String>,
+    pub(crate) recomputed_verdict: Option<String>,
+    /// The verdict the gate computed when it was overridden.
     pub effective_verdict: String,
-    pub deny_message: Option<String>,
-    pub prev_hash: String,
-    pub hash: String,
+    pub(crate) deny_message: Option<String>,
+    pub(crate) prev_hash: String,
+    pub(crate) hash: String,
 }
 
 fn format_1() -> u64 {
@@ -89,15 +96,21 @@ pub enum AuditError {
         /// The sentence naming both versions.
         problem: String,
     },
+    /// Appending to the log failed.
     #[error("could not write the audit log {path}: {source}")]
     Write {
+        /// The log.
         path: String,
+        /// The write error.
         #[source]
         source: std::io::Error,
     },
+    /// Reading the log failed.
     #[error("could not read the audit log {path}: {source}")]
     Read {
+        /// The log.
         path: String,
+        /// The read error.
         #[source]
         source: std::io::Error,
     },
@@ -115,7 +128,7 @@ coded_diagnostic! {
 
 /// Append `entry` durably (fsync'd before returning) under an exclusive lock, chained to
 /// the last line. Returns the record as written.
-pub fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, AuditError> {
+pub(crate) fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, AuditError> {
     let write_err = |source| AuditError::Write {
         path: path.display().to_string(),
         source,
@@ -200,17 +213,21 @@ fn last_line(bytes: &[u8]) -> Option<&[u8]> {
 pub struct ChainCheck {
     /// Records that verified before the first break (all of them when intact).
     pub records: usize,
+    /// The first line that breaks the chain, if any.
     pub broken: Option<BrokenLine>,
 }
 
 /// The first line that breaks the chain (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BrokenLine {
+    /// The line (1-based).
     pub line: usize,
+    /// What is wrong with it.
     pub problem: String,
 }
 
 impl ChainCheck {
+    /// Whether every line verified.
     pub fn is_intact(&self) -> bool {
         self.broken.is_none()
     }
@@ -236,9 +253,9 @@ fn read_log(path: &Path) -> Result<Vec<u8>, AuditError> {
 /// An audit record that a task's history says authorised one of its changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditAnchor {
-    pub wbs: String,
-    pub time: String,
-    pub audit_hash: String,
+    pub(crate) wbs: String,
+    pub(crate) time: String,
+    pub(crate) audit_hash: String,
 }
 
 /// [`verify`], then check that every anchor (see `task_status::audit_anchors`) names a
@@ -264,7 +281,7 @@ pub fn verify_anchored(path: &Path, anchors: &[AuditAnchor]) -> Result<ChainChec
 }
 
 /// Check a whole log held in memory.
-pub fn verify_bytes(bytes: &[u8]) -> ChainCheck {
+pub(crate) fn verify_bytes(bytes: &[u8]) -> ChainCheck {
     let mut prev = GENESIS_HASH.to_owned();
     let mut records = 0;
     let complete = bytes.is_empty() || bytes.ends_with(b"\n");

@@ -18,19 +18,30 @@ pub enum ReadError {
     /// Nothing exists at the path (or a component of it is missing).
     Missing,
     /// Something exists but is not a regular file: a directory, FIFO, socket or device.
-    NotRegular { kind: &'static str },
+    NotRegular {
+        /// What it is, in words (`a directory`, `a FIFO`, …).
+        kind: &'static str,
+    },
     /// The file holds more than the cap allows; `size` is its size when that was known
     /// before reading (a regular file's), in which case nothing was read.
-    TooLarge { cap: u64, size: Option<u64> },
-    /// The content is not UTF-8 ([`read_string`] only); `offset` is the first bad byte.
-    NotUtf8 { offset: usize },
+    TooLarge {
+        /// The cap, in bytes.
+        cap: u64,
+        /// The file's size, when known before reading.
+        size: Option<u64>,
+    },
+    /// The content is not UTF-8 (`read_string` only); `offset` is the first bad byte.
+    NotUtf8 {
+        /// The offset of the first byte that is not UTF-8.
+        offset: usize,
+    },
     /// Any other failure to open or read, with the operating system's reason.
     Io(io::Error),
 }
 
 impl ReadError {
     /// Whether the file simply does not exist (callers often treat that as "absent").
-    pub fn is_missing(&self) -> bool {
+    pub(crate) fn is_missing(&self) -> bool {
         matches!(self, ReadError::Missing)
     }
 }
@@ -82,7 +93,7 @@ impl From<ReadError> for io::Error {
 
 /// Read all of `path`, at most `cap` bytes, refusing anything but a regular file. A file
 /// whose size is already above the cap is refused without being read.
-pub fn read_bounded(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_bounded(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     let (file, size) = open_sized(path)?;
     if size > cap {
         return Err(ReadError::TooLarge {
@@ -97,11 +108,11 @@ pub fn read_bounded(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
 }
 
 /// [`read_bounded`], then require UTF-8.
-pub fn read_string(path: &Path, cap: u64) -> Result<String, ReadError> {
+pub(crate) fn read_string(path: &Path, cap: u64) -> Result<String, ReadError> {
     utf8(read_bounded(path, cap)?)
 }
 
-/// Read at most `cap` bytes from `reader`: a descriptor [`ensure_regular`] checked, or a
+/// Read at most `cap` bytes from `reader`: a descriptor `ensure_regular` checked, or a
 /// stream spur reads whatever it is (standard input). Bytes past the cap are an error.
 pub fn read_capped(reader: impl Read, cap: u64) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
@@ -124,7 +135,7 @@ fn utf8(bytes: Vec<u8>) -> Result<String, ReadError> {
 }
 
 /// Open `path` for reading without blocking on a FIFO, and check the open descriptor.
-pub fn open_regular(path: &Path) -> Result<File, ReadError> {
+pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
     open_sized(path).map(|(file, _)| file)
 }
 
@@ -162,7 +173,7 @@ fn open_sized(path: &Path) -> Result<(File, u64), ReadError> {
 
 /// Check that an open descriptor is a regular file (not what its path named when it was
 /// looked at earlier); returns its size.
-pub fn ensure_regular(file: &File) -> Result<u64, ReadError> {
+pub(crate) fn ensure_regular(file: &File) -> Result<u64, ReadError> {
     let metadata = file.metadata()?;
     let kind = metadata.file_type();
     if kind.is_file() {

@@ -46,17 +46,17 @@ impl Certification {
 #[serde(rename_all = "camelCase")]
 pub struct LedgerSummary {
     /// The ledger file.
-    pub path: String,
+    pub(crate) path: String,
     /// Records in its intact prefix.
     pub records: usize,
     /// Whether the chain holds (a missing ledger is an intact, empty one).
     pub intact: bool,
     /// The hash of its last intact record's line (the next record's `prev`).
-    pub last_hash: Option<String>,
+    pub(crate) last_hash: Option<String>,
     /// A torn last line was ignored.
-    pub torn_tail: bool,
+    pub(crate) torn_tail: bool,
     /// Why it is not intact.
-    pub problem: Option<String>,
+    pub(crate) problem: Option<String>,
 }
 
 /// The view's side of a check.
@@ -64,13 +64,13 @@ pub struct LedgerSummary {
 #[serde(rename_all = "camelCase")]
 pub struct ViewSummary {
     /// The view file.
-    pub path: String,
+    pub(crate) path: String,
     /// Whether there is one.
-    pub exists: bool,
+    pub(crate) exists: bool,
     /// The status it claims (when it is a task record).
-    pub status: Option<Status>,
+    pub(crate) status: Option<Status>,
     /// Why it is not a task record.
-    pub problem: Option<String>,
+    pub(crate) problem: Option<String>,
 }
 
 /// One task, checked.
@@ -81,7 +81,7 @@ pub struct TaskCheck {
     /// What the ledger (its intact prefix) says: status and history.
     pub record: TaskRecord,
     /// The ledger's records (its intact prefix).
-    pub records: Vec<LedgerRecord>,
+    pub(crate) records: Vec<LedgerRecord>,
     /// The verdict of the check.
     pub certification: Certification,
     /// Why uncertified, what differs when tampered, or a note (an unreadable view).

@@ -27,12 +27,12 @@ pub struct DataLock {
 #[error("cannot take the data lock of task {wbs} ({}): {source}", path.display())]
 pub struct DataLockError {
     /// The task.
-    pub wbs: String,
+    pub(crate) wbs: String,
     /// The lock file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Why it could not be opened or locked.
     #[source]
-    pub source: std::io::Error,
+    pub(crate) source: std::io::Error,
 }
 
 coded_diagnostic! {
@@ -60,7 +60,7 @@ impl DataLock {
     }
 
     /// The task whose data this lock guards.
-    pub fn wbs(&self) -> &Wbs {
+    pub(crate) fn wbs(&self) -> &Wbs {
         &self.wbs
     }
 }

@@ -12,13 +12,13 @@ use crate::store::bounded_read::ensure_regular;
 
 /// A held exclusive lock on an open file.
 #[derive(Debug)]
-pub struct FileLock {
+pub(crate) struct FileLock {
     file: File,
 }
 
 impl FileLock {
     /// Open (creating) `path` for reading and appending, and block until it is locked.
-    pub fn exclusive(path: &Path) -> io::Result<Self> {
+    pub(crate) fn exclusive(path: &Path) -> io::Result<Self> {
         let file = open(path)?;
         loop {
             match file.lock() {
@@ -30,7 +30,7 @@ impl FileLock {
     }
 
     /// [`FileLock::exclusive`] without waiting: `None` when another holder has it.
-    pub fn try_exclusive(path: &Path) -> io::Result<Option<Self>> {
+    pub(crate) fn try_exclusive(path: &Path) -> io::Result<Option<Self>> {
         let file = open(path)?;
         match file.try_lock() {
             Ok(()) => Ok(Some(Self { file })),
@@ -40,7 +40,7 @@ impl FileLock {
     }
 
     /// The locked file (opened read + append).
-    pub fn file(&mut self) -> &mut File {
+    pub(crate) fn file(&mut self) -> &mut File {
         &mut self.file
     }
 }

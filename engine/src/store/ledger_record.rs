@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::done_gate::{AllowReason, GateDecision};
 use crate::store::task_status::Status;
-use crate::verify::GateStatus;
+use crate::verify::status::GateStatus;
 
 /// One record of a task ledger, as stored: the fields every kind has, and its kind's own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

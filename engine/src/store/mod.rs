@@ -6,13 +6,13 @@
 //! audit chain of forced overrides, and task status: the task ledger, its views, and
 //! whether a task is certified.
 
-pub mod atomic_file;
+pub(crate) mod atomic_file;
 pub mod audit;
 pub mod bounded_read;
 pub mod certification;
 pub mod data_lock;
 pub mod digest;
-pub mod file_lock;
+pub(crate) mod file_lock;
 pub(crate) mod format_version;
 pub mod ledger_record;
 pub mod state_dir;

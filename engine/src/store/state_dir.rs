@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::wbs::Wbs;
 
 /// The most of `.spur/config.yaml` its readers read: it is a few keys of hand-written YAML.
-pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// The root of spur's state (`.spur/`) and the paths inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,10 +35,12 @@ impl StateDir {
         }
     }
 
+    /// The state directory at `root` (`.spur/` of a project, usually).
     pub fn at(root: impl Into<PathBuf>) -> Self {
         Self { root: root.into() }
     }
 
+    /// The directory itself.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -64,12 +66,12 @@ impl StateDir {
     }
 
     /// `.spur/tasks/`: the task views (and task files that live in the state dir).
-    pub fn tasks_dir(&self) -> PathBuf {
+    pub(crate) fn tasks_dir(&self) -> PathBuf {
         self.root.join("tasks")
     }
 
     /// `.spur/tasks/<wbs>.json`: the task's status view, rewritten from its ledger.
-    pub fn task_path(&self, wbs: &Wbs) -> PathBuf {
+    pub(crate) fn task_path(&self, wbs: &Wbs) -> PathBuf {
         self.tasks_dir().join(format!("{wbs}.json"))
     }
 
@@ -89,14 +91,14 @@ impl StateDir {
     }
 
     /// `.spur/locks/<wbs>.lock`.
-    pub fn lock_path(&self, wbs: &Wbs) -> PathBuf {
+    pub(crate) fn lock_path(&self, wbs: &Wbs) -> PathBuf {
         self.root.join("locks").join(format!("{wbs}.lock"))
     }
 
     /// `.spur/locks/data/<wbs>.lock`: the short per-task data lock (see
     /// `store::data_lock`). In a folder of its own: no run lock (`<wbs>.lock`) or verify
     /// lock (`<scope>-verify.lock`) of any wbs can have its name.
-    pub fn data_lock_path(&self, wbs: &Wbs) -> PathBuf {
+    pub(crate) fn data_lock_path(&self, wbs: &Wbs) -> PathBuf {
         self.root
             .join("locks")
             .join("data")

@@ -40,19 +40,19 @@ pub const FORMAT_VERSION: u64 = 2;
 pub const FORMAT_STATUS_ONLY: u64 = 1;
 
 /// The most of a ledger that is read: a record is about 300 bytes.
-pub const MAX_LEDGER_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_LEDGER_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The ledger as read: the records of its intact prefix and, if the chain breaks, where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerRead {
     /// The ledger file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The records before the first break (all of them when intact).
-    pub records: Vec<LedgerRecord>,
+    pub(crate) records: Vec<LedgerRecord>,
     /// The first record that does not fit the chain.
-    pub broken: Option<LedgerBreak>,
+    pub(crate) broken: Option<LedgerBreak>,
     /// A last line without its newline (a torn append) was ignored.
-    pub torn_tail: bool,
+    pub(crate) torn_tail: bool,
     /// Bytes of the complete lines (where the next record goes).
     complete_len: u64,
     /// sha256 of the last complete line; `""` when there is none.
@@ -61,14 +61,14 @@ pub struct LedgerRead {
 
 /// The first record of a ledger that breaks its chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LedgerBreak {
+pub(crate) struct LedgerBreak {
     /// The seq the record should have (its line number less one).
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// What is wrong with it.
-    pub problem: String,
+    pub(crate) problem: String,
     /// The record's format version when it is one this spur does not read.
     #[serde(skip)]
-    pub unknown_version: Option<u64>,
+    pub(crate) unknown_version: Option<u64>,
 }
 
 impl LedgerRead {
@@ -115,7 +115,7 @@ impl LedgerRead {
     }
 
     /// The hash the next record's `prev` must carry (hex sha256 of the last line).
-    pub fn last_hash(&self) -> &str {
+    pub(crate) fn last_hash(&self) -> &str {
         &self.last_hash
     }
 }
@@ -544,11 +544,11 @@ mod tests {
             gates: vec![
                 VerifiedGate {
                     id: "gate-tests".into(),
-                    status: crate::verify::GateStatus::Pass,
+                    status: crate::verify::status::GateStatus::Pass,
                 },
                 VerifiedGate {
                     id: "evidence-command:AC1".into(),
-                    status: crate::verify::GateStatus::Skip,
+                    status: crate::verify::status::GateStatus::Skip,
                 },
             ],
             tree_changed_by: vec!["gate-fmt".into()],

@@ -24,7 +24,7 @@ use crate::wbs::Wbs;
 pub struct Status(String);
 
 /// The status of a task with no record yet.
-pub const INITIAL_STATUS: &str = "todo";
+pub(crate) const INITIAL_STATUS: &str = "todo";
 const DONE: &str = "done";
 
 impl Status {
@@ -55,14 +55,16 @@ impl Status {
         Status(DONE.to_owned())
     }
 
-    pub fn initial() -> Status {
+    pub(crate) fn initial() -> Status {
         Status(INITIAL_STATUS.to_owned())
     }
 
+    /// Whether this is `done`.
     pub fn is_done(&self) -> bool {
         self.0 == DONE
     }
 
+    /// The status as written (`in-progress`).
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -79,6 +81,7 @@ impl Status {
 pub struct OpenStatus(Status);
 
 impl OpenStatus {
+    /// The status.
     pub fn status(&self) -> &Status {
         &self.0
     }
@@ -107,8 +110,10 @@ impl fmt::Display for Status {
 /// A status that cannot be accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StatusError {
+    /// Not a well-formed status (the text given).
     #[error("invalid status {0:?}")]
     Invalid(String),
+    /// `done` was asked for directly; only the done gate can make a task done.
     #[error("done is certified only by the done gate")]
     DoneNeedsTheGate,
 }

@@ -15,7 +15,7 @@ use crate::store::task_status::Status;
 use crate::wbs::Wbs;
 
 /// The most of a view that is read: a few hundred bytes per status change.
-pub const MAX_TASK_RECORD_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_TASK_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How a status change was made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,7 +61,7 @@ pub struct HistoryEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskRecord {
     /// The task.
-    pub wbs: String,
+    pub(crate) wbs: String,
     /// Its status.
     pub status: Status,
     /// Every change, oldest first.
@@ -108,7 +108,7 @@ fn history_entry(record: &LedgerRecord, change: &StatusRecord) -> HistoryEntry {
 
 /// What is at a task's view path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     /// No view.
     Missing,
     /// A well-formed task record (whatever it says).
@@ -119,7 +119,7 @@ pub enum View {
 
 impl View {
     /// The status the view claims, if it is a record.
-    pub fn status(&self) -> Option<&Status> {
+    pub(crate) fn status(&self) -> Option<&Status> {
         match self {
             View::Record(record) => Some(&record.status),
             View::Missing | View::Unreadable(_) => None,
@@ -128,7 +128,7 @@ impl View {
 }
 
 /// Read the view of `wbs`, through the bounded reader (a step may have put anything there).
-pub fn read_view(state_dir: &StateDir, wbs: &Wbs) -> View {
+pub(crate) fn read_view(state_dir: &StateDir, wbs: &Wbs) -> View {
     match read_bounded(&state_dir.task_path(wbs), MAX_TASK_RECORD_BYTES) {
         Ok(bytes) => match serde_json::from_slice(&bytes) {
             Ok(record) => View::Record(record),

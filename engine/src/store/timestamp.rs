@@ -5,7 +5,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `2026-11-29T18:33:49.123Z`. Times before 1970 clamp to the epoch.
-pub fn rfc3339_utc(time: SystemTime) -> String {
+pub(crate) fn rfc3339_utc(time: SystemTime) -> String {
     Timestamp::at(time).rfc3339()
 }
 
@@ -19,12 +19,12 @@ pub fn now() -> String {
 pub struct Timestamp(jiff::Timestamp);
 
 impl Timestamp {
-    pub fn now() -> Self {
+    pub(crate) fn now() -> Self {
         Self::at(SystemTime::now())
     }
 
     /// Times before 1970 clamp to the epoch; times past jiff's range (year 9999) to its end.
-    pub fn at(time: SystemTime) -> Self {
+    pub(crate) fn at(time: SystemTime) -> Self {
         let millis = time
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
@@ -32,17 +32,17 @@ impl Timestamp {
     }
 
     /// `2026-11-29T18:34:14.123Z`: always three fractional digits and a `Z`.
-    pub fn rfc3339(self) -> String {
+    pub(crate) fn rfc3339(self) -> String {
         format!("{:.3}", self.0)
     }
 
     /// `20261129T183414Z`: the time-ordered prefix of a run id.
-    pub fn compact(self) -> String {
+    pub(crate) fn compact(self) -> String {
         self.0.strftime("%Y%m%dT%H%M%SZ").to_string()
     }
 
     /// Milliseconds since the Unix epoch.
-    pub fn millis(self) -> u128 {
+    pub(crate) fn millis(self) -> u128 {
         u128::try_from(self.0.as_millisecond()).unwrap_or(0)
     }
 }

@@ -4,7 +4,7 @@
 
 /// The contents of the first non-blank code span in `text`, with one leading and one
 /// trailing space stripped when both are there (CommonMark's rule).
-pub fn first_code_span(text: &str) -> Option<&str> {
+pub(crate) fn first_code_span(text: &str) -> Option<&str> {
     code_spans(text).find(|span| !span.trim().is_empty())
 }
 

@@ -18,7 +18,7 @@ use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
 
-pub use code_span::first_code_span;
+pub(crate) use code_span::first_code_span;
 pub use parse::parse_task_file;
 
 /// The largest task file spur reads.
@@ -45,9 +45,9 @@ pub struct TaskAc {
     /// `[advisory] ` before it in an advisory group.
     pub label: String,
     /// The checklist label exactly as written (whitespace collapsed).
-    pub written: String,
+    pub(crate) written: String,
     /// The label taken apart (tags, aliases, title, scenario titles).
-    pub parts: AcLabel,
+    pub(crate) parts: AcLabel,
     /// The command the criterion names: the first non-blank inline code span of its title
     /// (a checklist item) or of its title and steps (a scenario). `spur verify --wbs` runs
     /// it as the gate `evidence-command:<id>`.
@@ -79,43 +79,85 @@ impl TaskFile {
 /// Why a task file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskFileError {
+    /// No task file for the task was found.
     #[error("no task file for {wbs}: looked for {searched}")]
-    NotFound { wbs: String, searched: String },
+    NotFound {
+        /// The task.
+        wbs: String,
+        /// Where spur looked.
+        searched: String,
+    },
 
+    /// Several task files match the task.
     #[error("several task files match {wbs}: {candidates}")]
-    Ambiguous { wbs: String, candidates: String },
+    Ambiguous {
+        /// The task.
+        wbs: String,
+        /// The matching files.
+        candidates: String,
+    },
 
+    /// The task file cannot be read.
     #[error("cannot read task file {}: {reason}", path.display())]
-    Unreadable { path: PathBuf, reason: String },
+    Unreadable {
+        /// The task file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 
+    /// The task file declares no requirement ids under a `Requirements` heading.
     #[error("task file {} declares no requirement ids under a `Requirements` heading", path.display())]
-    NoRequirements { path: PathBuf },
+    NoRequirements {
+        /// The task file.
+        path: PathBuf,
+    },
 
+    /// A requirement id is declared twice.
     #[error("task file {}:{line}: requirement {id} is declared twice (first on line {first})", path.display())]
     DuplicateRequirement {
+        /// The task file.
         path: PathBuf,
+        /// The requirement id.
         id: String,
+        /// The line of the second declaration.
         line: usize,
+        /// The line of the first.
         first: usize,
     },
 
+    /// An acceptance criterion alias (`AC-1`, a checklist token) is declared twice.
     #[error("task file {}:{line}: acceptance criterion id {id} is declared twice (first on line {first})", path.display())]
     DuplicateCriterion {
+        /// The task file.
         path: PathBuf,
+        /// The alias.
         id: String,
+        /// The line of the second declaration.
         line: usize,
+        /// The line of the first.
         first: usize,
     },
 
+    /// Frontmatter, or a code fence opened in the requirements or criteria, never closes.
     #[error("task file {}:{line}: {what} opened here is never closed", path.display())]
     Unclosed {
+        /// The task file.
         path: PathBuf,
+        /// `frontmatter` or `code fence`.
         what: &'static str,
+        /// The line it opens on.
         line: usize,
     },
 
+    /// A gherkin `Scenario:` with no title.
     #[error("task file {}:{line}: a scenario with no title", path.display())]
-    UntitledScenario { path: PathBuf, line: usize },
+    UntitledScenario {
+        /// The task file.
+        path: PathBuf,
+        /// The scenario's line.
+        line: usize,
+    },
 }
 
 coded_diagnostic! {
@@ -140,7 +182,7 @@ coded_diagnostic! {
 
 /// Find the task file of `wbs`: `explicit` when given, else `docs/tasks*/<wbs>_*.md` under
 /// the project root, else `.spur/tasks/<wbs>.md`.
-pub fn locate_task_file(
+pub(crate) fn locate_task_file(
     wbs: &Wbs,
     explicit: Option<&Path>,
     project_root: &Path,
@@ -204,7 +246,7 @@ fn display_relative(path: &Path, root: &Path) -> String {
 }
 
 /// Read and parse the task file at `path`.
-pub fn read_task_file(path: &Path) -> Result<TaskFile, TaskFileError> {
+pub(crate) fn read_task_file(path: &Path) -> Result<TaskFile, TaskFileError> {
     let unreadable = |reason: String| TaskFileError::Unreadable {
         path: path.to_path_buf(),
         reason,

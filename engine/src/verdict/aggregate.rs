@@ -32,7 +32,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub fn number(self) -> u8 {
+    pub(crate) fn number(self) -> u8 {
         match self {
             Rule::NoRows => 1,
             Rule::UnmetRow => 2,
@@ -46,7 +46,7 @@ impl Rule {
     }
 
     /// The verdict this rule yields when it fires.
-    pub fn verdict(self) -> Verdict {
+    pub(crate) fn verdict(self) -> Verdict {
         match self {
             Rule::NoRows => Verdict::Unknown,
             Rule::UnmetRow | Rule::BlockingCheck => Verdict::Fail,
@@ -73,8 +73,11 @@ pub enum Subject {
     Artifact,
     /// A row: its section, 0-based index and id (for checks, the name).
     Row {
+        /// The array the row is in.
         section: Section,
+        /// Its 0-based index there.
         index: usize,
+        /// Its id (for checks, the name).
         id: String,
     },
 }
@@ -97,15 +100,20 @@ impl fmt::Display for Subject {
 /// One firing of a rule: which rule, on what, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FiredRule {
+    /// The rule that fired.
     pub rule: Rule,
+    /// The verdict it yields.
     pub verdict: Verdict,
+    /// The artifact or row it fired on.
     pub subject: Subject,
+    /// Why, in words.
     pub detail: String,
 }
 
 /// The recomputed verdict and every rule firing that explains it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Aggregation {
+    /// The recomputed verdict.
     pub verdict: Verdict,
     /// In rule order, then row order. The verdict is that of the first entry.
     pub fired: Vec<FiredRule>,

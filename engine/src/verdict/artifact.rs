@@ -12,18 +12,23 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Verdict {
+    /// Every requirement and criterion is met with evidence.
     Pass,
+    /// Not enough is known to say (e.g. nothing was checked).
     Unknown,
+    /// Some of the work is done, not all.
     Partial,
+    /// Something required is not met, or a blocking check failed.
     Fail,
 }
 
 impl Verdict {
     /// The harsher of two verdicts (FAIL > PARTIAL > UNKNOWN > PASS).
-    pub fn harsher(self, other: Verdict) -> Verdict {
+    pub(crate) fn harsher(self, other: Verdict) -> Verdict {
         self.max(other)
     }
 
+    /// The verdict as written in artifacts and output (`PASS`, `FAIL`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "PASS",
@@ -34,7 +39,7 @@ impl Verdict {
     }
 
     /// Case-insensitive: `pass`, `Pass` and `PASS` are all PASS.
-    pub fn parse(text: &str) -> Option<Verdict> {
+    pub(crate) fn parse(text: &str) -> Option<Verdict> {
         match text.trim().to_ascii_uppercase().as_str() {
             "PASS" => Some(Verdict::Pass),
             "UNKNOWN" => Some(Verdict::Unknown),
@@ -54,18 +59,22 @@ impl fmt::Display for Verdict {
 /// Status of a requirement or acceptance-criterion row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum RowStatus {
+    /// `MET`: done, with evidence.
     #[serde(rename = "MET")]
     Met,
+    /// `PARTIAL`: partly done.
     #[serde(rename = "PARTIAL")]
     Partial,
+    /// `UNMET`: not done.
     #[serde(rename = "UNMET")]
     Unmet,
+    /// `N/A`: does not apply to this task.
     #[serde(rename = "N/A")]
     NotApplicable,
 }
 
 impl RowStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RowStatus::Met => "MET",
             RowStatus::Partial => "PARTIAL",
@@ -74,7 +83,7 @@ impl RowStatus {
         }
     }
 
-    pub fn parse(text: &str) -> Option<RowStatus> {
+    pub(crate) fn parse(text: &str) -> Option<RowStatus> {
         match text.trim().to_ascii_uppercase().as_str() {
             "MET" => Some(RowStatus::Met),
             "PARTIAL" => Some(RowStatus::Partial),
@@ -95,13 +104,16 @@ impl fmt::Display for RowStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckStatus {
+    /// The check passed.
     Pass,
+    /// The check failed.
     Fail,
+    /// The check passed with a warning.
     Warn,
 }
 
 impl CheckStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CheckStatus::Pass => "pass",
             CheckStatus::Fail => "fail",
@@ -109,7 +121,7 @@ impl CheckStatus {
         }
     }
 
-    pub fn parse(text: &str) -> Option<CheckStatus> {
+    pub(crate) fn parse(text: &str) -> Option<CheckStatus> {
         match text.trim().to_ascii_lowercase().as_str() {
             "pass" => Some(CheckStatus::Pass),
             "fail" => Some(CheckStatus::Fail),
@@ -129,14 +141,18 @@ impl fmt::Display for CheckStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Blocks the task: a failing blocker check fails the verdict.
     Blocker,
+    /// A serious problem.
     Major,
+    /// A small problem.
     Minor,
+    /// For information only.
     Advisory,
 }
 
 impl Severity {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Severity::Blocker => "blocker",
             Severity::Major => "major",
@@ -145,7 +161,7 @@ impl Severity {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Severity> {
+    pub(crate) fn parse(text: &str) -> Option<Severity> {
         match text.trim().to_ascii_lowercase().as_str() {
             "blocker" => Some(Severity::Blocker),
             "major" => Some(Severity::Major),
@@ -165,16 +181,22 @@ impl fmt::Display for Severity {
 /// One kind of evidence an acceptance criterion can cite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EvidenceKind {
+    /// `test`: a test that exercises the behaviour.
     Test,
+    /// `command`: a command whose output shows it.
     Command,
+    /// `static-ref`: a pointer into the code (`file:line`).
     StaticRef,
+    /// `manual-review`: a person looked at it.
     ManualReview,
+    /// `llm-judge`: a model judged it.
     LlmJudge,
+    /// `n/a`: no evidence applies.
     NotApplicable,
 }
 
 impl EvidenceKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EvidenceKind::Test => "test",
             EvidenceKind::Command => "command",
@@ -185,7 +207,7 @@ impl EvidenceKind {
         }
     }
 
-    pub fn parse(text: &str) -> Option<EvidenceKind> {
+    pub(crate) fn parse(text: &str) -> Option<EvidenceKind> {
         match text.trim().to_ascii_lowercase().as_str() {
             "test" => Some(EvidenceKind::Test),
             "command" => Some(EvidenceKind::Command),
@@ -198,7 +220,7 @@ impl EvidenceKind {
     }
 
     /// `test` and `command` are deterministic, executable evidence (aggregation rule 6).
-    pub fn is_executable(self) -> bool {
+    pub(crate) fn is_executable(self) -> bool {
         matches!(self, EvidenceKind::Test | EvidenceKind::Command)
     }
 }
@@ -217,21 +239,22 @@ impl EvidenceType {
         }
     }
 
-    pub fn single(kind: EvidenceKind) -> Self {
+    pub(crate) fn single(kind: EvidenceKind) -> Self {
         Self(vec![kind])
     }
 
     /// Case-insensitive; `+` joins kinds, whitespace around parts is ignored.
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         let kinds: Option<Vec<_>> = text.split('+').map(EvidenceKind::parse).collect();
         Self::new(kinds?)
     }
 
+    /// The kinds, in the order written.
     pub fn kinds(&self) -> &[EvidenceKind] {
         &self.0
     }
 
-    pub fn is_executable(&self) -> bool {
+    pub(crate) fn is_executable(&self) -> bool {
         self.0.iter().any(|k| k.is_executable())
     }
 }
@@ -257,7 +280,9 @@ impl Serialize for EvidenceType {
 /// A requirement row: `{id, status, evidence}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Requirement {
+    /// The requirement's id (`R1`).
     pub id: String,
+    /// Whether it is met.
     pub status: RowStatus,
     /// `None` when absent or not a string (the parser keeps the row; rule 5 calls it hollow).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -267,20 +292,25 @@ pub struct Requirement {
 /// An acceptance-criterion row: `{id, status, evidenceType, evidence}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AcceptanceCriterion {
+    /// The criterion's id (`AC-1`), with any tags (`[advisory]`).
     pub id: String,
+    /// Whether it is met.
     pub status: RowStatus,
+    /// What kind of evidence it cites, when the row says.
     #[serde(rename = "evidenceType", skip_serializing_if = "Option::is_none")]
     pub evidence_type: Option<EvidenceType>,
+    /// The evidence itself (a test name, a command, `file:line`), when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
 }
 
 /// Id tags that exempt an acceptance criterion from the executable-evidence rule (rule 6).
-pub const NON_CORE_TAGS: [&str; 4] = ["[advisory]", "[non-core]", "[non-behavior]", "[docs-only]"];
+pub(crate) const NON_CORE_TAGS: [&str; 4] =
+    ["[advisory]", "[non-core]", "[non-behavior]", "[docs-only]"];
 
 impl AcceptanceCriterion {
     /// Core and behaviour-bearing unless its id carries one of [`NON_CORE_TAGS`].
-    pub fn is_core_behaviour(&self) -> bool {
+    pub(crate) fn is_core_behaviour(&self) -> bool {
         if !self.id.contains('[') {
             return true;
         }
@@ -292,19 +322,23 @@ impl AcceptanceCriterion {
 /// A `checks[]` row: `{name, status, evidence, severity?}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
+    /// The check's name (`cargo test`, `task-check`).
     pub name: String,
+    /// Whether it passed.
     pub status: CheckStatus,
+    /// What shows the result, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
+    /// How much a failure matters; absent on legacy rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
 }
 
 /// Names of the independent task-check row (rule 7), compared case-insensitively.
-pub const TASK_CHECK_NAMES: [&str; 2] = ["task-check", "spur task check"];
+pub(crate) const TASK_CHECK_NAMES: [&str; 2] = ["task-check", "spur task check"];
 
 impl Check {
-    pub fn is_task_check(&self) -> bool {
+    pub(crate) fn is_task_check(&self) -> bool {
         let name = self.name.trim();
         TASK_CHECK_NAMES
             .iter()
@@ -316,13 +350,17 @@ impl Check {
 /// into `id`, `check`/`id` folded into `name`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Artifact {
+    /// The task (WBS id) the verdict is about.
     pub wbs: String,
     /// The verdict the producer stored. The done gate trusts it only when it agrees with
     /// the recomputed one.
     pub verdict: Verdict,
+    /// The requirement rows, in file order.
     pub requirements: Vec<Requirement>,
+    /// The acceptance-criterion rows, in file order.
     #[serde(rename = "acceptanceCriteria")]
     pub acceptance_criteria: Vec<AcceptanceCriterion>,
+    /// The check rows, in file order.
     pub checks: Vec<Check>,
     /// Who produced the artifact (free-form; e.g. the answer file it was derived from).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -339,6 +377,6 @@ impl Artifact {
 }
 
 /// Whether a piece of evidence is hollow: missing, not a string, empty or whitespace.
-pub fn is_hollow(evidence: Option<&str>) -> bool {
+pub(crate) fn is_hollow(evidence: Option<&str>) -> bool {
     evidence.is_none_or(|text| text.trim().is_empty())
 }

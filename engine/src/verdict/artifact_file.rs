@@ -14,14 +14,23 @@ use crate::store::bounded_read::{read_bounded, ReadError};
 /// Why an artifact could not be written or updated.
 #[derive(Debug, thiserror::Error)]
 pub enum ArtifactWriteError {
+    /// Reading or writing the artifact failed.
     #[error("could not write verdict artifact {path}: {source}")]
     Io {
+        /// The artifact's path.
         path: String,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// The artifact is not a JSON object whose `checks` can be replaced.
     #[error("cannot append checks to {path}: {problem}")]
-    NotAppendable { path: String, problem: String },
+    NotAppendable {
+        /// The artifact's path.
+        path: String,
+        /// What is wrong with it.
+        problem: String,
+    },
 }
 
 coded_diagnostic! {
@@ -33,7 +42,7 @@ coded_diagnostic! {
 }
 
 /// Write `artifact` as canonical JSON, atomically.
-pub fn write_artifact(path: &Path, artifact: &Artifact) -> Result<(), ArtifactWriteError> {
+pub(crate) fn write_artifact(path: &Path, artifact: &Artifact) -> Result<(), ArtifactWriteError> {
     write_atomic(path, artifact.to_json().as_bytes()).map_err(|source| ArtifactWriteError::Io {
         path: path.display().to_string(),
         source,
@@ -42,7 +51,7 @@ pub fn write_artifact(path: &Path, artifact: &Artifact) -> Result<(), ArtifactWr
 
 /// What [`replace_checks`] read and wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChecksReplaced {
+pub(crate) struct ChecksReplaced {
     /// The artifact's bytes as read.
     pub read: Vec<u8>,
     /// The bytes written in their place.
@@ -53,7 +62,7 @@ pub struct ChecksReplaced {
 /// created when the artifact has none): rows with the same names as `rows`, or named in
 /// `removed`, are dropped first, so a re-run replaces its rows instead of duplicating them.
 /// Every other field is kept as it was. Atomic: readers see the old or the new file.
-pub fn replace_checks(
+pub(crate) fn replace_checks(
     path: &Path,
     rows: &[Check],
     removed: &[String],

@@ -14,14 +14,18 @@ use crate::diagnostic::Code;
 /// A warning with a stable code.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Warning {
+    /// The warning's stable code.
     pub code: Code,
+    /// The warning, for people.
     pub message: String,
 }
 
 /// Everything a consumer needs to act on an artifact.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evaluation {
+    /// Where the artifact was read from.
     pub path: PathBuf,
+    /// What reading it found.
     pub outcome: ArtifactOutcome,
     /// The verdict the artifact stores (valid artifacts only).
     pub stored: Option<Verdict>,
@@ -32,13 +36,14 @@ pub struct Evaluation {
     pub effective: Verdict,
     /// The artifact's `wbs` differs from the expected task.
     pub wbs_mismatch: Option<WbsMismatch>,
+    /// Warnings about the artifact (malformed, self-inconsistent, another task's).
     pub warnings: Vec<Warning>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WbsMismatch {
-    pub expected: String,
-    pub found: String,
+    pub(crate) expected: String,
+    pub(crate) found: String,
 }
 
 impl Evaluation {
@@ -101,6 +106,7 @@ impl Evaluation {
         }
     }
 
+    /// The outcome without its payload.
     pub fn kind(&self) -> OutcomeKind {
         self.outcome.kind()
     }
@@ -118,7 +124,7 @@ impl Evaluation {
 
 /// The one bounded `L4.malformed-verdict-artifact` warning for a non-valid artifact:
 /// wbs, path, failure mode, and the rejected row count and fields.
-pub fn malformed_warning(
+pub(crate) fn malformed_warning(
     outcome: &ArtifactOutcome,
     path: &Path,
     expected_wbs: Option<&str>,

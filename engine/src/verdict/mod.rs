@@ -12,26 +12,23 @@
 //! ```
 
 pub mod aggregate;
-pub mod artifact;
-pub mod artifact_file;
+pub(crate) mod artifact;
+pub(crate) mod artifact_file;
 mod duplicate_keys;
-pub mod evaluation;
-pub mod outcome;
+pub(crate) mod evaluation;
+pub(crate) mod outcome;
 mod raw;
-pub mod read;
+pub(crate) mod read;
 mod rows;
 
-pub use aggregate::{aggregate, Aggregation, FiredRule, Rule, Subject};
+pub use aggregate::{aggregate, Aggregation, Subject};
 pub use artifact::{
     AcceptanceCriterion, Artifact, Check, CheckStatus, EvidenceKind, EvidenceType, Requirement,
     RowStatus, Severity, Verdict,
 };
-pub use artifact_file::{replace_checks, write_artifact, ArtifactWriteError, ChecksReplaced};
-pub use evaluation::{Evaluation, Warning, WbsMismatch};
-pub use outcome::{
-    ArtifactOutcome, FieldProblem, Invalidity, MissingDetail, OutcomeKind, RejectedRow, Section,
-};
-pub use read::{
-    parse_artifact, parse_value, read_artifact, read_artifact_file, ArtifactRead,
-    MAX_ARTIFACT_BYTES,
-};
+pub use artifact_file::ArtifactWriteError;
+pub(crate) use artifact_file::{replace_checks, write_artifact};
+pub use evaluation::{Evaluation, Warning};
+pub use outcome::{ArtifactOutcome, OutcomeKind};
+pub(crate) use read::read_artifact_file;
+pub use read::{parse_artifact, read_artifact};

@@ -10,27 +10,33 @@ use super::artifact::Artifact;
 pub enum ArtifactOutcome {
     /// Absent, empty or whitespace only.
     Missing {
+        /// Which way it is missing.
         detail: MissingDetail,
     },
     /// Not JSON.
     Malformed {
+        /// The JSON parser's message.
         error: String,
     },
     /// JSON, but not a verdict artifact.
     Invalid(Invalidity),
+    /// A valid artifact, normalised.
     Valid(Artifact),
 }
 
 /// Which way an artifact is missing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MissingDetail {
+    /// No file.
     Absent,
+    /// A file of zero bytes.
     Empty,
+    /// A file of whitespace only.
     Whitespace,
 }
 
 impl MissingDetail {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             MissingDetail::Absent => "file does not exist",
             MissingDetail::Empty => "file is empty",
@@ -43,22 +49,26 @@ impl MissingDetail {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invalidity {
     /// Problems with the artifact as a whole (root type, top-level fields, size, reading).
-    pub problems: Vec<String>,
+    pub(crate) problems: Vec<String>,
     /// Rows that were rejected, in file order.
-    pub rejected_rows: Vec<RejectedRow>,
+    pub(crate) rejected_rows: Vec<RejectedRow>,
     /// The artifact's `wbs` when it could be read, for the warning.
-    pub wbs: Option<String>,
+    pub(crate) wbs: Option<String>,
 }
 
 /// The array a row sits in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Section {
+    /// `requirements`.
     Requirements,
+    /// `acceptanceCriteria`.
     AcceptanceCriteria,
+    /// `checks`.
     Checks,
 }
 
 impl Section {
+    /// The array's name in the artifact (`acceptanceCriteria`).
     pub fn as_str(self) -> &'static str {
         match self {
             Section::Requirements => "requirements",
@@ -76,21 +86,22 @@ impl fmt::Display for Section {
 
 /// One rejected row and the fields that made it invalid.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RejectedRow {
-    pub section: Section,
-    pub index: usize,
-    pub problems: Vec<FieldProblem>,
+pub(crate) struct RejectedRow {
+    pub(crate) section: Section,
+    pub(crate) index: usize,
+    pub(crate) problems: Vec<FieldProblem>,
 }
 
+/// One field of a rejected row and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldProblem {
+pub(crate) struct FieldProblem {
     /// The field name, or `row` when the row itself is not an object.
-    pub field: &'static str,
-    pub problem: String,
+    pub(crate) field: &'static str,
+    pub(crate) problem: String,
 }
 
 impl RejectedRow {
-    pub fn fields(&self) -> Vec<&'static str> {
+    pub(crate) fn fields(&self) -> Vec<&'static str> {
         let mut fields: Vec<&'static str> = Vec::new();
         for p in &self.problems {
             if !fields.contains(&p.field) {
@@ -106,7 +117,7 @@ const SHOWN_ROWS: usize = 5;
 
 impl Invalidity {
     /// One line naming the failure mode, bounded whatever the artifact holds.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         let mut parts: Vec<String> = self.problems.iter().take(SHOWN_ROWS).cloned().collect();
         if self.problems.len() > SHOWN_ROWS {
             parts.push(format!(
@@ -156,6 +167,7 @@ impl ArtifactOutcome {
         })
     }
 
+    /// The outcome without its payload.
     pub fn kind(&self) -> OutcomeKind {
         match self {
             ArtifactOutcome::Missing { .. } => OutcomeKind::Missing,
@@ -178,6 +190,7 @@ impl ArtifactOutcome {
         }
     }
 
+    /// The artifact, when valid.
     pub fn artifact(&self) -> Option<&Artifact> {
         match self {
             ArtifactOutcome::Valid(artifact) => Some(artifact),
@@ -190,14 +203,18 @@ impl ArtifactOutcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutcomeKind {
+    /// Absent, empty or whitespace only.
     Missing,
+    /// Not JSON.
     Malformed,
+    /// JSON, but not a verdict artifact.
     Invalid,
+    /// A valid artifact.
     Valid,
 }
 
 impl OutcomeKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OutcomeKind::Missing => "missing",
             OutcomeKind::Malformed => "malformed",

@@ -134,7 +134,7 @@ fn number(n: impl fmt::Display) -> Loose<'static> {
 /// Accepts only a JSON object for `T` (a derived struct would also take an array of its
 /// fields in order, which an artifact must not).
 #[derive(Debug)]
-pub(crate) struct ObjectOnly<T>(pub T);
+pub(crate) struct ObjectOnly<T>(pub(crate) T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -159,21 +159,21 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RawRow<'a> {
     #[serde(borrow, default)]
-    pub id: Option<Loose<'a>>,
+    pub(crate) id: Option<Loose<'a>>,
     #[serde(borrow, default)]
-    pub scenario: Option<Loose<'a>>,
+    pub(crate) scenario: Option<Loose<'a>>,
     #[serde(borrow, default)]
-    pub status: Option<Loose<'a>>,
+    pub(crate) status: Option<Loose<'a>>,
     #[serde(borrow, default)]
-    pub evidence: Option<Loose<'a>>,
+    pub(crate) evidence: Option<Loose<'a>>,
     #[serde(borrow, default)]
-    pub evidence_type: Option<Loose<'a>>,
+    pub(crate) evidence_type: Option<Loose<'a>>,
     #[serde(borrow, default)]
-    pub severity: Option<Loose<'a>>,
+    pub(crate) severity: Option<Loose<'a>>,
     #[serde(borrow, default)]
-    pub name: Option<Loose<'a>>,
+    pub(crate) name: Option<Loose<'a>>,
     #[serde(borrow, default)]
-    pub check: Option<Loose<'a>>,
+    pub(crate) check: Option<Loose<'a>>,
 }
 
 impl<'a> RawRow<'a> {
@@ -200,9 +200,9 @@ pub(crate) trait FromRawRow: Sized {
 /// A section validated row by row as it is read, so no raw rows are kept.
 #[derive(Debug)]
 pub(crate) struct ParsedRows<T> {
-    pub rows: Vec<T>,
+    pub(crate) rows: Vec<T>,
     /// Index and problems of each rejected row.
-    pub rejected: Vec<(usize, Vec<FieldProblem>)>,
+    pub(crate) rejected: Vec<(usize, Vec<FieldProblem>)>,
 }
 
 impl<T> Default for ParsedRows<T> {
@@ -254,15 +254,15 @@ impl<'de, T: FromRawRow> Deserialize<'de> for ParsedRows<T> {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RawArtifact<'a> {
     #[serde(borrow, default)]
-    pub wbs: Option<Loose<'a>>,
+    pub(crate) wbs: Option<Loose<'a>>,
     #[serde(borrow, default)]
-    pub verdict: Option<Loose<'a>>,
+    pub(crate) verdict: Option<Loose<'a>>,
     #[serde(default)]
-    pub requirements: Option<ParsedRows<Requirement>>,
+    pub(crate) requirements: Option<ParsedRows<Requirement>>,
     #[serde(default)]
-    pub acceptance_criteria: Option<ParsedRows<AcceptanceCriterion>>,
+    pub(crate) acceptance_criteria: Option<ParsedRows<AcceptanceCriterion>>,
     #[serde(default)]
-    pub checks: Option<ParsedRows<Check>>,
+    pub(crate) checks: Option<ParsedRows<Check>>,
     #[serde(default)]
-    pub source: Option<Value>,
+    pub(crate) source: Option<Value>,
 }

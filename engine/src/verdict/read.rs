@@ -17,14 +17,14 @@ use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::digest::sha256_hex;
 
 /// Artifacts larger than this are refused without being read.
-pub const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_ARTIFACT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// An artifact read from disk: its outcome and, when bytes were read, their sha256.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ArtifactRead {
-    pub outcome: ArtifactOutcome,
+pub(crate) struct ArtifactRead {
+    pub(crate) outcome: ArtifactOutcome,
     /// Lower-case hex sha256 of the bytes read; `None` when nothing was read.
-    pub sha256: Option<String>,
+    pub(crate) sha256: Option<String>,
 }
 
 /// Read and parse the artifact at `path` (any path; no containment rule).
@@ -35,7 +35,7 @@ pub fn read_artifact(path: &Path) -> ArtifactOutcome {
 /// Read and parse the artifact at `path`. With `within`, the path must resolve (symlinks
 /// followed) under that directory, else the artifact is invalid: the done gate reads only
 /// artifacts inside the project. What is opened is the resolved path that was checked.
-pub fn read_artifact_file(path: &Path, within: Option<&Path>) -> ArtifactRead {
+pub(crate) fn read_artifact_file(path: &Path, within: Option<&Path>) -> ArtifactRead {
     let unread = |outcome| ArtifactRead {
         outcome,
         sha256: None,
@@ -134,7 +134,7 @@ pub fn parse_artifact(bytes: &[u8]) -> ArtifactOutcome {
 }
 
 /// Validate and normalise an already-parsed JSON document.
-pub fn parse_value(value: &Value) -> ArtifactOutcome {
+pub(crate) fn parse_value(value: &Value) -> ArtifactOutcome {
     let Some(root) = value.as_object() else {
         return ArtifactOutcome::invalid(format!(
             "the JSON root is {}, not an object",

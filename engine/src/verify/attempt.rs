@@ -10,7 +10,7 @@ use super::status::GateStatus;
 
 /// How a gate's process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ended {
+pub(crate) enum Ended {
     Exited(i32),
     /// Killed by a signal it was not sent by spur (no exit code).
     Signalled(i32),
@@ -20,29 +20,29 @@ pub enum Ended {
 
 /// One run of a gate's command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attempt {
-    pub started_at: SystemTime,
-    pub finished_at: SystemTime,
+pub(crate) struct Attempt {
+    pub(crate) started_at: SystemTime,
+    pub(crate) finished_at: SystemTime,
     /// Milliseconds since the verify run began, from a monotonic clock: intervals of
     /// different gates can be compared even if the wall clock jumps.
-    pub started_ms: u64,
-    pub finished_ms: u64,
-    pub ended: Ended,
+    pub(crate) started_ms: u64,
+    pub(crate) finished_ms: u64,
+    pub(crate) ended: Ended,
     /// The last lines of stdout and of stderr.
-    pub stdout_tail: String,
-    pub stderr_tail: String,
+    pub(crate) stdout_tail: String,
+    pub(crate) stderr_tail: String,
     /// Output beyond the capture limit was dropped (findings in it are lost).
-    pub output_truncated: bool,
-    pub findings: Vec<Finding>,
+    pub(crate) output_truncated: bool,
+    pub(crate) findings: Vec<Finding>,
     /// The gate's `expectFile` when it was absent after a successful exit.
-    pub missing_evidence: Option<PathBuf>,
+    pub(crate) missing_evidence: Option<PathBuf>,
 }
 
 impl Attempt {
     /// PASS/WARN/FAIL/ERROR as the verify chapter of the book defines them. A non-zero exit is FAIL even when an
     /// expected file is missing (the exit code is evidence of failure); exit 0 without its
     /// expected file is ERROR: a success claim without evidence is not trusted.
-    pub fn status(&self) -> GateStatus {
+    pub(crate) fn status(&self) -> GateStatus {
         match &self.ended {
             Ended::CannotStart(_) | Ended::TimedOut(_) | Ended::Signalled(_) => GateStatus::Error,
             Ended::Exited(code) if *code != 0 => GateStatus::Fail,
@@ -60,7 +60,7 @@ impl Attempt {
     }
 
     /// Why the status is what it is, when the exit code alone does not say.
-    pub fn reason(&self) -> Option<String> {
+    pub(crate) fn reason(&self) -> Option<String> {
         match &self.ended {
             Ended::CannotStart(why) => Some(format!("could not start: {why}")),
             Ended::TimedOut(after) => Some(format!(
@@ -82,15 +82,11 @@ impl Attempt {
         }
     }
 
-    pub fn exit_code(&self) -> Option<i32> {
+    pub(crate) fn exit_code(&self) -> Option<i32> {
         match self.ended {
             Ended::Exited(code) => Some(code),
             _ => None,
         }
-    }
-
-    pub fn duration(&self) -> Duration {
-        Duration::from_millis(self.finished_ms.saturating_sub(self.started_ms))
     }
 
     fn has(&self, severity: FindingSeverity) -> bool {
@@ -100,7 +96,7 @@ impl Attempt {
 
 /// Runs one attempt of a gate. The production executor runs its process; tests substitute
 /// scripted attempts.
-pub trait GateExecutor: Sync {
+pub(crate) trait GateExecutor: Sync {
     fn attempt(&self, gate: &Gate) -> Attempt;
 }
 
@@ -109,7 +105,7 @@ pub(crate) mod fixtures {
     use super::*;
 
     /// An attempt that ended as `ended` with `findings`, at a fixed time.
-    pub fn attempt(ended: Ended, findings: Vec<Finding>) -> Attempt {
+    pub(crate) fn attempt(ended: Ended, findings: Vec<Finding>) -> Attempt {
         Attempt {
             started_at: SystemTime::UNIX_EPOCH,
             finished_at: SystemTime::UNIX_EPOCH,
@@ -124,7 +120,7 @@ pub(crate) mod fixtures {
         }
     }
 
-    pub fn finding(severity: FindingSeverity) -> Finding {
+    pub(crate) fn finding(severity: FindingSeverity) -> Finding {
         Finding {
             severity,
             file: Some("src/lib.rs".into()),

@@ -20,7 +20,7 @@ use crate::store::bounded_read::read_string;
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
 use crate::yaml::{parse_config, Loader};
 
-pub use done_gate::{DoneGateConfig, ExternalVerdicts};
+pub(crate) use done_gate::{DoneGateConfig, ExternalVerdicts};
 
 use gate_rules::check_gate;
 use raw::RawVerify;
@@ -29,25 +29,25 @@ use raw::RawVerify;
 /// names a configured gate, and `gates` is in a topological order of `needs` (ties keep
 /// the standard order, then the order of the file).
 #[derive(Debug, Clone)]
-pub struct VerifyConfig {
-    /// The file the configuration was read from (whether or not it exists).
-    pub path: PathBuf,
+pub(crate) struct VerifyConfig {
+    /// The file it was read from (or would be: a missing file is an empty configuration).
+    pub(crate) path: PathBuf,
     /// The configured gates, in the order they may run.
-    pub gates: Vec<Gate>,
+    pub(crate) gates: Vec<Gate>,
     /// Standard gates the file does not mention: reported as SKIP (not configured).
-    pub unconfigured: Vec<&'static str>,
+    pub(crate) unconfigured: Vec<&'static str>,
     /// `verify.parallelism`: how many read-only gates may run at once (default: cores).
-    pub parallelism: Option<NonZeroUsize>,
+    pub(crate) parallelism: Option<NonZeroUsize>,
     /// `doneGate:`: how the done gate treats what it reads.
-    pub done_gate: DoneGateConfig,
+    pub(crate) done_gate: DoneGateConfig,
     /// What the file holds that spur ignores (an unknown key under `doneGate`, with
     /// did-you-mean).
-    pub warnings: Vec<Diagnostic>,
+    pub(crate) warnings: Vec<Diagnostic>,
 }
 
 impl VerifyConfig {
     /// Read `<state dir>/config.yaml`; a missing file is an empty configuration.
-    pub fn load(state_dir: &StateDir) -> Result<Self, VerifyConfigErrors> {
+    pub(crate) fn load(state_dir: &StateDir) -> Result<Self, VerifyConfigErrors> {
         let path = state_dir.config_path();
         match read_string(&path, MAX_CONFIG_BYTES) {
             Ok(text) => Self::parse(&path, &text),
@@ -60,7 +60,7 @@ impl VerifyConfig {
     }
 
     /// The configuration of a project that configures no gate.
-    pub fn empty(path: PathBuf) -> Self {
+    pub(crate) fn empty(path: PathBuf) -> Self {
         Self {
             path,
             gates: Vec::new(),
@@ -72,7 +72,7 @@ impl VerifyConfig {
     }
 
     /// Parse and check the text of a config file: every finding at once.
-    pub fn parse(path: &Path, text: &str) -> Result<Self, VerifyConfigErrors> {
+    pub(crate) fn parse(path: &Path, text: &str) -> Result<Self, VerifyConfigErrors> {
         let source = SourceFile::new(path, text);
         let problems = ConfigProblems { source: &source };
         let fail = |errors: Vec<Diagnostic>| VerifyConfigErrors::Invalid {
@@ -165,12 +165,12 @@ impl VerifyConfig {
     }
 
     /// The configured gate named `name`.
-    pub fn gate(&self, name: &str) -> Option<&Gate> {
+    pub(crate) fn gate(&self, name: &str) -> Option<&Gate> {
         self.gates.iter().find(|g| g.name == name)
     }
 
     /// Every gate name the config knows (configured or standard), for "did you mean".
-    pub fn known_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn known_names(&self) -> impl Iterator<Item = &str> {
         self.gates
             .iter()
             .map(|g| g.name.as_str())

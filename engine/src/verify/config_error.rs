@@ -53,7 +53,7 @@ coded_diagnostic! {
 
 impl VerifyConfigErrors {
     /// Every located problem (none for an unreadable file).
-    pub fn diagnostics(&self) -> &[Diagnostic] {
+    pub(crate) fn diagnostics(&self) -> &[Diagnostic] {
         match self {
             Self::Unreadable { .. } => &[],
             Self::Invalid { errors, .. } => errors,
@@ -76,9 +76,9 @@ fn plural(n: usize) -> String {
 
 /// Builds the diagnostics of one config file.
 #[derive(Debug, Clone, Copy)]
-pub struct ConfigProblems<'a> {
+pub(crate) struct ConfigProblems<'a> {
     /// The file the diagnostics point into.
-    pub source: &'a SourceFile,
+    pub(crate) source: &'a SourceFile,
 }
 
 impl ConfigProblems<'_> {
@@ -135,7 +135,7 @@ impl ConfigProblems<'_> {
     }
 
     /// [`Code::VerifyInvalidGateName`], at the name.
-    pub fn invalid_gate_name(self, name: &str, span: Span) -> Diagnostic {
+    pub(crate) fn invalid_gate_name(self, name: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
             Code::VerifyInvalidGateName,
             self.source,
@@ -147,7 +147,12 @@ impl ConfigProblems<'_> {
     }
 
     /// [`Code::VerifyCommandConflict`], at both values.
-    pub fn command_conflict(self, gate: &str, command: Span, executable: Span) -> Diagnostic {
+    pub(crate) fn command_conflict(
+        self,
+        gate: &str,
+        command: Span,
+        executable: Span,
+    ) -> Diagnostic {
         Diagnostic::error(
             Code::VerifyCommandConflict,
             self.source,
@@ -160,7 +165,7 @@ impl ConfigProblems<'_> {
     }
 
     /// [`Code::VerifyArgsWithoutExecutable`], where `args` opens.
-    pub fn args_without_executable(self, gate: &str, span: Span) -> Diagnostic {
+    pub(crate) fn args_without_executable(self, gate: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
             Code::VerifyArgsWithoutExecutable,
             self.source,
@@ -172,7 +177,7 @@ impl ConfigProblems<'_> {
     }
 
     /// [`Code::VerifyEmptyCommand`], at the blank value of `field`.
-    pub fn empty_command(self, gate: &str, field: &str, span: Span) -> Diagnostic {
+    pub(crate) fn empty_command(self, gate: &str, field: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
             Code::VerifyEmptyCommand,
             self.source,
@@ -186,7 +191,7 @@ impl ConfigProblems<'_> {
     }
 
     /// [`Code::VerifyPathOutsideProject`], at the path.
-    pub fn path_outside_project(self, gate: &str, field: &str, span: Span) -> Diagnostic {
+    pub(crate) fn path_outside_project(self, gate: &str, field: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
             Code::VerifyPathOutsideProject,
             self.source,
@@ -198,7 +203,13 @@ impl ConfigProblems<'_> {
     }
 
     /// [`Code::VerifyInvalidSeverity`], at the value.
-    pub fn invalid_severity(self, gate: &str, value: &str, help: String, span: Span) -> Diagnostic {
+    pub(crate) fn invalid_severity(
+        self,
+        gate: &str,
+        value: &str,
+        help: String,
+        span: Span,
+    ) -> Diagnostic {
         Diagnostic::error(
             Code::VerifyInvalidSeverity,
             self.source,
@@ -210,7 +221,7 @@ impl ConfigProblems<'_> {
     }
 
     /// [`Code::VerifyZero`], at the 0.
-    pub fn zero(self, field: &str, help: &str, span: Span) -> Diagnostic {
+    pub(crate) fn zero(self, field: &str, help: &str, span: Span) -> Diagnostic {
         Diagnostic::error(
             Code::VerifyZero,
             self.source,
@@ -222,7 +233,13 @@ impl ConfigProblems<'_> {
     }
 
     /// [`Code::VerifyUnknownNeed`], at the need.
-    pub fn unknown_need(self, gate: &str, need: &str, help: String, span: Span) -> Diagnostic {
+    pub(crate) fn unknown_need(
+        self,
+        gate: &str,
+        need: &str,
+        help: String,
+        span: Span,
+    ) -> Diagnostic {
         Diagnostic::error(
             Code::VerifyUnknownNeed,
             self.source,
@@ -235,7 +252,7 @@ impl ConfigProblems<'_> {
 
     /// [`Code::VerifyNeedsCycle`]. `cycle` names the gates in `needs` order, ending where it
     /// started.
-    pub fn needs_cycle(self, cycle: &[String], spans: &[Span]) -> Diagnostic {
+    pub(crate) fn needs_cycle(self, cycle: &[String], spans: &[Span]) -> Diagnostic {
         let mut spans = spans.iter();
         let first = spans.next().copied().unwrap_or_default();
         let mut diagnostic = Diagnostic::error(

@@ -18,13 +18,13 @@ use crate::store::timestamp::rfc3339_utc as rfc3339;
 
 /// Where one gate's evidence goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EvidencePaths {
-    pub markdown: PathBuf,
-    pub json: PathBuf,
+pub(crate) struct EvidencePaths {
+    pub(crate) markdown: PathBuf,
+    pub(crate) json: PathBuf,
 }
 
 impl EvidencePaths {
-    pub fn new(dir: &Path, gate: &str) -> Self {
+    pub(crate) fn new(dir: &Path, gate: &str) -> Self {
         Self {
             markdown: dir.join(format!("{gate}.md")),
             json: dir.join(format!("{gate}.json")),
@@ -33,7 +33,7 @@ impl EvidencePaths {
 
     /// The paths as text, for people and the verdict. Built on the evidence directory as
     /// shown (see [`display_path`]), they come out relative to the project root.
-    pub fn shown(&self) -> EvidenceFiles {
+    pub(crate) fn shown(&self) -> EvidenceFiles {
         EvidenceFiles {
             markdown: self.markdown.display().to_string(),
             json: self.json.display().to_string(),
@@ -42,7 +42,7 @@ impl EvidencePaths {
 }
 
 /// `path` relative to `root` when it is inside it, else as given.
-pub fn display_path(path: &Path, root: &Path) -> String {
+pub(crate) fn display_path(path: &Path, root: &Path) -> String {
     path.strip_prefix(root)
         .unwrap_or(path)
         .display()
@@ -51,14 +51,14 @@ pub fn display_path(path: &Path, root: &Path) -> String {
 
 /// Who ran the gate, for the evidence header.
 #[derive(Debug, Clone, Copy)]
-pub struct EvidenceContext<'a> {
-    pub run_id: &'a str,
-    pub wbs: Option<&'a str>,
+pub(crate) struct EvidenceContext<'a> {
+    pub(crate) run_id: &'a str,
+    pub(crate) wbs: Option<&'a str>,
 }
 
 /// Write both evidence files of `result` into `dir` (`<gate>.json` and `<gate>.md`). On a
 /// failed write both are removed, so no older copy can stand in for this run's evidence.
-pub fn write_evidence(
+pub(crate) fn write_evidence(
     dir: &EvidenceDir,
     gate: &Gate,
     result: &GateResult,
@@ -253,7 +253,7 @@ fn evidence_markdown(gate: &Gate, result: &GateResult, context: EvidenceContext<
 }
 
 /// A finding as one Markdown line: severity, locator, message, fix.
-pub fn finding_line(finding: &Finding) -> String {
+pub(crate) fn finding_line(finding: &Finding) -> String {
     let mut line = format!("**{}**", finding.severity.as_str());
     match (finding.locator(), &finding.file) {
         (Some(locator), _) => {
@@ -272,7 +272,7 @@ pub fn finding_line(finding: &Finding) -> String {
 }
 
 /// A table cell: no newlines, pipes escaped.
-pub fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.replace('\n', " ").replace('|', "\\|")
 }
 

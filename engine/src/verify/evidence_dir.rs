@@ -16,21 +16,20 @@
 //! in place.
 
 use std::collections::HashSet;
-use std::ffi::{CString, OsString};
+use std::ffi::OsString;
 use std::io::Write as _;
-use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
 /// A directory the run could not prepare, and why.
 #[derive(Debug)]
-pub struct EvidenceDirError {
-    pub path: PathBuf,
-    pub source: std::io::Error,
+pub(crate) struct EvidenceDirError {
+    pub(crate) path: PathBuf,
+    pub(crate) source: std::io::Error,
 }
 
 /// The evidence directory of one verify run.
 #[derive(Debug)]
-pub struct EvidenceDir {
+pub(crate) struct EvidenceDir {
     published: PathBuf,
     /// Where this run writes: the staging directory, or `published` itself.
     writing: PathBuf,
@@ -42,7 +41,7 @@ impl EvidenceDir {
     /// directory holds except the evidence files of `gates` (which are overwritten in
     /// place) is deleted first, so a removed gate's evidence, a stale findings file or a
     /// file a gate wrote in an earlier run cannot be published by this one.
-    pub fn staged<'a>(
+    pub(crate) fn staged<'a>(
         published: PathBuf,
         gates: impl IntoIterator<Item = &'a str>,
     ) -> Result<Self, EvidenceDirError> {
@@ -62,7 +61,7 @@ impl EvidenceDir {
     }
 
     /// A run of one gate: write into `published` directly.
-    pub fn direct(published: PathBuf) -> Result<Self, EvidenceDirError> {
+    pub(crate) fn direct(published: PathBuf) -> Result<Self, EvidenceDirError> {
         std::fs::create_dir_all(&published).map_err(|source| EvidenceDirError {
             path: published.clone(),
             source,
@@ -75,18 +74,18 @@ impl EvidenceDir {
     }
 
     /// The directory gates see as `SPUR_EVIDENCE_DIR` while they run.
-    pub fn writing(&self) -> &Path {
+    pub(crate) fn writing(&self) -> &Path {
         &self.writing
     }
 
     /// The directory readers see, and where evidence paths point.
-    pub fn published(&self) -> &Path {
+    pub(crate) fn published(&self) -> &Path {
         &self.published
     }
 
     /// The names of the regular files in the published directory, in one listing (none
     /// when it cannot be read, so a check against it fails closed).
-    pub fn published_files(&self) -> HashSet<OsString> {
+    pub(crate) fn published_files(&self) -> HashSet<OsString> {
         let Ok(entries) = std::fs::read_dir(&self.published) else {
             return HashSet::new();
         };
@@ -100,7 +99,7 @@ impl EvidenceDir {
     /// Write the file `name` of this run's evidence. Staged: overwritten in place (the
     /// staging directory is not visible until it is complete). Direct: replaced through a
     /// temporary file, never partial.
-    pub fn write(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
         let path = self.writing.join(name);
         if self.staged {
             overwrite(&path, bytes)
@@ -110,13 +109,13 @@ impl EvidenceDir {
     }
 
     /// Remove the file `name` (e.g. after a failed write, so no older copy survives).
-    pub fn discard(&self, name: &str) {
+    pub(crate) fn discard(&self, name: &str) {
         let _ = std::fs::remove_file(self.writing.join(name));
     }
 
     /// Make a staged run's evidence the published evidence (nothing to do for a direct
     /// run).
-    pub fn publish(&self) -> std::io::Result<()> {
+    pub(crate) fn publish(&self) -> std::io::Result<()> {
         if !self.staged {
             return Ok(());
         }
@@ -176,7 +175,7 @@ fn prepare_staging<'a>(
 /// partial file (they may briefly see none). No fsync: evidence and reports are regenerated
 /// by the next verify run, and on this project's disks an fsync costs ~10 ms. The ledger
 /// and the verdict artifact, which are records, are written durably.
-pub fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -245,27 +244,8 @@ fn overwrite(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Swap two directories atomically (Linux `renameat2(RENAME_EXCHANGE)`).
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    let c = |p: &Path| {
-        CString::new(p.as_os_str().as_bytes())
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
-    };
-    let (a, b) = (c(a)?, c(b)?);
-    // SAFETY: both paths are NUL-terminated strings that outlive the call; renameat2 only
-    // reads them.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(std::io::Error::from)
 }
 
 #[cfg(not(target_os = "linux"))]

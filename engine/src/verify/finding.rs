@@ -5,14 +5,14 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum FindingSeverity {
+pub(crate) enum FindingSeverity {
     Block,
     Warn,
     Info,
 }
 
 impl FindingSeverity {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Block => "BLOCK",
             Self::Warn => "WARN",
@@ -32,20 +32,20 @@ impl FindingSeverity {
 
 /// One finding of a gate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finding {
-    pub severity: FindingSeverity,
+pub(crate) struct Finding {
+    pub(crate) severity: FindingSeverity,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u64>,
-    pub message: String,
+    pub(crate) line: Option<u64>,
+    pub(crate) message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fix: Option<String>,
+    pub(crate) fix: Option<String>,
 }
 
 impl Finding {
     /// `file:line`, the locator that makes a failure actionable.
-    pub fn locator(&self) -> Option<String> {
+    pub(crate) fn locator(&self) -> Option<String> {
         match (&self.file, self.line) {
             (Some(file), Some(line)) if !file.trim().is_empty() => Some(format!("{file}:{line}")),
             _ => None,
@@ -55,7 +55,7 @@ impl Finding {
     /// Read one line of gate output. `None` when the line is ordinary output (not a JSON
     /// object with a `severity`); a JSON object with a `severity` that is not a valid
     /// finding becomes a WARN finding saying so, so a typo never hides a finding.
-    pub fn from_line(line: &str) -> Option<Self> {
+    pub(crate) fn from_line(line: &str) -> Option<Self> {
         let trimmed = line.trim();
         if !trimmed.starts_with('{') {
             return None;
@@ -110,12 +110,12 @@ impl Finding {
 }
 
 /// All findings in a text (gate stdout or a findings file), in order.
-pub fn findings_in(text: &str) -> Vec<Finding> {
+pub(crate) fn findings_in(text: &str) -> Vec<Finding> {
     text.lines().filter_map(Finding::from_line).collect()
 }
 
 /// Counts per severity: (BLOCK, WARN, INFO).
-pub fn tally(findings: &[Finding]) -> (usize, usize, usize) {
+pub(crate) fn tally(findings: &[Finding]) -> (usize, usize, usize) {
     let count = |s| findings.iter().filter(|f| f.severity == s).count();
     (
         count(FindingSeverity::Block),

@@ -6,36 +6,36 @@ use std::time::Duration;
 use crate::source::Span;
 
 /// How long a gate may run when its config names no `timeoutMs` (10 minutes).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// One gate of `.spur/config.yaml` `verify.gates`, with the defaults of its standard gate
 /// (if it is one) already applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Gate {
-    pub name: String,
-    pub command: GateCommand,
+pub(crate) struct Gate {
+    pub(crate) name: String,
+    pub(crate) command: GateCommand,
     /// Gates that must have finished (whatever they returned) before this one starts.
-    pub needs: Vec<String>,
-    pub timeout: Duration,
+    pub(crate) needs: Vec<String>,
+    pub(crate) timeout: Duration,
     /// A read-only gate changes nothing in the working tree, so it may run beside others.
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// What a FAIL of this gate means for the verdict (the severity of its check row).
-    pub severity: GateSeverity,
-    pub enabled: bool,
+    pub(crate) severity: GateSeverity,
+    pub(crate) enabled: bool,
     /// A file the gate must produce; absent after the run → ERROR (no evidence).
-    pub expect_file: Option<PathBuf>,
+    pub(crate) expect_file: Option<PathBuf>,
     /// Where the gate writes findings as JSON lines (besides its stdout); relative to the
     /// project root. `None` → `SPUR_FINDINGS_FILE`, a file in the evidence directory.
-    pub findings_file: Option<PathBuf>,
+    pub(crate) findings_file: Option<PathBuf>,
     /// The span of the gate's name in the config, for diagnostics.
-    pub span: Span,
+    pub(crate) span: Span,
     /// The span of its `needs` value (the name when `needs` is defaulted).
-    pub needs_span: Span,
+    pub(crate) needs_span: Span,
 }
 
 /// What a gate runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GateCommand {
+pub(crate) enum GateCommand {
     /// `command: TEXT`, run with `sh -c`.
     Shell(String),
     /// `executable` + `args`, run with no shell. A gate that names neither runs the plugin
@@ -48,7 +48,7 @@ pub enum GateCommand {
 
 impl GateCommand {
     /// The command as a person would type it, for evidence and reports.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         match self {
             Self::Shell(text) => text.clone(),
             Self::Exec { executable, args } => std::iter::once(executable.as_str())
@@ -76,7 +76,7 @@ fn quote_for_display(word: &str) -> String {
 /// verdict, a non-pass `major` makes it PARTIAL, `minor` and `advisory` never block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum GateSeverity {
+pub(crate) enum GateSeverity {
     Blocker,
     Major,
     Minor,
@@ -84,9 +84,9 @@ pub enum GateSeverity {
 }
 
 impl GateSeverity {
-    pub const ALL: [Self; 4] = [Self::Blocker, Self::Major, Self::Minor, Self::Advisory];
+    pub(crate) const ALL: [Self; 4] = [Self::Blocker, Self::Major, Self::Minor, Self::Advisory];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Blocker => "blocker",
             Self::Major => "major",
@@ -95,7 +95,7 @@ impl GateSeverity {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         Self::ALL
             .into_iter()
             .find(|s| s.as_str().eq_ignore_ascii_case(text))

@@ -12,7 +12,7 @@ use super::status::{Confidence, GateStatus};
 /// Why a gate did not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum SkipReason {
+pub(crate) enum SkipReason {
     /// `enabled: false`.
     Disabled,
     /// A standard gate the config does not mention.
@@ -20,7 +20,7 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Disabled => "disabled",
             Self::NotConfigured => "not configured",
@@ -30,42 +30,42 @@ impl SkipReason {
 
 /// Where a gate's evidence is, as paths relative to the project root when possible.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct EvidenceFiles {
-    pub markdown: String,
-    pub json: String,
+pub(crate) struct EvidenceFiles {
+    pub(crate) markdown: String,
+    pub(crate) json: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GateResult {
-    pub name: String,
-    pub status: GateStatus,
+pub(crate) struct GateResult {
+    pub(crate) name: String,
+    pub(crate) status: GateStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<SkipReason>,
+    pub(crate) skipped: Option<SkipReason>,
     /// `None` for a skipped gate: there is no verdict to be confident about.
-    pub confidence: Option<Confidence>,
-    pub reprobed: bool,
-    pub flaky: bool,
+    pub(crate) confidence: Option<Confidence>,
+    pub(crate) reprobed: bool,
+    pub(crate) flaky: bool,
     /// The verdict differs from the ledger's previous verdict for this gate.
-    pub flip: bool,
+    pub(crate) flip: bool,
     /// A FAIL none of whose findings has a `file:line` locator.
-    pub unactionable: bool,
-    pub severity: GateSeverity,
-    pub read_only: bool,
-    pub command: Option<String>,
-    pub exit_code: Option<i32>,
-    pub duration_ms: Option<u64>,
+    pub(crate) unactionable: bool,
+    pub(crate) severity: GateSeverity,
+    pub(crate) read_only: bool,
+    pub(crate) command: Option<String>,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) duration_ms: Option<u64>,
     /// Why the status is what it is, when the exit code alone does not say (ERROR).
-    pub reason: Option<String>,
-    pub findings: Vec<Finding>,
-    pub evidence: Option<EvidenceFiles>,
+    pub(crate) reason: Option<String>,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) evidence: Option<EvidenceFiles>,
     #[serde(skip)]
-    pub attempts: Vec<Attempt>,
+    pub(crate) attempts: Vec<Attempt>,
 }
 
 impl GateResult {
     /// A gate that did not run.
-    pub fn skipped(name: &str, reason: SkipReason, gate: Option<&Gate>) -> Self {
+    pub(crate) fn skipped(name: &str, reason: SkipReason, gate: Option<&Gate>) -> Self {
         Self {
             name: name.to_owned(),
             status: GateStatus::Skip,
@@ -91,7 +91,7 @@ impl GateResult {
     }
 
     /// A gate that ran and was settled.
-    pub fn ran(gate: &Gate, settled: Settled, evidence: EvidenceFiles) -> Self {
+    pub(crate) fn ran(gate: &Gate, settled: Settled, evidence: EvidenceFiles) -> Self {
         let primary = settled.primary().cloned();
         let findings = primary
             .as_ref()
@@ -132,7 +132,7 @@ impl GateResult {
     }
 
     /// The evidence of a gate that ran is gone: fail closed.
-    pub fn lose_evidence(&mut self, why: String) {
+    pub(crate) fn lose_evidence(&mut self, why: String) {
         self.status = GateStatus::Error;
         self.reason = Some(why);
         self.unactionable = false;

@@ -15,60 +15,72 @@ use crate::store::bounded_read::read_string;
 
 /// The most of a ledger `history` reads (about a hundred thousand runs of a task's gates);
 /// recording reads only its end.
-pub const MAX_LEDGER_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_LEDGER_BYTES: u64 = 64 * 1024 * 1024;
 
 /// One line of the ledger.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LedgerEntry {
+    /// The verify run that recorded it.
     pub run: String,
     /// The task (wbs), or `null` for a project-wide verify.
-    pub task: Option<String>,
+    pub(crate) task: Option<String>,
+    /// The criterion the verdict is about (a gate's check name).
     pub criterion: String,
-    pub dimension: String,
+    pub(crate) dimension: String,
     /// `PASS`, `WARN`, `FAIL` or `ERROR`.
     pub verdict: String,
     /// `high` or `low`.
     pub confidence: String,
+    /// The gate failed once and was run a second time before its verdict was final.
     pub reprobed: bool,
+    /// The verdict differs from the previous one recorded for the same criterion.
     pub flip: bool,
     /// Where the evidence behind this verdict is.
-    pub evidence: String,
+    pub(crate) evidence: String,
     /// RFC 3339 UTC.
     pub at: String,
 }
 
 /// A verdict about to be recorded: the ledger decides `flip` (and lowers `confidence`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewVerdict {
-    pub criterion: String,
-    pub dimension: String,
-    pub verdict: String,
-    pub confidence: String,
-    pub reprobed: bool,
-    pub evidence: String,
+pub(crate) struct NewVerdict {
+    pub(crate) criterion: String,
+    pub(crate) dimension: String,
+    pub(crate) verdict: String,
+    pub(crate) confidence: String,
+    pub(crate) reprobed: bool,
+    pub(crate) evidence: String,
 }
 
 /// What reading a ledger found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LedgerContents {
+    /// The entries, oldest first.
     pub entries: Vec<LedgerEntry>,
     /// Lines that were not ledger entries (a torn last line after a crash, a hand edit):
     /// skipped, never misread, and counted so `history` can say so.
     pub unreadable_lines: usize,
 }
 
+/// Why the ledger could not be read or appended to.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
+    /// Reading the ledger failed.
     #[error("cannot read the verdict ledger {}: {source}", path.display())]
     Read {
+        /// The ledger file.
         path: PathBuf,
+        /// The read error.
         #[source]
         source: io::Error,
     },
+    /// Appending to the ledger failed.
     #[error("cannot append to the verdict ledger {}: {source}", path.display())]
     Write {
+        /// The ledger file.
         path: PathBuf,
+        /// The write error.
         #[source]
         source: io::Error,
     },
@@ -89,10 +101,12 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// The ledger at `path` (nothing is read until asked).
     pub fn at(path: impl Into<PathBuf>) -> Self {
         Self { path: path.into() }
     }
 
+    /// The ledger's file.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -115,7 +129,7 @@ impl Ledger {
 
     /// Append one line per verdict (one write, one fsync), marking flips against the last
     /// recorded verdict of each criterion. Returns the lines as written.
-    pub fn record(
+    pub(crate) fn record(
         &self,
         run: &str,
         task: Option<&str>,

@@ -3,35 +3,34 @@
 //! once, one evidence file per gate, every verdict appended to the ledger, and the results
 //! merged into the task's verdict artifact as `checks[]` rows.
 //!
-//! Flow: [`config::VerifyConfig`] (parsed, checked, ordered) → [`scheduler`] runs each
-//! gate through an [`attempt::GateExecutor`] → [`reprobe::settle`] → evidence, ledger,
+//! Flow: `config::VerifyConfig` (parsed, checked, ordered) → `scheduler` runs each
+//! gate through an `attempt::GateExecutor` → `reprobe::settle` → evidence, ledger,
 //! report → verdict checks.
 
-pub mod attempt;
-pub mod config;
-pub mod config_error;
-pub mod evidence;
-pub mod evidence_dir;
-pub mod finding;
-pub mod gate;
-pub mod gate_result;
+pub(crate) mod attempt;
+pub(crate) mod config;
+pub(crate) mod config_error;
+pub(crate) mod evidence;
+pub(crate) mod evidence_dir;
+pub(crate) mod finding;
+pub(crate) mod gate;
+pub(crate) mod gate_result;
 pub mod ledger;
-pub mod outcome;
-pub mod plan;
-pub mod process_executor;
-pub mod report;
-pub mod reprobe;
-pub mod run;
-pub mod scheduler;
-pub mod scope;
-pub mod standard_gates;
-pub mod status;
-pub mod verdict_checks;
+pub(crate) mod outcome;
+pub(crate) mod plan;
+pub(crate) mod process_executor;
+pub(crate) mod report;
+pub(crate) mod reprobe;
+pub(crate) mod run;
+pub(crate) mod scheduler;
+pub(crate) mod scope;
+pub(crate) mod standard_gates;
+pub(crate) mod status;
+pub(crate) mod verdict_checks;
 
-pub use config::{DoneGateConfig, ExternalVerdicts, VerifyConfig};
-pub use config_error::VerifyConfigErrors;
-pub use gate_result::GateResult;
-pub use outcome::VerifyOutcome;
-pub use run::{run_gates, VerifyError, VerifyRequest};
+pub use run::run_gates;
+pub use run::VerifyError;
+
+pub use run::VerifyRequest;
 pub use scope::VerifyScope;
-pub use status::{Confidence, GateStatus};
+pub use status::GateStatus;

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::finding::{tally, FindingSeverity};
+use super::finding::FindingSeverity;
 use super::gate_result::GateResult;
 use super::status::GateStatus;
 use super::verdict_checks::MergeOutcome;
@@ -11,21 +11,21 @@ use super::verdict_checks::MergeOutcome;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VerifyOutcome {
-    pub run: String,
+    pub(crate) run: String,
     /// The task, or `null` for a project-wide verify.
-    pub task: Option<String>,
+    pub(crate) task: Option<String>,
     /// `--gate NAME`: only this gate ran.
-    pub gate: Option<String>,
+    pub(crate) gate: Option<String>,
     /// No gate is FAIL or ERROR and everything was recorded.
     pub passed: bool,
     pub summary: Summary,
-    pub gates: Vec<GateResult>,
-    pub actionable: Vec<ActionableFinding>,
+    pub(crate) gates: Vec<GateResult>,
+    pub(crate) actionable: Vec<ActionableFinding>,
     pub report: String,
-    pub ledger: String,
+    pub(crate) ledger: String,
     /// The verdict artifact the gate rows were merged into (`null` without a task).
     pub verdict: Option<String>,
-    pub verdict_merge: Option<MergeOutcome>,
+    pub(crate) verdict_merge: Option<MergeOutcome>,
     /// The tree fingerprint recorded with the results in the task ledger's `verified`
     /// record (`null` without a task, or when it could not be taken: see `problems`).
     pub fingerprint: Option<String>,
@@ -53,14 +53,14 @@ pub struct Problem {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Summary {
     pub pass: usize,
-    pub warn: usize,
-    pub fail: usize,
-    pub error: usize,
-    pub skip: usize,
+    pub(crate) warn: usize,
+    pub(crate) fail: usize,
+    pub(crate) error: usize,
+    pub(crate) skip: usize,
 }
 
 impl Summary {
-    pub fn of(gates: &[GateResult]) -> Self {
+    pub(crate) fn of(gates: &[GateResult]) -> Self {
         let count = |s| gates.iter().filter(|g| g.status == s).count();
         Self {
             pass: count(GateStatus::Pass),
@@ -79,24 +79,24 @@ impl Summary {
 /// A WARN or BLOCK finding, numbered as in the report's table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ActionableFinding {
-    pub number: usize,
-    pub gate: String,
-    pub severity: FindingSeverity,
+pub(crate) struct ActionableFinding {
+    pub(crate) number: usize,
+    pub(crate) gate: String,
+    pub(crate) severity: FindingSeverity,
     /// `file:line`, or the file alone, or `null`.
-    pub file: Option<String>,
-    pub finding: String,
+    pub(crate) file: Option<String>,
+    pub(crate) finding: String,
     /// The gate's fix, or "manual review" when it gave none.
-    pub fix: String,
+    pub(crate) fix: String,
     /// No fix was given: a person has to judge.
-    pub manual: bool,
+    pub(crate) manual: bool,
 }
 
 /// The recommended fix of a finding with none.
-pub const MANUAL_REVIEW: &str = "manual review";
+pub(crate) const MANUAL_REVIEW: &str = "manual review";
 
 /// Every WARN and BLOCK finding of `gates`, in gate order.
-pub fn actionable_findings(gates: &[GateResult]) -> Vec<ActionableFinding> {
+pub(crate) fn actionable_findings(gates: &[GateResult]) -> Vec<ActionableFinding> {
     gates
         .iter()
         .flat_map(|g| g.findings.iter().map(move |f| (g, f)))
@@ -112,11 +112,4 @@ pub fn actionable_findings(gates: &[GateResult]) -> Vec<ActionableFinding> {
             manual: f.fix.is_none(),
         })
         .collect()
-}
-
-impl VerifyOutcome {
-    /// (BLOCK, WARN, INFO) findings of one gate.
-    pub fn tally(gate: &GateResult) -> (usize, usize, usize) {
-        tally(&gate.findings)
-    }
 }

@@ -19,17 +19,17 @@ use crate::task_file::{first_code_span, TaskFile};
 use crate::verdict::{Artifact, EvidenceKind};
 
 /// The name prefix of the gates planned from a task file's criteria.
-pub const EVIDENCE_COMMAND_PREFIX: &str = "evidence-command:";
+pub(crate) const EVIDENCE_COMMAND_PREFIX: &str = "evidence-command:";
 
 /// `evidence-command:<AC id>`: the gate that runs the command of criterion `id`.
-pub fn evidence_command_gate_name(id: &str) -> String {
+pub(crate) fn evidence_command_gate_name(id: &str) -> String {
     format!("{EVIDENCE_COMMAND_PREFIX}{id}")
 }
 
 /// The gate names a task file makes required: `evidence-command:<AC id>` for each
 /// criterion that names a command, in file order. (A row's own command, planned when the
 /// criterion names none, depends on the artifact and is not required.)
-pub fn commanded_gate_names(task: &TaskFile) -> Vec<String> {
+pub(crate) fn commanded_gate_names(task: &TaskFile) -> Vec<String> {
     task.commanded()
         .map(|(ac, _)| evidence_command_gate_name(&ac.id))
         .collect()
@@ -42,7 +42,7 @@ pub fn commanded_gate_names(task: &TaskFile) -> Vec<String> {
 /// of that row's evidence (the first such row). Each runs with `sh -c` in the project root,
 /// with the default gate timeout, as a blocker that may write (so it runs alone, after the
 /// configured gates).
-pub fn evidence_command_gates(task: &TaskFile, artifact: Option<&Artifact>) -> Vec<Gate> {
+pub(crate) fn evidence_command_gates(task: &TaskFile, artifact: Option<&Artifact>) -> Vec<Gate> {
     let mut from_rows: Vec<Option<String>> = vec![None; task.acceptance.len()];
     if let Some(artifact) = artifact {
         let index = AcIndex::new(&task.acceptance);
@@ -93,7 +93,7 @@ pub fn evidence_command_gates(task: &TaskFile, artifact: Option<&Artifact>) -> V
 
 /// Sort `gates` so that every gate comes after the gates it needs. Needs must name gates
 /// in the list (the config checks that first; unknown names are ignored here).
-pub fn topological_order(
+pub(crate) fn topological_order(
     gates: Vec<Gate>,
     source: &SourceFile,
 ) -> Result<Vec<Gate>, Vec<Diagnostic>> {

@@ -14,29 +14,29 @@ use super::gate::{Gate, GateCommand};
 use crate::store::bounded_read::read_string;
 
 /// Lines of each stream kept in the evidence.
-pub const TAIL_LINES: usize = 40;
+pub(crate) const TAIL_LINES: usize = 40;
 /// Longest line kept in the tail, in characters.
 const TAIL_LINE_CHARS: usize = 400;
 /// The most of a findings file that is read: sixteen times a stream's capture cap.
-pub const MAX_FINDINGS_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_FINDINGS_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The real executor: one per verify run.
 #[derive(Debug)]
-pub struct ProcessExecutor {
-    pub project_root: PathBuf,
-    pub evidence_dir: PathBuf,
-    pub state_dir: PathBuf,
-    pub run_id: String,
-    pub wbs: Option<String>,
+pub(crate) struct ProcessExecutor {
+    pub(crate) project_root: PathBuf,
+    pub(crate) evidence_dir: PathBuf,
+    pub(crate) state_dir: PathBuf,
+    pub(crate) run_id: String,
+    pub(crate) wbs: Option<String>,
     /// Extra environment for every gate (the runner passes a run's vars).
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
     /// The start of the verify run: attempts record monotonic offsets from it.
-    pub origin: Instant,
+    pub(crate) origin: Instant,
 }
 
 impl ProcessExecutor {
     /// Where `gate` writes findings: its `findingsFile`, else one in the evidence directory.
-    pub fn findings_path(&self, gate: &Gate) -> PathBuf {
+    pub(crate) fn findings_path(&self, gate: &Gate) -> PathBuf {
         match &gate.findings_file {
             Some(rel) => self.project_root.join(rel),
             None => self
@@ -169,7 +169,7 @@ fn remove_stale(path: &Path) -> Result<(), String> {
 }
 
 /// The last [`TAIL_LINES`] lines of `text`, long lines shortened.
-pub fn tail(text: &str) -> String {
+pub(crate) fn tail(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let skip = lines.len().saturating_sub(TAIL_LINES);
     lines

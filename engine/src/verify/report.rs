@@ -13,13 +13,13 @@ use super::status::GateStatus;
 
 /// What the report is about.
 #[derive(Debug, Clone, Copy)]
-pub struct ReportHeader<'a> {
-    pub run: &'a str,
-    pub task: Option<&'a str>,
-    pub gate: Option<&'a str>,
+pub(crate) struct ReportHeader<'a> {
+    pub(crate) run: &'a str,
+    pub(crate) task: Option<&'a str>,
+    pub(crate) gate: Option<&'a str>,
 }
 
-pub fn render_report(
+pub(crate) fn render_report(
     header: ReportHeader<'_>,
     gates: &[GateResult],
     actionable: &[ActionableFinding],

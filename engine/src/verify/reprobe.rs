@@ -7,26 +7,26 @@ use super::status::{Confidence, GateStatus};
 
 /// The final word on one gate after its attempts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settled {
-    pub status: GateStatus,
-    pub confidence: Confidence,
-    pub reprobed: bool,
-    pub flaky: bool,
+pub(crate) struct Settled {
+    pub(crate) status: GateStatus,
+    pub(crate) confidence: Confidence,
+    pub(crate) reprobed: bool,
+    pub(crate) flaky: bool,
     /// Every attempt, in order (one, or two when re-probed).
-    pub attempts: Vec<Attempt>,
+    pub(crate) attempts: Vec<Attempt>,
     /// The attempt whose output and findings the evidence shows: the failing one of a
     /// flaky pair, otherwise the last.
-    pub primary: usize,
+    pub(crate) primary: usize,
 }
 
 impl Settled {
-    pub fn primary(&self) -> Option<&Attempt> {
+    pub(crate) fn primary(&self) -> Option<&Attempt> {
         self.attempts.get(self.primary).or(self.attempts.last())
     }
 }
 
 /// Settle a gate from its first attempt, running `reprobe` once when that attempt failed.
-pub fn settle(first: Attempt, reprobe: impl FnOnce() -> Attempt) -> Settled {
+pub(crate) fn settle(first: Attempt, reprobe: impl FnOnce() -> Attempt) -> Settled {
     let first_status = first.status();
     if !first_status.is_failure() {
         return Settled {

@@ -40,7 +40,7 @@ use crate::wbs::Wbs;
 /// What to verify.
 #[derive(Debug, Clone)]
 pub struct VerifyRequest {
-    pub state_dir: StateDir,
+    pub(crate) state_dir: StateDir,
     /// The task: evidence, report and ledger are per task, and results are merged into
     /// its verdict artifact. `None`: project-wide, no verdict merge.
     pub wbs: Option<Wbs>,
@@ -48,12 +48,13 @@ pub struct VerifyRequest {
     pub gate: Option<String>,
     /// The run id recorded in evidence and the ledger (the runner passes its own);
     /// `None` → `verify-<UTC timestamp>-<pid>`.
-    pub run_id: Option<String>,
+    pub(crate) run_id: Option<String>,
     /// Extra environment for every gate (the runner passes the run's vars).
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 impl VerifyRequest {
+    /// A project-wide run of every configured gate in `state_dir`.
     pub fn new(state_dir: StateDir) -> Self {
         Self {
             state_dir,
@@ -69,28 +70,51 @@ impl VerifyRequest {
 /// `Busy` (exit 4), `Lock` and `EvidenceDir`.
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
+    /// `.spur/config.yaml` is unreadable or invalid.
     #[error(transparent)]
     Config(#[from] VerifyConfigErrors),
 
+    /// `--gate` names no gate, configured or standard.
     #[error("no gate named `{name}` in the verify configuration")]
-    UnknownGate { name: String, help: String },
+    UnknownGate {
+        /// The name given.
+        name: String,
+        /// What to do instead (did you mean, the configured gates).
+        help: String,
+    },
 
+    /// `--gate` names a standard gate the configuration does not set up.
     #[error("gate `{name}` is not configured")]
-    UnconfiguredGate { name: String },
+    UnconfiguredGate {
+        /// The gate.
+        name: String,
+    },
 
+    /// Another verify run holds the scope's lock.
     #[error("another verify run of {scope} is in progress")]
-    Busy { scope: String, path: PathBuf },
+    Busy {
+        /// The task or the project, in words.
+        scope: String,
+        /// The lock file.
+        path: PathBuf,
+    },
 
+    /// The verify lock could not be taken (an I/O error, not another run).
     #[error("cannot take the verify lock {}: {source}", path.display())]
     Lock {
+        /// The lock file.
         path: PathBuf,
+        /// The error taking it.
         #[source]
         source: std::io::Error,
     },
 
+    /// The evidence directory could not be created.
     #[error("cannot create the evidence directory {}: {source}", path.display())]
     EvidenceDir {
+        /// The directory.
         path: PathBuf,
+        /// The error creating it.
         #[source]
         source: std::io::Error,
     },

@@ -11,7 +11,7 @@ use super::gate::Gate;
 
 /// Run `run` once per gate (`gates` in topological order) and return the results in the
 /// same order. Needs naming gates outside `gates` count as finished.
-pub fn run_in_order<T: Send>(
+pub(crate) fn run_in_order<T: Send>(
     gates: &[Gate],
     parallelism: NonZeroUsize,
     run: &(dyn Fn(&Gate) -> T + Sync),

@@ -15,9 +15,10 @@ pub struct VerifyScope {
 }
 
 /// The prefix of project-wide verify files.
-pub const PROJECT_PREFIX: &str = "_project";
+pub(crate) const PROJECT_PREFIX: &str = "_project";
 
 impl VerifyScope {
+    /// The files of `wbs`'s verify runs in `state_dir`, or the project's when `None`.
     pub fn new(state_dir: &StateDir, wbs: Option<&Wbs>) -> Self {
         Self {
             run_dir: state_dir.run_dir(),
@@ -27,12 +28,12 @@ impl VerifyScope {
     }
 
     /// `.spur/run/<scope>-evidence/`: one `<gate>.md` and `<gate>.json` per gate.
-    pub fn evidence_dir(&self) -> PathBuf {
+    pub(crate) fn evidence_dir(&self) -> PathBuf {
         self.run_dir.join(format!("{}-evidence", self.prefix))
     }
 
     /// `task 0592` or `the project`, for messages.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if self.prefix == PROJECT_PREFIX {
             "the project".to_owned()
         } else {
@@ -42,7 +43,7 @@ impl VerifyScope {
 
     /// `.spur/locks/<scope>-verify.lock`: one verify run per scope at a time (not the
     /// task's run lock, which a run holds while its `verify.run` action verifies).
-    pub fn lock_path(&self) -> PathBuf {
+    pub(crate) fn lock_path(&self) -> PathBuf {
         self.locks_dir.join(format!("{}-verify.lock", self.prefix))
     }
 
@@ -52,7 +53,7 @@ impl VerifyScope {
     }
 
     /// `.spur/run/<scope>-verify-report.md`.
-    pub fn report_path(&self) -> PathBuf {
+    pub(crate) fn report_path(&self) -> PathBuf {
         self.run_dir
             .join(format!("{}-verify-report.md", self.prefix))
     }

@@ -3,15 +3,15 @@
 
 /// Defaults of one standard gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StandardGate {
-    pub name: &'static str,
-    pub needs: &'static [&'static str],
-    pub read_only: bool,
+pub(crate) struct StandardGate {
+    pub(crate) name: &'static str,
+    pub(crate) needs: &'static [&'static str],
+    pub(crate) read_only: bool,
 }
 
 /// In dependency order: build and tests may change the working tree (they compile, write
 /// caches); the four review gates only read it, so they may run side by side.
-pub const STANDARD_GATES: [StandardGate; 6] = [
+pub(crate) const STANDARD_GATES: [StandardGate; 6] = [
     StandardGate {
         name: "build",
         needs: &[],
@@ -44,6 +44,6 @@ pub const STANDARD_GATES: [StandardGate; 6] = [
     },
 ];
 
-pub fn standard_gate(name: &str) -> Option<&'static StandardGate> {
+pub(crate) fn standard_gate(name: &str) -> Option<&'static StandardGate> {
     STANDARD_GATES.iter().find(|g| g.name == name)
 }

@@ -20,7 +20,7 @@ pub enum GateStatus {
 }
 
 impl GateStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Pass => "PASS",
             Self::Warn => "WARN",
@@ -31,7 +31,7 @@ impl GateStatus {
     }
 
     /// FAIL and ERROR make `spur verify` exit 1 and are re-probed before they are final.
-    pub fn is_failure(self) -> bool {
+    pub(crate) fn is_failure(self) -> bool {
         matches!(self, Self::Fail | Self::Error)
     }
 }
@@ -46,13 +46,13 @@ impl std::fmt::Display for GateStatus {
 /// flipped since the last run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Confidence {
+pub(crate) enum Confidence {
     High,
     Low,
 }
 
 impl Confidence {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::High => "high",
             Self::Low => "low",

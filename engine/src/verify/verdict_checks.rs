@@ -23,12 +23,12 @@ use crate::verdict::{
 };
 
 /// The check row name of a gate.
-pub fn check_name(gate: &str) -> String {
+pub(crate) fn check_name(gate: &str) -> String {
     format!("gate-{gate}")
 }
 
 /// The row for a gate result; `None` for a skipped gate.
-pub fn gate_check(result: &GateResult) -> Option<Check> {
+pub(crate) fn gate_check(result: &GateResult) -> Option<Check> {
     let status = match result.status {
         GateStatus::Pass => CheckStatus::Pass,
         GateStatus::Warn => CheckStatus::Warn,
@@ -55,7 +55,7 @@ fn severity(severity: GateSeverity) -> Severity {
 /// What merging did to the artifact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum MergeOutcome {
+pub(crate) enum MergeOutcome {
     /// There was no artifact: one was created with empty requirements and acceptance
     /// criteria (so gates alone can never make a PASS).
     Created,
@@ -64,7 +64,7 @@ pub enum MergeOutcome {
 
 /// Why the gate rows could not be merged, or the merge not recorded.
 #[derive(Debug, thiserror::Error)]
-pub enum MergeError {
+pub(crate) enum MergeError {
     /// The artifact could not be read, is not an object, or could not be written.
     #[error(transparent)]
     Write(#[from] ArtifactWriteError),
@@ -81,7 +81,7 @@ coded_diagnostic! {
 
 /// Where the merge goes and who makes it.
 #[derive(Debug, Clone, Copy)]
-pub struct MergeTarget<'a> {
+pub(crate) struct MergeTarget<'a> {
     /// The task's data lock, held by the caller.
     pub lock: &'a DataLock,
     /// The state directory whose task ledger records the write.
@@ -98,7 +98,7 @@ pub struct MergeTarget<'a> {
 /// read-modify-write: the task's data lock, held by the caller, keeps a derivation (or the
 /// gate) from writing (or reading) the artifact in between. The write is recorded as
 /// spur's when the artifact was created here or what was read was spur's.
-pub fn merge_gate_checks(
+pub(crate) fn merge_gate_checks(
     target: &MergeTarget<'_>,
     rows: &[Check],
     removed: &[String],

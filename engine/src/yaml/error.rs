@@ -8,7 +8,7 @@ use crate::source::Span;
 
 /// Why a document could not be parsed into a node tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ParseError {
+pub(crate) enum ParseError {
     /// YAML syntax error.
     Syntax { message: String, span: Span },
     /// Nested deeper than [`super::Limits::max_depth`].
@@ -23,7 +23,7 @@ pub enum ParseError {
 
 impl ParseError {
     /// Where the parse stopped.
-    pub fn span(&self) -> Span {
+    pub(crate) fn span(&self) -> Span {
         match self {
             Self::Syntax { span, .. }
             | Self::TooDeep { span }

@@ -21,11 +21,11 @@ pub(crate) enum UnknownKeys {
 pub(crate) struct Fields<'n> {
     entries: Vec<(&'n str, &'n Node, &'n Node)>,
     /// The mapping's extent (first key to last value).
-    pub span: Span,
+    pub(crate) span: Span,
 }
 
 impl<'n> Fields<'n> {
-    pub fn get(&self, key: &str) -> Option<&'n Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'n Node> {
         self.entries
             .iter()
             .find(|(k, _, _)| *k == key)
@@ -33,7 +33,7 @@ impl<'n> Fields<'n> {
     }
 
     /// The key node of `key`.
-    pub fn key(&self, key: &str) -> Option<&'n Node> {
+    pub(crate) fn key(&self, key: &str) -> Option<&'n Node> {
         self.entries
             .iter()
             .find(|(k, _, _)| *k == key)
@@ -41,7 +41,7 @@ impl<'n> Fields<'n> {
     }
 
     /// Where to point when the mapping lacks a key: its first key.
-    pub fn anchor(&self) -> Span {
+    pub(crate) fn anchor(&self) -> Span {
         self.entries.first().map_or(self.span, |(_, k, _)| k.span)
     }
 }
@@ -49,12 +49,17 @@ impl<'n> Fields<'n> {
 impl Loader<'_> {
     /// The entries of a mapping node with the keys in `known`, any other key an error.
     /// `None` (reported) when the node is not a mapping.
-    pub fn fields<'n>(&mut self, node: &'n Node, what: &str, known: &[&str]) -> Option<Fields<'n>> {
+    pub(crate) fn fields<'n>(
+        &mut self,
+        node: &'n Node,
+        what: &str,
+        known: &[&str],
+    ) -> Option<Fields<'n>> {
         self.fields_with(node, what, known, UnknownKeys::Error)
     }
 
     /// Like [`Loader::fields`], with the other keys reported as `unknown` says.
-    pub fn fields_with<'n>(
+    pub(crate) fn fields_with<'n>(
         &mut self,
         node: &'n Node,
         what: &str,
@@ -122,7 +127,7 @@ impl Loader<'_> {
     }
 
     /// `duplicate key `{name}` in {what}`, at the repeated key, pointing at the first too.
-    pub fn duplicate_key(&mut self, again: Span, name: &str, what: &str, first: Span) {
+    pub(crate) fn duplicate_key(&mut self, again: Span, name: &str, what: &str, first: Span) {
         let d = Diagnostic::error(
             self.codes.duplicate_key,
             self.source,
@@ -136,7 +141,7 @@ impl Loader<'_> {
     }
 
     /// `{what} has no `{key}``, at the mapping's first key.
-    pub fn missing(&mut self, fields: &Fields<'_>, key: &str, what: &str) {
+    pub(crate) fn missing(&mut self, fields: &Fields<'_>, key: &str, what: &str) {
         let d = Diagnostic::error(
             self.codes.missing_key,
             self.source,
@@ -149,13 +154,18 @@ impl Loader<'_> {
     }
 
     /// Field `key` of `what` read as a `T`; `None` when absent or reported.
-    pub fn field<T: FromNode>(&mut self, fields: &Fields<'_>, key: &str, what: &str) -> Option<T> {
+    pub(crate) fn field<T: FromNode>(
+        &mut self,
+        fields: &Fields<'_>,
+        key: &str,
+        what: &str,
+    ) -> Option<T> {
         let node = fields.get(key)?;
         self.read(node, &format!("`{key}` of {what}"))
     }
 
     /// Like [`Loader::field`], and a missing field is reported.
-    pub fn required<T: FromNode>(
+    pub(crate) fn required<T: FromNode>(
         &mut self,
         fields: &Fields<'_>,
         key: &str,

@@ -11,24 +11,24 @@ use crate::yaml::{Node, NodeValue};
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Codes {
     /// A value of the wrong type.
-    pub wrong_type: Code,
+    pub(crate) wrong_type: Code,
     /// A required key that is not there.
-    pub missing_key: Code,
+    pub(crate) missing_key: Code,
     /// A key the reader does not know (or one that is not a string).
-    pub unknown_key: Code,
+    pub(crate) unknown_key: Code,
     /// A key written twice in one mapping.
-    pub duplicate_key: Code,
+    pub(crate) duplicate_key: Code,
 }
 
 /// One load in progress: the text being read and what was found wrong with it so far.
 pub(crate) struct Loader<'s> {
-    pub source: &'s SourceFile,
-    pub codes: Codes,
-    pub diagnostics: Vec<Diagnostic>,
+    pub(crate) source: &'s SourceFile,
+    pub(crate) codes: Codes,
+    pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
 impl<'s> Loader<'s> {
-    pub fn new(source: &'s SourceFile, codes: Codes) -> Self {
+    pub(crate) fn new(source: &'s SourceFile, codes: Codes) -> Self {
         Self {
             source,
             codes,
@@ -36,12 +36,12 @@ impl<'s> Loader<'s> {
         }
     }
 
-    pub fn push(&mut self, diagnostic: Diagnostic) {
+    pub(crate) fn push(&mut self, diagnostic: Diagnostic) {
         self.diagnostics.push(diagnostic);
     }
 
     /// `{what} must be {expected}, found {type}`, pointing at the whole node.
-    pub fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
+    pub(crate) fn wrong_type(&mut self, node: &Node, what: &str, expected: &str) {
         let d = Diagnostic::error(
             self.codes.wrong_type,
             self.source,
@@ -56,13 +56,13 @@ impl<'s> Loader<'s> {
     }
 
     /// Read `node` as a `T`; `what` names it in messages ("`pause` of state `a`").
-    pub fn read<T: FromNode>(&mut self, node: &Node, what: &str) -> Option<T> {
+    pub(crate) fn read<T: FromNode>(&mut self, node: &Node, what: &str) -> Option<T> {
         T::from_node(self, node, what)
     }
 
     /// The items of a list node, each read by `item` (with its index); null is the empty
     /// list, anything else is reported as not `expected`.
-    pub fn items<T>(
+    pub(crate) fn items<T>(
         &mut self,
         node: &Node,
         what: &str,

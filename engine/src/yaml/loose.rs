@@ -8,7 +8,7 @@ use crate::yaml::{FromNode, Loader, Node, NodeValue};
 
 /// A value read leniently (see the module).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Loose<T>(pub T);
+pub(crate) struct Loose<T>(pub(crate) T);
 
 impl FromNode for Loose<String> {
     const EXPECTED: &'static str = "a string";

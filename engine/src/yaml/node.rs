@@ -6,14 +6,14 @@ use crate::source::Span;
 
 /// One YAML node with its span.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Node {
-    pub value: NodeValue,
-    pub span: Span,
+pub(crate) struct Node {
+    pub(crate) value: NodeValue,
+    pub(crate) span: Span,
 }
 
 /// The value of a YAML node. Mapping entries keep their order and any repeated key.
 #[derive(Debug, Clone, PartialEq)]
-pub enum NodeValue {
+pub(crate) enum NodeValue {
     Null,
     Bool(bool),
     Number(serde_json::Number),
@@ -24,7 +24,7 @@ pub enum NodeValue {
 
 impl NodeValue {
     /// The YAML type name, for "expected X, found Y" messages.
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             NodeValue::Null => "null",
             NodeValue::Bool(_) => "a boolean",
@@ -38,7 +38,7 @@ impl NodeValue {
 
 impl Node {
     /// The full extent of the node (an alias copy keeps the span of the alias).
-    pub fn extent(&self) -> Span {
+    pub(crate) fn extent(&self) -> Span {
         let start = self.span.offset;
         let mut end = self.span.end();
         match &self.value {
@@ -58,7 +58,7 @@ impl Node {
     }
 
     /// Where a diagnostic points for this node: its extent, never empty.
-    pub fn pointed(&self) -> Span {
+    pub(crate) fn pointed(&self) -> Span {
         let span = self.extent();
         if span.len == 0 {
             Span::new(span.offset, 1)
@@ -68,7 +68,7 @@ impl Node {
     }
 
     /// The text of a scalar used as a key (`1: x` → "1"); `None` for a collection.
-    pub fn key_text(&self) -> Option<String> {
+    pub(crate) fn key_text(&self) -> Option<String> {
         match &self.value {
             NodeValue::String(s) => Some(s.clone()),
             NodeValue::Number(n) => Some(n.to_string()),

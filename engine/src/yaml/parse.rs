@@ -9,13 +9,13 @@ use crate::source::Span;
 
 /// Limits on what one parse may build.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Most nodes, alias expansions included (an alias bomb hits this).
-    pub max_nodes: usize,
+    pub(crate) max_nodes: usize,
     /// Deepest nesting of lists and mappings.
-    pub max_depth: usize,
+    pub(crate) max_depth: usize,
     /// Most aliases.
-    pub max_aliases: usize,
+    pub(crate) max_aliases: usize,
 }
 
 /// Parse one YAML document into a node tree, straight from the parser's events (three
@@ -23,7 +23,7 @@ pub struct Limits {
 /// node count including alias expansions, alias count. Plain scalars resolve by the YAML
 /// 1.2 core schema (null, booleans, integers, floats); quoted and block scalars are
 /// strings. Merge keys (`<<`) are ordinary keys here (configuration resolves them after).
-pub fn parse(text: &str, limits: Limits) -> Result<Option<Node>, ParseError> {
+pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node>, ParseError> {
     use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
     let mut options = serde_saphyr::granit_parser::Options::default();
     options.flow_nesting_limit = limits.max_depth + 2;

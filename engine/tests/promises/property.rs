@@ -8,7 +8,7 @@ use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, TestCaseResult, TestRunner};
 
 /// The case count: `PROPTEST_CASES` when set (to search longer), else `default`.
-pub fn cases(default: u32) -> u32 {
+pub(crate) fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -18,7 +18,7 @@ pub fn cases(default: u32) -> u32 {
 /// Search for a counterexample to `test` among `cases(default)` generated values. Panics
 /// with the shrunk counterexample; otherwise prints `property NAME: N cases, 0 failures`
 /// and returns N. Counterexamples are kept as named regression tests, not in a file.
-pub fn property<S: Strategy>(
+pub(crate) fn property<S: Strategy>(
     name: &str,
     default: u32,
     strategy: S,

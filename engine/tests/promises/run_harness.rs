@@ -25,26 +25,26 @@ fn one_run_at_a_time() -> MutexGuard<'static, ()> {
 }
 
 /// A temporary project: the pipeline file, `.spur/`, and a place for markers.
-pub struct Project {
+pub(crate) struct Project {
     pub dir: tempfile::TempDir,
 }
 
 impl Project {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             dir: tempfile::tempdir().expect("a temporary directory"),
         }
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn state_dir(&self) -> StateDir {
+    pub(crate) fn state_dir(&self) -> StateDir {
         StateDir::at(self.root().join(".spur"))
     }
 
-    pub fn settings(&self) -> RunSettings {
+    pub(crate) fn settings(&self) -> RunSettings {
         RunSettings {
             state_dir: self.state_dir(),
             durability: Durability::Fsync,
@@ -53,12 +53,12 @@ impl Project {
         }
     }
 
-    pub fn pipeline_path(&self) -> PathBuf {
+    pub(crate) fn pipeline_path(&self) -> PathBuf {
         self.root().join("pipeline.yaml")
     }
 
     /// Write, load and check `yaml`; `Err` with the findings when the checker refuses it.
-    pub fn checked(&self, yaml: &str) -> Result<CheckedPipeline, String> {
+    pub(crate) fn checked(&self, yaml: &str) -> Result<CheckedPipeline, String> {
         std::fs::write(self.pipeline_path(), yaml).map_err(|e| e.to_string())?;
         let source = SourceFile::new(self.pipeline_path(), yaml);
         let loaded = pipeline::load(&source).map_err(|e| format!("{e:?}"))?;
@@ -68,7 +68,7 @@ impl Project {
     }
 
     /// `spur run pipeline.yaml --var k=v… [--force-done --reason R]`, in process.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         checked: &CheckedPipeline,
         vars: &[String],
@@ -92,7 +92,11 @@ impl Project {
 
 impl Project {
     /// `spur continue RUN --rerun-ambiguous`, in process.
-    pub fn resume(&self, checked: &CheckedPipeline, run_id: &str) -> Result<RunOutcome, RunError> {
+    pub(crate) fn resume(
+        &self,
+        checked: &CheckedPipeline,
+        run_id: &str,
+    ) -> Result<RunOutcome, RunError> {
         let run_id = RunId::parse(run_id).expect("a run id the runner made");
         let _one = one_run_at_a_time();
         run::resume(
@@ -110,7 +114,7 @@ impl Project {
         )
     }
 
-    pub fn journal_path(&self, run_id: &str) -> PathBuf {
+    pub(crate) fn journal_path(&self, run_id: &str) -> PathBuf {
         self.state_dir()
             .runs_dir()
             .join(run_id)

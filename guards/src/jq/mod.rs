@@ -16,4 +16,5 @@ mod program;
 pub mod stream;
 mod value;
 
-pub use program::{JqCompileError, JqEvalError, JqLimits, JqProgram};
+pub use program::JqLimits;
+pub use program::JqProgram;

@@ -20,6 +20,7 @@ type GuardFilter = jaq_core::Filter<GuardData>;
 /// A compile error, located inside the expression (byte offset and length).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JqCompileError {
+    /// What is wrong, in jaq's words.
     pub message: String,
     /// Byte offset of the offending text inside the expression.
     pub offset: usize,
@@ -39,7 +40,12 @@ impl std::error::Error for JqCompileError {}
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JqEvalError {
     /// The input is larger than [`JqLimits::max_input_bytes`].
-    InputTooLarge { size: usize, limit: usize },
+    InputTooLarge {
+        /// The input's size in bytes.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// The evaluation ran past [`JqLimits::timeout`].
     DeadlineExceeded(Duration),
     /// More than [`JqLimits::max_outputs`] outputs.
@@ -49,7 +55,12 @@ pub enum JqEvalError {
     /// The filter called `halt` / `halt_error`.
     Halted(i32),
     /// A different number of var values than var names given at compile time.
-    VarCount { expected: usize, got: usize },
+    VarCount {
+        /// The number of var names.
+        expected: usize,
+        /// The number of values given.
+        got: usize,
+    },
     /// The evaluation thread crashed (a bug in a jq builtin) or could not start.
     Crashed,
 }
@@ -82,7 +93,9 @@ pub struct JqLimits {
     /// `Some`: evaluate on a worker thread and give up after this long (fail closed).
     /// `None`: evaluate inline on the calling thread with no deadline (`spur jq`).
     pub timeout: Option<Duration>,
+    /// The largest input, in bytes, that is evaluated.
     pub max_input_bytes: usize,
+    /// The most outputs an evaluation may produce.
     pub max_outputs: usize,
 }
 
@@ -130,6 +143,7 @@ impl JqProgram {
         })
     }
 
+    /// The expression as compiled.
     pub fn source(&self) -> &str {
         &self.source
     }

@@ -37,32 +37,43 @@ pub struct JqOptions {
 /// One input text and the name used in error messages (a file name or `<stdin>`).
 #[derive(Debug, Clone)]
 pub struct JqInput {
+    /// The name used in error messages (a file name or `<stdin>`).
     pub name: String,
+    /// The input's bytes: zero or more JSON texts.
     pub bytes: Vec<u8>,
 }
 
 /// A variable bound with `--arg` (a string) or `--argjson` (JSON text).
 #[derive(Debug, Clone)]
 pub enum JqArg {
+    /// `--arg NAME VALUE`: bound as a string.
     String(String),
+    /// `--argjson NAME TEXT`: the JSON text, parsed when bound.
     Json(String),
 }
 
 /// Why a `spur jq` run stopped.
 #[derive(Debug)]
 pub enum JqRunError {
+    /// The expression does not compile.
     Compile(JqCompileError),
     /// `--argjson NAME TEXT` with invalid JSON.
     BadArgJson {
+        /// The variable's name.
         name: String,
+        /// The JSON parser's message.
         message: String,
     },
     /// An input that is not valid JSON.
     Input {
+        /// The input's name.
         name: String,
+        /// The JSON parser's message.
         message: String,
     },
+    /// A jq runtime error.
     Runtime(String),
+    /// The filter called `halt` / `halt_error` with this exit code.
     Halted(i32),
     /// Writing the output failed (other than a closed pipe).
     Output(io::Error),

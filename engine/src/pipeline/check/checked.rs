@@ -1,15 +1,13 @@
 //! [`CheckedPipeline`]: a pipeline that loaded and checked without errors. The runner takes
 //! it, so it cannot be handed a pipeline with unknown states, undefined template names or
-//! jq that does not compile. It indexes states and holds every option string's template.
+//! jq that does not compile. It indexes states.
 
 use std::collections::HashMap;
 
 use super::check;
 use crate::diagnostic::Diagnostic;
 use crate::pipeline::load::Loaded;
-use crate::pipeline::model::{OptionValue, Options, Pipeline, State, Transition};
-use crate::source::{Located, Span};
-use crate::template::Template;
+use crate::pipeline::model::{Pipeline, State, Transition};
 
 /// A pipeline with no error diagnostics.
 #[derive(Debug, Clone)]
@@ -20,8 +18,6 @@ pub struct CheckedPipeline {
     /// State index → transition indices from it, in declaration order.
     outgoing: Vec<Vec<usize>>,
     initial: usize,
-    /// Parsed template of every option string (guards and actions), by the string's span.
-    templates: HashMap<Span, Template>,
 }
 
 impl CheckedPipeline {
@@ -53,32 +49,23 @@ impl CheckedPipeline {
             // check() reports an unknown initial state as an error; unreachable here.
             return Err(diagnostics);
         };
-        let mut templates = HashMap::new();
-        let mut collect = |options: &Options| collect_templates(&pipeline, options, &mut templates);
-        for action in pipeline.actions() {
-            collect(&action.options);
-        }
-        for t in &pipeline.transitions {
-            if let Some(guard) = &t.guard {
-                collect(&guard.options);
-            }
-        }
         Ok((
             CheckedPipeline {
                 pipeline,
                 index,
                 outgoing,
                 initial,
-                templates,
             },
             diagnostics,
         ))
     }
 
+    /// The pipeline as loaded.
     pub fn pipeline(&self) -> &Pipeline {
         &self.pipeline
     }
 
+    /// Index of the initial state in `pipeline.states`.
     pub fn initial_state(&self) -> usize {
         self.initial
     }
@@ -88,6 +75,7 @@ impl CheckedPipeline {
         self.index.get(id).copied()
     }
 
+    /// The state at `index` in `pipeline.states`.
     pub fn state(&self, index: usize) -> Option<&State> {
         self.pipeline.states.get(index)
     }
@@ -106,34 +94,6 @@ impl CheckedPipeline {
         let t = self.pipeline.transitions.get(transition)?;
         self.state_index(&t.to.value)
     }
-
-    /// The parsed template of an option string of this pipeline.
-    pub fn template(&self, value: &Located<String>) -> Option<&Template> {
-        self.templates.get(&value.span)
-    }
-}
-
-fn collect_templates(pipeline: &Pipeline, options: &Options, out: &mut HashMap<Span, Template>) {
-    for (_, value) in &options.entries {
-        collect_value(pipeline, value, out);
-    }
-}
-
-fn collect_value(pipeline: &Pipeline, value: &OptionValue, out: &mut HashMap<Span, Template>) {
-    match value {
-        OptionValue::String(s) => {
-            if let Ok(t) = Template::parse_in(s, &pipeline.source) {
-                out.insert(s.span, t);
-            }
-        }
-        OptionValue::List(items, _) => {
-            for item in items {
-                collect_value(pipeline, item, out);
-            }
-        }
-        OptionValue::Map(map) => collect_templates(pipeline, map, out),
-        OptionValue::Null(_) | OptionValue::Bool(_) | OptionValue::Number(_) => {}
-    }
 }
 
 #[cfg(test)]
@@ -142,7 +102,6 @@ mod tests {
     use crate::diagnostic::Code;
     use crate::pipeline::load;
     use crate::source::SourceFile;
-    use crate::template::Segment;
 
     const CLEAN: &str = "name: p\ninitialState: a\nvars:\n  wbs: \"1\"\nstates:\n  - id: a\n    onEnter:\n      - kind: shell\n        options:\n          command: echo ${vars.wbs}\n  - id: b\n  - id: c\ntransitions:\n  - from: a\n    to: c\n    guard: { kind: never }\n  - from: a\n    to: b\n";
 
@@ -158,13 +117,7 @@ mod tests {
             .filter_map(|(t, _)| checked.target(t))
             .collect();
         assert_eq!(targets, [2, 1]);
-        let action = &checked.state(a).unwrap().on_enter[0];
-        let command = action.options.get_str("command").unwrap();
-        let template = checked.template(command).unwrap();
-        assert!(template
-            .segments
-            .iter()
-            .any(|s| matches!(s, Segment::Var(v) if v.value == "wbs")));
+        assert_eq!(checked.state(a).unwrap().id.value, "a");
     }
 
     #[test]

@@ -10,15 +10,15 @@ use crate::source::{Located, SourceFile};
 
 /// A jq compile error: message and byte range inside the expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JqError {
-    pub message: String,
-    pub start: usize,
-    pub end: usize,
+pub(crate) struct JqError {
+    pub(crate) message: String,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
 }
 
 /// Compile `expr` as a jq guard does at run time (`spur_guards::jq::JqProgram`), with
 /// `$vars` and `$name` for each of `vars` bound.
-pub fn compile(expr: &str, vars: &[&str]) -> Result<(), Vec<JqError>> {
+pub(crate) fn compile(expr: &str, vars: &[&str]) -> Result<(), Vec<JqError>> {
     let names: Vec<&str> = std::iter::once("vars")
         .chain(vars.iter().copied())
         .collect();
@@ -33,7 +33,7 @@ pub fn compile(expr: &str, vars: &[&str]) -> Result<(), Vec<JqError>> {
 }
 
 /// Diagnostics for a jq expression option, pointing inside the expression.
-pub fn check_expr(
+pub(crate) fn check_expr(
     source: &SourceFile,
     expr: &Located<String>,
     vars: &[&str],

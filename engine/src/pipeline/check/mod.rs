@@ -3,7 +3,7 @@
 //! them, and [`CheckedPipeline`] exists only for pipelines without errors.
 
 mod checked;
-pub mod jq;
+pub(crate) mod jq;
 mod kinds;
 mod reachability;
 mod shell_jq;
@@ -17,7 +17,7 @@ use crate::pipeline::action_kind::ActionKind;
 use crate::pipeline::model::{Action, Pipeline};
 
 /// Vars the runtime always provides (the TypeScript runtime injects them too).
-pub const RUNTIME_VARS: &[&str] = &["__runId", "__hitlAnswer"];
+pub(crate) const RUNTIME_VARS: &[&str] = &["__runId", "__hitlAnswer"];
 
 /// What the check groups share: the pipeline and the names templates may use.
 struct Context<'p> {
@@ -61,7 +61,7 @@ impl<'p> Context<'p> {
 
 impl Pipeline {
     /// Every action of every state (onEnter then onExit), in declaration order.
-    pub fn actions(&self) -> impl Iterator<Item = &Action> {
+    pub(crate) fn actions(&self) -> impl Iterator<Item = &Action> {
         self.states
             .iter()
             .flat_map(|s| s.on_enter.iter().chain(s.on_exit.iter()))

@@ -33,7 +33,7 @@ pub(crate) struct OptionReader<'a> {
 }
 
 impl<'a> OptionReader<'a> {
-    pub fn new(
+    pub(crate) fn new(
         source: &'a SourceFile,
         out: &'a mut Vec<Diagnostic>,
         what: &'static str,
@@ -57,19 +57,19 @@ impl<'a> OptionReader<'a> {
 
     /// An option the kind cannot work without; when missing, recorded, and a null
     /// placeholder (the checker reports it, and a pipeline with errors never runs).
-    pub fn required<T>(&mut self, key: &'static str) -> Templated<T> {
+    pub(crate) fn required<T>(&mut self, key: &'static str) -> Templated<T> {
         match self.required_value(key) {
             Some(value) => Templated::new(key, value.clone()),
             None => Templated::new(key, OptionValue::Null(self.kind.span)),
         }
     }
 
-    pub fn optional<T>(&mut self, key: &'static str) -> Option<Templated<T>> {
+    pub(crate) fn optional<T>(&mut self, key: &'static str) -> Option<Templated<T>> {
         self.value(key).map(|v| Templated::new(key, v.clone()))
     }
 
     /// Like [`OptionReader::optional`], but not offered as a spelling.
-    pub fn unlisted<T>(&mut self, key: &'static str) -> Option<Templated<T>> {
+    pub(crate) fn unlisted<T>(&mut self, key: &'static str) -> Option<Templated<T>> {
         self.unlisted.push(key);
         self.options
             .get(key)
@@ -77,18 +77,18 @@ impl<'a> OptionReader<'a> {
     }
 
     /// Options the kind accepts and does nothing with.
-    pub fn ignore(&mut self, keys: &[&'static str]) {
+    pub(crate) fn ignore(&mut self, keys: &[&'static str]) {
         self.unlisted.extend_from_slice(keys);
     }
 
     /// The value of an option as written.
-    pub fn value(&mut self, key: &'static str) -> Option<&'a OptionValue> {
+    pub(crate) fn value(&mut self, key: &'static str) -> Option<&'a OptionValue> {
         self.listed.push(key);
         self.options.get(key)
     }
 
     /// Like [`OptionReader::value`], and a missing option is recorded.
-    pub fn required_value(&mut self, key: &'static str) -> Option<&'a OptionValue> {
+    pub(crate) fn required_value(&mut self, key: &'static str) -> Option<&'a OptionValue> {
         let value = self.value(key);
         if value.is_none() {
             self.missing.push(format!("{}{key}", self.prefix));
@@ -97,7 +97,7 @@ impl<'a> OptionReader<'a> {
     }
 
     /// A nested mapping of options (`retry: {…}`); `None` when absent or not a mapping.
-    pub fn map(&mut self, key: &'static str) -> Option<OptionReader<'_>> {
+    pub(crate) fn map(&mut self, key: &'static str) -> Option<OptionReader<'_>> {
         let Some(OptionValue::Map(options)) = self.value(key) else {
             return None;
         };
@@ -117,7 +117,7 @@ impl<'a> OptionReader<'a> {
     }
 
     /// A guard written inside these options (`guards:` of a combinator), typed.
-    pub fn guard(&mut self, kind: &Located<String>, options: Options, span: Span) -> Guard {
+    pub(crate) fn guard(&mut self, kind: &Located<String>, options: Options, span: Span) -> Guard {
         let mut nested = OptionReader::new(self.source, &mut *self.out, "guard", kind, &options);
         nested.quiet = self.quiet;
         let typed = GuardKind::read(&kind.value, &mut nested);
@@ -131,7 +131,7 @@ impl<'a> OptionReader<'a> {
     }
 
     /// Run `read` without reporting anything.
-    pub fn quietly<R>(&mut self, read: impl FnOnce(&mut Self) -> R) -> R {
+    pub(crate) fn quietly<R>(&mut self, read: impl FnOnce(&mut Self) -> R) -> R {
         let was = std::mem::replace(&mut self.quiet, true);
         let result = read(self);
         self.quiet = was;
@@ -139,13 +139,13 @@ impl<'a> OptionReader<'a> {
     }
 
     /// The options of a plugin: whatever it is given.
-    pub fn free_form(&mut self) {
+    pub(crate) fn free_form(&mut self) {
         self.free_form = true;
     }
 
     /// Warn about every option the kind did not ask for; the required options that are
     /// not written.
-    pub fn finish(self) -> Vec<String> {
+    pub(crate) fn finish(self) -> Vec<String> {
         if self.free_form || self.quiet {
             return self.missing;
         }

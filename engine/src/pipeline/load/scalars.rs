@@ -8,7 +8,7 @@ use crate::source::Located;
 use crate::yaml::{FromNode, Loader, Node, NodeValue};
 
 /// A reference to a state (`initialState`, `from`, `to`, list items): a non-empty string.
-pub(crate) struct StateRef(pub Located<String>);
+pub(crate) struct StateRef(pub(crate) Located<String>);
 
 impl FromNode for StateRef {
     const EXPECTED: &'static str = "a string";
@@ -85,7 +85,7 @@ impl FromNode for TerminalReason {
 }
 
 /// `iterationBound`: a positive integer that fits in 32 bits.
-pub(crate) struct IterationBound(pub u32);
+pub(crate) struct IterationBound(pub(crate) u32);
 
 impl FromNode for IterationBound {
     const EXPECTED: &'static str = "a positive integer";

@@ -11,7 +11,7 @@ use crate::yaml::{FromNode, Loader, Node, NodeValue};
 use super::ENV_KEYS;
 
 /// The `vars` mapping.
-pub(crate) struct Vars(pub Vec<VarDecl>);
+pub(crate) struct Vars(pub(crate) Vec<VarDecl>);
 
 impl FromNode for Vars {
     const EXPECTED: &'static str = "a mapping of name to string";
@@ -104,7 +104,7 @@ fn var_default(cx: &mut Loader<'_>, name: &str, value: &Node) -> Option<Located<
 }
 
 /// The `env` mapping: its `allow` list of environment variable names.
-pub(crate) struct Env(pub Vec<Located<String>>);
+pub(crate) struct Env(pub(crate) Vec<Located<String>>);
 
 impl FromNode for Env {
     const EXPECTED: &'static str = "a mapping";

@@ -13,7 +13,7 @@ use crate::run::agent_config::{agent_command, AgentLookupError};
 /// stdout kept in memory for `answerFile` (the log file has it all regardless).
 const ANSWER_LIMIT: usize = 16 << 20;
 
-pub fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionResult {
     let agent = match ctx.required_opt(options.agent.as_ref(), "agent") {
         Ok(a) => a,
         Err(e) => return ActionResult::failed(e),

@@ -4,7 +4,7 @@
 use super::{project_path, worktree, ActionContext, ActionResult};
 use crate::pipeline::ArtifactOptions;
 
-pub fn run(ctx: &ActionContext<'_>, options: &ArtifactOptions) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, options: &ArtifactOptions) -> ActionResult {
     let resolved = (|| {
         let path = ctx.required_opt(options.path.as_ref(), "path")?;
         let kind = match ctx.optional(options.artifact_kind.as_ref())? {

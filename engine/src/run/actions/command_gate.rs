@@ -11,7 +11,7 @@ use spur_guards::process::ProcessSpec;
 use super::{process, process_result, ActionContext, ActionResult};
 use crate::pipeline::{CommandGateOptions, RetryOptions};
 
-pub fn run(ctx: &ActionContext<'_>, options: &CommandGateOptions) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, options: &CommandGateOptions) -> ActionResult {
     let resolved = (|| {
         let executable = ctx.required(&options.executable)?;
         let args = match &options.args {

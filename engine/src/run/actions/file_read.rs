@@ -8,7 +8,7 @@ use crate::store::bounded_read::{read_bounded, ReadError};
 /// Files larger than this are refused: a var is a value, not a document.
 const MAX_BYTES: u64 = 1 << 20;
 
-pub fn run(ctx: &ActionContext<'_>, options: &FileReadOptions) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, options: &FileReadOptions) -> ActionResult {
     let (path, var) = match (ctx.required(&options.path), ctx.required(&options.var)) {
         (Ok(p), Ok(v)) => (p, v),
         (Err(e), _) | (_, Err(e)) => return ActionResult::failed(e),

@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use super::{project_path, read_failure, worktree, ActionContext, ActionResult};
 use crate::pipeline::FingerprintOptions;
 
-pub fn run(ctx: &ActionContext<'_>, options: &FingerprintOptions) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, options: &FingerprintOptions) -> ActionResult {
     let resolved = (|| {
         let var = ctx.required(&options.var)?;
         let non_empty = |t: Option<String>| t.filter(|t| !t.is_empty());

@@ -9,6 +9,7 @@ use crate::run::render::{OptionError, RenderContext};
 /// A question for the operator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HitlQuestion {
+    /// The question, as shown to the operator.
     pub prompt: String,
     /// The accepted answers.
     pub choices: Vec<String>,
@@ -16,7 +17,7 @@ pub struct HitlQuestion {
 
 impl HitlQuestion {
     /// The yes / no / cancel question, with `prompt` or "Continue?".
-    pub fn confirm(prompt: Option<String>) -> Self {
+    pub(crate) fn confirm(prompt: Option<String>) -> Self {
         Self {
             prompt: prompt.unwrap_or_else(|| "Continue?".to_owned()),
             choices: vec!["yes".into(), "no".into(), "cancel".into()],
@@ -25,7 +26,7 @@ impl HitlQuestion {
 
     /// The question an action asks (a confirm for a kind that asks none), or an error
     /// naming what is wrong with its options.
-    pub fn of(kind: &ActionKind, render: &RenderContext<'_>) -> Result<Self, String> {
+    pub(crate) fn of(kind: &ActionKind, render: &RenderContext<'_>) -> Result<Self, String> {
         let failed = |e: OptionError| format!("{kind}: {e}");
         let (prompt, select) = match kind {
             ActionKind::HitlConfirm(o) => (o.prompt.as_ref(), None),
@@ -56,12 +57,13 @@ impl HitlQuestion {
         })
     }
 
+    /// Whether `answer` is exactly one of the choices.
     pub fn accepts(&self, answer: &str) -> bool {
         self.choices.iter().any(|c| c == answer)
     }
 }
 
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
+pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     let kind = &ctx.action.kind.value;
     let question = match HitlQuestion::of(kind, &ctx.render) {
         Ok(q) => q,

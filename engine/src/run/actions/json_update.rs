@@ -18,7 +18,7 @@ use crate::wbs::Wbs;
 /// The largest JSON file it rewrites: 64 MiB (it is parsed whole, in memory).
 const MAX_BYTES: u64 = 64 << 20;
 
-pub fn run(ctx: &ActionContext<'_>, options: &JsonUpdateOptions) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, options: &JsonUpdateOptions) -> ActionResult {
     let (path, expr) = match (ctx.required(&options.path), ctx.required(&options.expr)) {
         (Ok(p), Ok(e)) => (p, e),
         (Err(e), _) | (_, Err(e)) => return ActionResult::failed(e),

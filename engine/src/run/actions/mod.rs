@@ -15,7 +15,7 @@ mod plugin;
 mod shell;
 mod verdict_derive;
 mod verify_run;
-pub mod worktree;
+pub(crate) mod worktree;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,47 +29,47 @@ use crate::store::state_dir::StateDir;
 pub use hitl::HitlQuestion;
 
 /// What an action may use besides its options.
-pub struct ActionContext<'a> {
-    pub action: &'a Action,
+pub(crate) struct ActionContext<'a> {
+    pub(crate) action: &'a Action,
     /// What the action's templates may refer to now.
-    pub render: RenderContext<'a>,
-    pub vars: &'a Vars,
-    pub state_dir: &'a StateDir,
+    pub(crate) render: RenderContext<'a>,
+    pub(crate) vars: &'a Vars,
+    pub(crate) state_dir: &'a StateDir,
     /// Where shell steps run: the directory that holds the state directory.
-    pub project_root: &'a Path,
-    pub run_dir: &'a Path,
-    pub run_id: &'a str,
+    pub(crate) project_root: &'a Path,
+    pub(crate) run_dir: &'a Path,
+    pub(crate) run_id: &'a str,
     /// The action's log file (both output streams of any process it runs).
-    pub log_path: &'a Path,
+    pub(crate) log_path: &'a Path,
     /// Environment for processes: every var plus `SPUR_*` and PATH.
-    pub env: &'a [(String, String)],
+    pub(crate) env: &'a [(String, String)],
     /// The operator's answer, when the run resumed an hitl action with `--answer`.
-    pub answer: Option<&'a str>,
+    pub(crate) answer: Option<&'a str>,
     /// Ask the operator on a terminal; `None` when there is none.
-    pub ask: &'a mut dyn FnMut(&HitlQuestion) -> Option<String>,
+    pub(crate) ask: &'a mut dyn FnMut(&HitlQuestion) -> Option<String>,
 }
 
 /// How an action ended.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ActionResult {
-    pub ok: bool,
-    pub error: Option<String>,
-    pub timed_out: bool,
-    pub exit_code: Option<i32>,
-    pub set_vars: Vars,
+    pub(crate) ok: bool,
+    pub(crate) error: Option<String>,
+    pub(crate) timed_out: bool,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) set_vars: Vars,
     /// A line for people (a note's message, an agent's answer file…).
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 impl ActionResult {
-    pub fn ok() -> Self {
+    pub(crate) fn ok() -> Self {
         Self {
             ok: true,
             ..Self::default()
         }
     }
 
-    pub fn failed(error: impl Into<String>) -> Self {
+    pub(crate) fn failed(error: impl Into<String>) -> Self {
         Self {
             ok: false,
             error: Some(error.into()),
@@ -81,12 +81,14 @@ impl ActionResult {
 /// An action either finishes or needs an operator's answer first (hitl without a TTY).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ActionRun {
+    /// It ran to the end, with this result.
     Finished(ActionResult),
+    /// It asks this question and no one at a terminal answered; the run pauses.
     NeedsAnswer(HitlQuestion),
 }
 
 /// Run one action.
-pub fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
+pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     let finished = |r| ActionRun::Finished(r);
     let action = ctx.action;
     match &action.kind.value {
@@ -109,7 +111,7 @@ pub fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
 
 impl ActionContext<'_> {
     /// The action's kind as written.
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         self.action.kind.value.name()
     }
 

@@ -3,7 +3,7 @@
 use super::{ActionContext, ActionResult};
 use crate::pipeline::NoteOptions;
 
-pub fn run(ctx: &ActionContext<'_>, options: &NoteOptions) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, options: &NoteOptions) -> ActionResult {
     let message = match ctx.optional(options.message.as_ref()) {
         Ok(message) => message.unwrap_or_default(),
         Err(e) => return ActionResult::failed(e),

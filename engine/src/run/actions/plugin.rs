@@ -6,7 +6,7 @@ use super::{ActionContext, ActionResult};
 use crate::run::render::render_options;
 use crate::run::vars::is_var_name;
 
-pub fn run(ctx: &ActionContext<'_>, kind: &str) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, kind: &str) -> ActionResult {
     let options = match render_options(&ctx.action.options, &ctx.render) {
         Ok(options) => options,
         Err(e) => return ActionResult::failed(format!("{kind}: {e}")),

@@ -5,7 +5,7 @@ use spur_guards::process::ProcessSpec;
 use super::{process, process_result, project_path, ActionContext, ActionResult};
 use crate::pipeline::ShellOptions;
 
-pub fn run(ctx: &ActionContext<'_>, options: &ShellOptions) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, options: &ShellOptions) -> ActionResult {
     let result = (|| {
         let command = ctx.required(&options.command)?;
         let timeout = ctx.millis(options.timeout_ms.as_ref())?;

@@ -10,7 +10,7 @@ use crate::wbs::Wbs;
 use super::{project_path, ActionContext, ActionResult};
 use crate::pipeline::VerdictDeriveOptions;
 
-pub fn run(ctx: &ActionContext<'_>, options: &VerdictDeriveOptions) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, options: &VerdictDeriveOptions) -> ActionResult {
     let resolved = (|| {
         let answer = ctx.required_opt(options.answer.as_ref(), "answer")?;
         let wbs = ctx.optional(options.wbs.as_ref())?;

@@ -9,7 +9,7 @@ use crate::wbs::Wbs;
 use super::{ActionContext, ActionResult};
 use crate::pipeline::VerifyRunOptions;
 
-pub fn run(ctx: &ActionContext<'_>, options: &VerifyRunOptions) -> ActionResult {
+pub(crate) fn run(ctx: &ActionContext<'_>, options: &VerifyRunOptions) -> ActionResult {
     let resolved = (|| {
         let wbs = ctx.optional(options.wbs.as_ref())?;
         let gate = ctx.optional(options.gate.as_ref())?;

@@ -12,7 +12,7 @@ use crate::store::bounded_read::{open_regular, ReadError};
 use crate::tree::{self, Excludes};
 
 /// Fingerprint of the tree under `root`, excluding `state_dir`.
-pub fn fingerprint(root: &Path, state_dir: &Path) -> io::Result<String> {
+pub(crate) fn fingerprint(root: &Path, state_dir: &Path) -> io::Result<String> {
     tree::fingerprint(root, state_dir, &Excludes::none())
         .map(|f| f.hex)
         .map_err(|e| io::Error::other(e.to_string()))

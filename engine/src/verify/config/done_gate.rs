@@ -24,7 +24,7 @@ const DONE_GATE_KEYS: &[&str] = &["externalVerdicts"];
 
 /// How the done gate is configured.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DoneGateConfig {
+pub(crate) struct DoneGateConfig {
     /// `doneGate.externalVerdicts`: whether a verdict artifact spur did not write (or that
     /// was edited after spur wrote it) can certify a task.
     pub external_verdicts: ExternalVerdicts,
@@ -32,7 +32,7 @@ pub struct DoneGateConfig {
 
 /// `doneGate.externalVerdicts`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ExternalVerdicts {
+pub(crate) enum ExternalVerdicts {
     /// The gate denies an artifact whose sha256 is not the last one spur recorded writing.
     #[default]
     Deny,
@@ -43,7 +43,7 @@ pub enum ExternalVerdicts {
 
 impl ExternalVerdicts {
     /// `allow` or `deny`, as written in the config.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ExternalVerdicts::Deny => "deny",
             ExternalVerdicts::Allow => "allow",

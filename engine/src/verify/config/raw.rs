@@ -22,10 +22,10 @@ const GATE_KEYS: &[&str] = &[
 
 /// `verify:` as written, each value with its span.
 pub(super) struct RawVerify {
-    pub parallelism: Option<Located<u64>>,
+    pub(crate) parallelism: Option<Located<u64>>,
     /// Gate names in file order (a repeated name is reported and left out), with the
     /// gate, or `None` when its fields did not read.
-    pub gates: Vec<(Located<String>, Option<RawGate>)>,
+    pub(crate) gates: Vec<(Located<String>, Option<RawGate>)>,
 }
 
 impl RawVerify {
@@ -81,17 +81,17 @@ fn read_gates(cx: &mut Loader<'_>, node: &Node) -> Vec<(Located<String>, Option<
 /// One gate as written; a field left out is `None`.
 #[derive(Default)]
 pub(super) struct RawGate {
-    pub command: Option<Located<String>>,
-    pub executable: Option<Located<String>>,
+    pub(crate) command: Option<Located<String>>,
+    pub(crate) executable: Option<Located<String>>,
     /// With where the list opens.
-    pub args: Option<(Span, Vec<String>)>,
-    pub needs: Option<(Span, Vec<Located<String>>)>,
-    pub timeout_ms: Option<Located<u64>>,
-    pub read_only: Option<bool>,
-    pub severity: Option<Located<String>>,
-    pub enabled: Option<bool>,
-    pub expect_file: Option<Located<String>>,
-    pub findings_file: Option<Located<String>>,
+    pub(crate) args: Option<(Span, Vec<String>)>,
+    pub(crate) needs: Option<(Span, Vec<Located<String>>)>,
+    pub(crate) timeout_ms: Option<Located<u64>>,
+    pub(crate) read_only: Option<bool>,
+    pub(crate) severity: Option<Located<String>>,
+    pub(crate) enabled: Option<bool>,
+    pub(crate) expect_file: Option<Located<String>>,
+    pub(crate) findings_file: Option<Located<String>>,
 }
 
 impl RawGate {
