@@ -117,9 +117,12 @@ fn break_4_a_green_verify_does_not_certify_a_changed_tree() {
     assert_eq!(done(&project).1, "allow");
 }
 
+/// An edit a step makes to the project.
+type Edit = fn(&Spur);
+
 #[test]
 fn chmod_rename_symlink_and_new_files_after_verify_are_denied() {
-    let cases: [(&str, fn(&Spur)); 5] = [
+    let cases: [(&str, Edit); 5] = [
         ("chmod", |p| {
             std::fs::set_permissions(p.join("hello.txt"), std::fs::Permissions::from_mode(0o755))
                 .unwrap()
@@ -202,6 +205,8 @@ fn fingerprint_exclude_leaves_out_what_it_names() {
         format!("{config}\ndoneGate:\n  fingerprintExclude: [\"generated/\"]\n"),
     );
     project.file("generated/stamp", "1");
+    let out = project.args(["verify", "--wbs", "0592"]).run().success();
+    assert!(!out.stderr().contains("unknown key"), "{}", out.stderr());
     green(&project);
     project.file("generated/stamp", "2");
     assert_eq!(done(&project).1, "allow");
@@ -270,4 +275,63 @@ fn spur_verify_fingerprint_prints_what_verify_records() {
     assert!(human
         .stdout()
         .starts_with(json["fingerprint"].as_str().unwrap()));
+}
+
+/// A pipeline that verifies the task, then runs `step` (a shell command), then ends done.
+fn pipeline_after_verify(step: &str) -> String {
+    format!(
+        r#"name: edit-after-verify
+initialState: verify
+terminalStates: [done, failed]
+failureStates: [failed]
+vars: {{wbs: "0592"}}
+states:
+  - id: verify
+    onEnter:
+      - kind: verify.run
+  - id: step
+    onEnter:
+      - kind: shell
+        options:
+          command: {step:?}
+  - id: done
+  - id: failed
+transitions:
+  - {{from: verify, to: step}}
+  - {{from: step, to: done}}
+"#
+    )
+}
+
+#[test]
+fn a_step_that_edits_the_tree_after_verify_is_denied_at_the_end_of_the_run() {
+    for (step, allowed) in [
+        ("printf 'hello, wrold\\n' > hello.txt", false),
+        ("chmod +x hello.txt", false),
+        ("echo note >> .spur/run/notes.txt", true),
+    ] {
+        let project = demo("hello, world");
+        verdict_from_answer(&project);
+        let out = project.pipeline(&pipeline_after_verify(step)).json().run();
+        let json = out.stdout_json();
+        let decision = &json["doneGate"]["decision"];
+        if allowed {
+            assert_eq!(
+                (out.exit_code(), decision.as_str()),
+                (Some(0), Some("allow")),
+                "{step}: {json}"
+            );
+        } else {
+            assert_eq!(
+                (out.exit_code(), decision.as_str()),
+                (Some(1), Some("deny")),
+                "{step}: {json}"
+            );
+            let message = json["doneGate"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("the tree changed since verify run"),
+                "{step}: {message}"
+            );
+        }
+    }
 }

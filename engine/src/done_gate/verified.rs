@@ -66,7 +66,7 @@ pub(crate) fn check(state_dir: &StateDir, ledger: &LedgerRead, wbs: &Wbs) -> Res
             required.join(", ")
         )));
     };
-    let excludes = tree::project_excludes(state_dir)
+    let excludes = tree::config_excludes(state_dir, &config)
         .map_err(|e| deny(format!("the tree cannot be fingerprinted: {e}")))?;
     let current = tree::fingerprint(state_dir.project_root(), state_dir.root(), &excludes)
         .map_err(|e| deny(format!("the tree cannot be fingerprinted: {e}")))?

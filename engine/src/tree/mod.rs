@@ -6,5 +6,6 @@ mod config;
 mod fingerprint;
 mod task_sections;
 
-pub use config::{fingerprint_exclude, project_excludes, ExcludesError};
+pub(crate) use config::config_excludes;
+pub use config::{project_excludes, ExcludesError};
 pub use fingerprint::{fingerprint, Excludes, Fingerprint, TreeError};

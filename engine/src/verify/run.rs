@@ -381,7 +381,9 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
             Err(e) => problems.push(problem(&e)),
         }
         verdict = Some(display_path(&path, &project_root));
-        if let Some(before) = tree_before {
+        // A run in which no gate ran verified nothing: it records nothing either.
+        let any_ran = gates.iter().any(|g| g.status != GateStatus::Skip);
+        if let Some(before) = tree_before.filter(|_| any_ran) {
             let bound = record_verified(
                 &request.state_dir,
                 task,

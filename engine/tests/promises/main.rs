@@ -9,4 +9,5 @@ mod non_bypass;
 mod property;
 mod regressions;
 mod run_harness;
+mod tree_edit;
 mod verdict_forgery;

@@ -18,7 +18,7 @@ use spur_engine::store::state_dir::StateDir;
 /// that holds another run's task lock (`flock`), which then looks held.
 static ONE_RUN_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn one_run_at_a_time() -> MutexGuard<'static, ()> {
+pub(crate) fn one_run_at_a_time() -> MutexGuard<'static, ()> {
     ONE_RUN_AT_A_TIME
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

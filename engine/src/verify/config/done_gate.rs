@@ -3,6 +3,7 @@
 //! ```yaml
 //! doneGate:
 //!   externalVerdicts: allow   # or deny (the default)
+//!   fingerprintExclude: [docs/generated/]   # left out of the tree fingerprint
 //! ```
 //!
 //! An unknown key under `doneGate` is a warning with did-you-mean (the setting it was meant
@@ -20,14 +21,18 @@ pub(super) const CODES: Codes = Codes {
 };
 
 /// The keys `doneGate:` knows.
-const DONE_GATE_KEYS: &[&str] = &["externalVerdicts"];
+const DONE_GATE_KEYS: &[&str] = &["externalVerdicts", "fingerprintExclude"];
 
 /// How the done gate is configured.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct DoneGateConfig {
     /// `doneGate.externalVerdicts`: whether a verdict artifact spur did not write (or that
     /// was edited after spur wrote it) can certify a task.
     pub external_verdicts: ExternalVerdicts,
+    /// `doneGate.fingerprintExclude`: `.gitignore` patterns (relative to the project root)
+    /// the tree fingerprint leaves out ([`crate::tree`]); compiled when the tree is
+    /// fingerprinted.
+    pub fingerprint_exclude: Vec<String>,
 }
 
 /// `doneGate.externalVerdicts`.
@@ -69,6 +74,12 @@ pub(super) fn read(cx: &mut Loader<'_>, root: &Node) -> DoneGateConfig {
     else {
         return config;
     };
+    if let Some(node) = fields.get("fingerprintExclude") {
+        config.fingerprint_exclude = cx
+            .read::<Option<Vec<String>>>(node, "`doneGate.fingerprintExclude`")
+            .flatten()
+            .unwrap_or_default();
+    }
     let what = "`doneGate.externalVerdicts`";
     let value = fields.get("externalVerdicts").and_then(|node| {
         let Loose(text) = cx.read::<Loose<String>>(node, what)?;
