@@ -389,3 +389,26 @@ fn break_5_a_criterion_command_is_required_at_this_tree() {
         "{json}"
     );
 }
+
+/// A task file verify cannot use is a problem of the run (it plans no evidence command and
+/// does not pass), named with its code, file and line.
+#[test]
+fn verify_reports_a_task_file_it_cannot_use() {
+    let task =
+        "## Requirements\n- R1 x\n## Acceptance Criteria\n- [ ] AC-1: `true`\n- [ ] AC-1: again\n";
+    let project = project(task, "");
+    let (code, json) = verify(&project);
+    assert_eq!(code, 1, "{json}");
+    let problem = &json["problems"][0];
+    assert_eq!(
+        problem["code"], "spur::task-file::duplicate-criterion",
+        "{json}"
+    );
+    assert!(
+        problem["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("0592_hello.md:5: acceptance criterion id AC-1 is declared twice"),
+        "{json}"
+    );
+}

@@ -198,6 +198,40 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Whatever rows an artifact keeps, exactly the ones it dropped are missing: no
+        /// subset of a complete verdict passes the check.
+        #[test]
+        fn exactly_the_dropped_rows_are_missing(
+            keep_requirements in proptest::collection::vec(proptest::bool::ANY, 4),
+            keep_criteria in proptest::collection::vec(proptest::bool::ANY, 3),
+        ) {
+            let task = task();
+            let requirements: Vec<&str> = task
+                .requirements
+                .iter()
+                .zip(&keep_requirements)
+                .filter(|(_, keep)| **keep)
+                .map(|(r, _)| r.id.as_str())
+                .collect();
+            let criteria: Vec<&str> = task
+                .acceptance
+                .iter()
+                .zip(&keep_criteria)
+                .filter(|(_, keep)| **keep)
+                .map(|(ac, _)| ac.label.as_str())
+                .collect();
+            let missing = missing_rows(&task, &artifact(&requirements, &criteria));
+            let dropped = keep_requirements.iter().filter(|k| !**k).count()
+                + keep_criteria.iter().filter(|k| !**k).count();
+            proptest::prop_assert_eq!(
+                missing.requirements.len() + missing.criteria.len(),
+                dropped
+            );
+            proptest::prop_assert_eq!(missing.is_empty(), dropped == 0);
+        }
+    }
+
     #[test]
     fn rows_match_by_label_alias_title_or_scenario() {
         let rows = artifact(
