@@ -335,3 +335,36 @@ fn a_step_that_edits_the_tree_after_verify_is_denied_at_the_end_of_the_run() {
         }
     }
 }
+
+#[test]
+fn results_of_runs_at_the_same_tree_combine_and_a_gate_never_run_there_blocks() {
+    let project = demo("hello, world");
+    // `second` passes once `.spur/ok` exists: the state dir is not part of the tree.
+    project.file(
+        ".spur/config.yaml",
+        "verify:\n  gates:\n    quality: { command: \"./check\" }\n    second: { command: \"test -e .spur/ok\" }\n",
+    );
+    let (code, _) = verify(&project);
+    assert_eq!(code, 1);
+    verdict_from_answer(&project);
+    assert_denied(&project, "gate-second FAIL (verify run");
+    project.file(".spur/ok", "");
+    project
+        .args(["verify", "--wbs", "0592", "--gate", "second"])
+        .run()
+        .success();
+    // gate-quality's PASS from the first run and gate-second's from the second, same tree.
+    assert_eq!(done(&project).1, "allow");
+
+    let project = demo("hello, world");
+    project.file(
+        ".spur/config.yaml",
+        "verify:\n  gates:\n    quality: { command: \"./check\" }\n    second: { command: \"true\" }\n",
+    );
+    project
+        .args(["verify", "--wbs", "0592", "--gate", "quality"])
+        .run()
+        .success();
+    verdict_from_answer(&project);
+    assert_denied(&project, "gate-second has no result at this tree");
+}
