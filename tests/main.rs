@@ -6,6 +6,7 @@ mod common;
 mod check;
 mod check_hostile;
 mod completions;
+mod criteria;
 mod data_lock;
 mod done_gate;
 mod graph;

@@ -194,7 +194,7 @@ states:
       - kind: shell
         onError: continue
         options:
-          command: '"$SPUR_BIN" task update "$wbs" done --json > nested.json 2> nested.err; echo $? > nested.code'
+          command: '"$SPUR_BIN" task update "$wbs" done --json > elsewhere/nested.json 2> elsewhere/nested.err; echo $? > elsewhere/nested.code'
   - id: done
 transitions:
   - { from: record, to: done }
@@ -203,14 +203,16 @@ transitions:
 #[test]
 fn a_nested_task_update_done_from_a_step_certifies_through_the_gate() {
     let project = project().file("elsewhere/keep", "");
+    // The pipeline file first, and the step's output in the state dir: verify binds the
+    // task to the tree it ran at.
+    let nested = project.pipeline(NESTED);
     crate::common::fixture_verdict_through_spur_in(
         &project,
         "elsewhere",
         "0592",
         "examples/verdicts/pass.json",
     );
-    let out = project
-        .pipeline(NESTED)
+    let out = nested
         .var("wbs", "0592")
         .args(["--state-dir", "elsewhere"])
         .json()
@@ -218,12 +220,13 @@ fn a_nested_task_update_done_from_a_step_certifies_through_the_gate() {
         .success();
     assert_eq!(out.stdout_json()["outcome"], "done");
     assert_eq!(
-        project.read("nested.code").trim(),
+        project.read("elsewhere/nested.code").trim(),
         "0",
         "{}",
-        project.read("nested.err")
+        project.read("elsewhere/nested.err")
     );
-    let nested: serde_json::Value = serde_json::from_str(&project.read("nested.json")).unwrap();
+    let nested: serde_json::Value =
+        serde_json::from_str(&project.read("elsewhere/nested.json")).unwrap();
     assert_eq!(nested["decision"], "allow", "{nested}");
     assert_eq!(nested["reason"], "pass");
     // The run's own gate found the task already done: certified once, by the nested call.
@@ -250,8 +253,9 @@ fn a_nested_task_update_done_without_a_verdict_is_denied_and_so_is_the_run() {
         .json()
         .run()
         .code(1);
-    assert_eq!(project.read("nested.code").trim(), "1");
-    let nested: serde_json::Value = serde_json::from_str(&project.read("nested.json")).unwrap();
+    assert_eq!(project.read("elsewhere/nested.code").trim(), "1");
+    let nested: serde_json::Value =
+        serde_json::from_str(&project.read("elsewhere/nested.json")).unwrap();
     assert_eq!(nested["decision"], "deny");
     assert_eq!(out.stdout_json()["doneGate"]["decision"], "deny");
 }

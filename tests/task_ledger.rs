@@ -361,15 +361,10 @@ fn a_broken_ledger_fails_the_run_at_the_gate_even_with_a_pass() {
 #[test]
 fn a_nested_task_certify_from_a_step_uses_the_runs_state_dir() {
     let project = project().file("elsewhere/keep", "");
-    crate::common::fixture_verdict_through_spur_in(
-        &project,
-        "elsewhere",
-        "0592",
-        "examples/verdicts/pass.json",
-    );
-    let out = project
-        .pipeline(
-            r#"
+    // The pipeline file first, and the step's output in the state dir: verify binds the
+    // task to the tree it ran at.
+    let nested = project.pipeline(
+        r#"
 name: nested-certify
 initialState: record
 vars: { wbs: "0000" }
@@ -379,24 +374,31 @@ states:
       - kind: shell
         onError: continue
         options:
-          command: '"$SPUR_BIN" task certify "$wbs" --json > nested.json 2> nested.err; echo $? > nested.code'
+          command: '"$SPUR_BIN" task certify "$wbs" --json > elsewhere/nested.json 2> elsewhere/nested.err; echo $? > elsewhere/nested.code'
   - id: done
 transitions:
   - { from: record, to: done }
 "#,
-        )
+    );
+    crate::common::fixture_verdict_through_spur_in(
+        &project,
+        "elsewhere",
+        "0592",
+        "examples/verdicts/pass.json",
+    );
+    let out = nested
         .var("wbs", "0592")
         .args(["--state-dir", "elsewhere"])
         .json()
         .run()
         .success();
     assert_eq!(
-        project.read("nested.code").trim(),
+        project.read("elsewhere/nested.code").trim(),
         "0",
         "{}",
-        project.read("nested.err")
+        project.read("elsewhere/nested.err")
     );
-    let nested: Value = serde_json::from_str(&project.read("nested.json")).unwrap();
+    let nested: Value = serde_json::from_str(&project.read("elsewhere/nested.json")).unwrap();
     assert_eq!(
         (&nested["decision"], &nested["reason"]),
         (&"allow".into(), &"pass".into())

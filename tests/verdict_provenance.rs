@@ -7,8 +7,19 @@ use serde_json::Value;
 
 use crate::common::Spur;
 
-/// A PASS for the example task 0804 that a step could write by hand: every row MET.
-const HAND_PASS: &str = r#"{"wbs":"0804","verdict":"PASS","requirements":[{"id":"R1","status":"MET","evidence":"src/answer.rs:1"}]}"#;
+/// A PASS for the example task 0804 that a step could write by hand: a row for every
+/// requirement and criterion of its task file (the gate's completeness check), all MET.
+const HAND_PASS: &str = concat!(
+    r#"{"wbs":"0804","verdict":"PASS","requirements":["#,
+    r#"{"id":"R1","status":"MET","evidence":"src/answer.rs:1"},"#,
+    r#"{"id":"R2","status":"MET","evidence":"src/answer.rs:1"},"#,
+    r#"{"id":"R3","status":"MET","evidence":"src/answer.rs:1"}],"acceptanceCriteria":["#,
+    r#"{"id":"AC-1","status":"MET","evidenceType":"test","evidence":"tests/a.rs:1"},"#,
+    r#"{"id":"AC-2","status":"MET","evidenceType":"test","evidence":"tests/a.rs:1"},"#,
+    r#"{"id":"atomic-write","status":"MET","evidenceType":"test","evidence":"tests/a.rs:1"},"#,
+    r#"{"id":"Scenario: Quiet mode","status":"MET","evidenceType":"test","evidence":"tests/a.rs:1"},"#,
+    r#"{"id":"[advisory] The book documents the answer format","status":"MET","evidenceType":"static-ref","evidence":"book/a.md:1"}]}"#
+);
 
 const ALLOW_EXTERNAL: &str = "doneGate:\n  externalVerdicts: allow\n";
 
@@ -215,7 +226,16 @@ fn spurs_writers_do_not_launder_an_artifact_a_step_wrote() {
             .contains("spur has no record of writing it"),
         "{out}"
     );
-    assert!(!project.exists(".spur/ledger/tasks/0804.jsonl"));
+    // Verify records the gates it ran (`verified`), never the artifact as spur's.
+    let written = if project.exists(".spur/ledger/tasks/0804.jsonl") {
+        ledger(&project)
+            .iter()
+            .filter(|r| r["kind"] == "verdict-written")
+            .count()
+    } else {
+        0
+    };
+    assert_eq!(written, 0);
 }
 
 #[test]

@@ -231,7 +231,8 @@ fn no_verify_run_is_denied_when_gates_are_configured() {
     verdict_from_answer(&project);
     assert_denied(
         &project,
-        "no spur verify run has recorded its gates for task 0592 (required: gate-quality)",
+        // The demo's AC-1 names `./check`: its evidence command is required too.
+        "no spur verify run has recorded its gates for task 0592 (required: gate-quality, gate-evidence-command:AC-1)",
     );
 }
 
@@ -246,7 +247,7 @@ fn a_gate_that_changes_the_tree_is_reported_and_its_run_does_not_count() {
     assert_eq!(code, 0, "{json}");
     assert_eq!(
         json["treeChangedBy"],
-        serde_json::json!(["gate-quality", "gate-stamp"])
+        serde_json::json!(["gate-quality", "gate-stamp", "gate-evidence-command:AC-1"])
     );
     let out = project.args(["verify", "--wbs", "0592"]).run();
     assert!(

@@ -12,6 +12,10 @@
 //!    order, writes one evidence file per gate, appends every per-criterion verdict to the
 //!    [`verify::ledger`] and merges the results into the verdict.
 //!
+//! The three share one reader of task files, [`task_file`]: the answer lint checks rows
+//! against it, the gate checks that a verdict has a row for each of its requirements and
+//! criteria, and verify runs the command each criterion names.
+//!
 //! Beneath them, [`store`] holds the storage plumbing (state directory, atomic writes, locks,
 //! bounded reads, the audit chain, task status). The engine returns values and `miette`
 //! diagnostics; it never prints. The `spur` binary renders.
@@ -26,6 +30,7 @@ pub mod pipeline;
 pub mod run;
 pub mod source;
 pub mod store;
+pub mod task_file;
 pub(crate) mod template;
 pub mod tree;
 pub mod verdict;

@@ -20,9 +20,6 @@ pub fn write_verdict_through_spur_in(project: &Spur, state_dir: &str, wbs: &str,
     let path = format!("{state_dir}/run/{wbs}-verdict.json");
     // Verify's merge into an artifact spur did not write is not recorded: start afresh.
     let _ = std::fs::remove_file(project.join(&path));
-    project
-        .args(["verify", "--state-dir", state_dir, "--wbs", wbs])
-        .run();
     let expr: String = artifact
         .lines()
         .map(|l| format!("            {l}\n"))
@@ -36,6 +33,11 @@ pub fn write_verdict_through_spur_in(project: &Spur, state_dir: &str, wbs: &str,
              transitions: [{{from: write, to: written}}]\n"
         ),
     );
+    // After the pipeline file is written: verify records the tree it ran at, and the done
+    // gate holds the task to it (only the state dir may change after).
+    project
+        .args(["verify", "--state-dir", state_dir, "--wbs", wbs])
+        .run();
     project
         .args([
             "run",

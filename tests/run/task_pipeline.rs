@@ -168,6 +168,8 @@ fn the_task_pipeline_is_denied_done_when_a_verify_gate_is_red_despite_a_pass_ans
     assert_eq!(
         gate_rows,
         [
+            // The task file's AC-1 names `./check`: verify runs it too.
+            ("gate-evidence-command:AC-1".to_owned(), "pass".to_owned()),
             ("gate-lint".to_owned(), "fail".to_owned()),
             ("gate-quality".to_owned(), "pass".to_owned())
         ]

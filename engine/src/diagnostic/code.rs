@@ -215,6 +215,12 @@ codes! {
     TaskFileNoRequirements = "spur::task-file::no-requirements",
     /// the task file declares a requirement id twice
     TaskFileDuplicateRequirement = "spur::task-file::duplicate-requirement",
+    /// the task file declares an acceptance criterion id twice
+    TaskFileDuplicateCriterion = "spur::task-file::duplicate-criterion",
+    /// the task file opens frontmatter or a code fence it never closes
+    TaskFileUnclosed = "spur::task-file::unclosed",
+    /// the task file has a gherkin scenario with no title
+    TaskFileUntitledScenario = "spur::task-file::untitled-scenario",
 
     /// the audit log cannot be written (the override was not applied)
     AuditWriteFailed = "spur::audit::write-failed",

@@ -9,6 +9,7 @@
 //! "already done" comes only from the ledger and nothing changes the artifact between
 //! the gate's read and the caller's ledger append.
 
+mod complete;
 pub(crate) mod provenance;
 mod verified;
 
@@ -215,9 +216,10 @@ impl DoneDecision {
 /// `.spur/run/<wbs>-verdict.json` (which must resolve inside the project) must be valid,
 /// name this task, be a self-consistent PASS, and be the artifact spur last recorded
 /// writing ([`provenance`]; `doneGate.externalVerdicts: allow` accepts another, as
-/// `external`); and, when the project configures verify gates, the task ledger's
-/// `verified` records must show every required gate green at the current tree
-/// fingerprint (`done_gate/verified.rs`).
+/// `external`); with a task file, carry a row for each of its requirements and criteria
+/// (`done_gate/complete.rs`); and, when the project configures verify gates or the task
+/// file's criteria name commands, the task ledger's `verified` records must show every
+/// required gate green at the current tree fingerprint (`done_gate/verified.rs`).
 pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     let wbs = request.lock.wbs();
     let ledger = task_ledger::read(request.state_dir, wbs).and_then(|l| {
@@ -312,7 +314,14 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
                 }
             }
         };
-    if let Err(message) = verified::check(request.state_dir, &ledger, wbs) {
+    let later = match &evaluation.outcome {
+        ArtifactOutcome::Valid(artifact) => {
+            complete::check_complete(request.state_dir, wbs, artifact, &path)
+        }
+        _ => Ok(()),
+    }
+    .and_then(|()| verified::check(request.state_dir, &ledger, wbs));
+    if let Err(message) = later {
         return DoneDecision::Deny {
             verdict,
             message,

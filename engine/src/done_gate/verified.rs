@@ -10,24 +10,29 @@
 //! the one recorded. Results of several runs at the same tree combine (a `--gate` re-run of
 //! the one gate that failed), the latest per gate winning.
 
-use crate::answer::task_file::TaskFile;
 use crate::store::ledger_record::Verified;
 use crate::store::state_dir::StateDir;
 use crate::store::task_ledger::LedgerRead;
+use crate::task_file::{locate_task_file, read_task_file, TaskFile};
 use crate::tree;
 use crate::verify::config::VerifyConfig;
+use crate::verify::plan;
 use crate::verify::verdict_checks::check_name;
 use crate::verify::GateStatus;
 use crate::wbs::Wbs;
 
 /// The gate ids a `verified` record must show green for the task to be done: the enabled
-/// configured gates (as `gate-<name>`).
-pub(crate) fn required_gates(config: &VerifyConfig, _task: Option<&TaskFile>) -> Vec<String> {
+/// configured gates, then `evidence-command:<AC id>` for each acceptance criterion of the
+/// task file that names a command (all as `gate-<name>`, the ids verify records).
+pub(crate) fn required_gates(config: &VerifyConfig, task: Option<&TaskFile>) -> Vec<String> {
+    let commanded = task.map(plan::commanded_gate_names).unwrap_or_default();
     config
         .gates
         .iter()
         .filter(|g| g.enabled)
-        .map(|g| check_name(&g.name))
+        .map(|g| g.name.as_str())
+        .chain(commanded.iter().map(String::as_str))
+        .map(check_name)
         .collect()
 }
 
@@ -43,7 +48,11 @@ pub(crate) fn check(state_dir: &StateDir, ledger: &LedgerRead, wbs: &Wbs) -> Res
     };
     let config = VerifyConfig::load(state_dir)
         .map_err(|e| deny(format!("the verify configuration cannot be used: {e}")))?;
-    let required = required_gates(&config, None);
+    // A task file that cannot be used has already denied (the completeness check).
+    let task = locate_task_file(wbs, None, state_dir.project_root(), state_dir)
+        .and_then(|path| read_task_file(&path))
+        .ok();
+    let required = required_gates(&config, task.as_ref());
     let records: Vec<&Verified> = ledger.records.iter().filter_map(|r| r.verified()).collect();
     // A project that verifies nothing has nothing to bind. Once a verify run recorded its
     // gates for the task, the tree (config included) is held to it even if the gates are
@@ -116,4 +125,34 @@ pub(crate) fn check(state_dir: &StateDir, ledger: &LedgerRead, wbs: &Wbs) -> Res
 /// The first 12 hex digits of a fingerprint, as shown.
 fn short(hex: &str) -> &str {
     hex.get(..12).unwrap_or(hex)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn required_gates_add_each_criterion_command_after_the_enabled_gates() {
+        let config = VerifyConfig::parse(
+            Path::new("c.yaml"),
+            "verify:\n  gates:\n    quality: {command: ./check}\n    off: {command: x, enabled: false}\n",
+        )
+        .unwrap();
+        let task = crate::task_file::parse_task_file(
+            Path::new("t.md"),
+            "## Requirements\n- R1 x\n## Acceptance Criteria\n\
+             - [ ] AC-1: `./check` passes\n- [ ] AC-2: polite\n- [ ] `cli`: `spur x` works\n",
+        )
+        .unwrap();
+        assert_eq!(
+            required_gates(&config, Some(&task)),
+            [
+                "gate-quality",
+                "gate-evidence-command:AC-1",
+                "gate-evidence-command:cli"
+            ]
+        );
+        assert_eq!(required_gates(&config, None), ["gate-quality"]);
+    }
 }

@@ -15,6 +15,7 @@ use super::evidence_dir::{write_replacing, EvidenceDir};
 use super::gate::Gate;
 use super::gate_result::{GateResult, SkipReason};
 use super::outcome::{actionable_findings, Problem, Summary, VerifyOutcome};
+use super::plan;
 use super::process_executor::ProcessExecutor;
 use super::report::{render_report, ReportHeader};
 use super::reprobe::settle;
@@ -30,7 +31,9 @@ use crate::store::state_dir::StateDir;
 use crate::store::task_ledger::{self, NewRecord};
 use crate::store::task_status::ChangeContext;
 use crate::store::timestamp::rfc3339_utc as rfc3339;
+use crate::task_file::{locate_task_file, read_task_file, TaskFileError};
 use crate::tree;
+use crate::verdict::{read_artifact_file, ArtifactOutcome};
 use crate::verify::ledger::{Ledger, NewVerdict};
 use crate::wbs::Wbs;
 
@@ -152,7 +155,12 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     let config = VerifyConfig::load(&request.state_dir)?;
     let project_root = request.state_dir.project_root().to_path_buf();
     let scope = VerifyScope::new(&request.state_dir, request.wbs.as_ref());
-    let (to_run, skipped) = select(&config, request.gate.as_deref())?;
+    let mut problems = Vec::new();
+    let planned = match &request.wbs {
+        Some(wbs) => plan_from_task_file(&request.state_dir, wbs, &mut problems),
+        None => Vec::new(),
+    };
+    let (to_run, skipped) = select(&config, &planned, request.gate.as_deref())?;
 
     let _lock = lock(&scope)?;
     // A task's run binds its results to the tree: fingerprinted before the gates (to tell
@@ -276,7 +284,6 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         }
     }
 
-    let mut problems = Vec::new();
     let ledger = Ledger::at(scope.ledger_path());
     let at = rfc3339(SystemTime::now());
     let verdicts = ran
@@ -315,6 +322,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
             .iter()
             .map(|g| g.name.as_str())
             .chain(config.unconfigured.iter().copied())
+            .chain(planned.iter().map(|g| g.name.as_str()))
             .collect();
         gates.sort_by_key(|g| order.iter().position(|n| *n == g.name));
     }
@@ -419,6 +427,26 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     })
 }
 
+/// The gates a task's task file plans (see [`plan::evidence_command_gates`]): none without
+/// a task file; a task file that cannot be used is a problem of the run, which then plans
+/// none (the done gate denies on it too).
+fn plan_from_task_file(state_dir: &StateDir, wbs: &Wbs, problems: &mut Vec<Problem>) -> Vec<Gate> {
+    let root = state_dir.project_root();
+    let task = match locate_task_file(wbs, None, root, state_dir).and_then(|p| read_task_file(&p)) {
+        Ok(task) => task,
+        Err(TaskFileError::NotFound { .. }) => return Vec::new(),
+        Err(e) => {
+            problems.push(problem(&e));
+            return Vec::new();
+        }
+    };
+    let artifact = match read_artifact_file(&state_dir.verdict_path(wbs), Some(root)).outcome {
+        ArtifactOutcome::Valid(artifact) if artifact.wbs == wbs.as_str() => Some(artifact),
+        _ => None,
+    };
+    plan::evidence_command_gates(&task, artifact.as_ref())
+}
+
 /// The tree fingerprint with the project's excludes, or the problem to report.
 fn fingerprint_tree(state_dir: &StateDir) -> Result<String, Problem> {
     let excludes = tree::project_excludes(state_dir).map_err(|e| problem(&e))?;
@@ -505,12 +533,17 @@ fn record_verified(
     }
 }
 
-/// The gates to run (in order) and the results of the gates that will not.
+/// The gates to run (in order) and the results of the gates that will not: the enabled
+/// configured gates, then the gates `planned` from the task file.
 fn select(
     config: &VerifyConfig,
+    planned: &[Gate],
     only: Option<&str>,
 ) -> Result<(Vec<Gate>, Vec<GateResult>), VerifyError> {
     if let Some(name) = only {
+        if let Some(gate) = planned.iter().find(|g| g.name == name) {
+            return Ok((vec![gate.clone()], Vec::new()));
+        }
         return match config.gate(name) {
             Some(gate) => Ok((vec![gate.clone()], Vec::new())),
             None if config.unconfigured.contains(&name) => Err(VerifyError::UnconfiguredGate {
@@ -531,7 +564,13 @@ fn select(
             }),
         };
     }
-    let run = config.gates.iter().filter(|g| g.enabled).cloned().collect();
+    let run = config
+        .gates
+        .iter()
+        .filter(|g| g.enabled)
+        .chain(planned)
+        .cloned()
+        .collect();
     let skipped = config
         .gates
         .iter()
