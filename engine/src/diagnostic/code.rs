@@ -147,6 +147,8 @@ codes! {
     RunRunDir = "spur::run::run-dir",
     /// `agents:` in `.spur/config.yaml` is not agent name → `{command: …}` (fails `agent.run`)
     RunAgentConfig = "spur::run::agent-config",
+    /// `defaults:` in `.spur/config.yaml` has the wrong shape, a bad timeout or an unknown key
+    RunDefaultsConfig = "spur::run::defaults-config",
 
     /// a run journal cannot be read
     JournalUnreadable = "spur::journal::unreadable",

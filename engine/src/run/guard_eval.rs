@@ -140,6 +140,8 @@ pub(crate) struct GuardContext<'a> {
     pub(crate) last_action_ok: Option<bool>,
     /// The last action's record, for the jq run context.
     pub(crate) last_action: &'a Value,
+    /// How long a shell guard without its own `timeoutMs` may run.
+    pub(crate) default_timeout: Duration,
 }
 
 /// A guard that could not be evaluated: it does not pass, and says why.
@@ -209,8 +211,8 @@ fn shell(options: &ShellGuardOptions, ctx: &GuardContext<'_>) -> GuardResult {
         Err(e) => return closed(e.to_string()),
     };
     let timeout = match options.timeout_ms.as_ref().map(|t| ctx.render.resolve(t)) {
-        None => None,
-        Some(Ok(t)) => t,
+        None => Some(ctx.default_timeout),
+        Some(Ok(t)) => t.or(Some(ctx.default_timeout)),
         Some(Err(OptionError::Render(e))) => return closed(e.to_string()),
         Some(Err(e)) => return closed(format!("shell guard: {e}")),
     };

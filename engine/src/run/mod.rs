@@ -39,6 +39,7 @@ pub mod run_error;
 pub(crate) mod run_id;
 pub(crate) mod runner;
 pub mod runs_list;
+pub mod step_timeouts;
 mod select;
 mod sequence;
 pub mod vars;

@@ -18,6 +18,7 @@ use super::local_host::LocalHost;
 use super::observer::RunObserver;
 use super::outcome::{DoneGateReport, Outcome, RunOutcome, StopReason};
 use super::plan::Plan;
+use super::step_timeouts::StepTimeouts;
 use super::replay::SequenceProgress;
 use super::resumable;
 use super::run_error::RunError;
@@ -41,6 +42,8 @@ pub struct RunSettings {
     /// The spur executable, exported as `$SPUR_BIN` (and the `spurBin` var when the
     /// pipeline declares it and the run does not set it).
     pub spur_bin: Option<PathBuf>,
+    /// How long a shell step, agent step or shell guard without its own `timeoutMs` may run.
+    pub timeouts: StepTimeouts,
 }
 
 /// A new run.

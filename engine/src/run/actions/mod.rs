@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::render::{OptionError, RenderContext};
+use super::step_timeouts::StepTimeouts;
 use super::vars::Vars;
 use crate::pipeline::{Action, ActionKind, FromRendered, Templated};
 use crate::store::bounded_read::ReadError;
@@ -45,6 +46,8 @@ pub(crate) struct ActionContext<'a> {
     pub(crate) env: &'a [(String, String)],
     /// The operator's answer, when the run resumed an hitl action with `--answer`.
     pub(crate) answer: Option<&'a str>,
+    /// The timeouts of steps that set none.
+    pub(crate) timeouts: &'a StepTimeouts,
     /// Ask the operator on a terminal; `None` when there is none.
     pub(crate) ask: &'a mut dyn FnMut(&HitlQuestion) -> Option<String>,
 }
@@ -179,6 +182,13 @@ impl ActionContext<'_> {
         })
     }
 
+    /// How long the action may run: its own `timeoutMs`, else the default for its kind
+    /// (shell and agent steps); `None` is no limit.
+    pub(crate) fn timeout(&self) -> Result<Option<Duration>, String> {
+        effective_timeout(&self.action.kind.value, &self.render, self.timeouts)
+            .map_err(|e| self.failed(e))
+    }
+
     /// A duration in milliseconds (`timeoutMs`).
     pub(crate) fn millis(
         &self,
@@ -186,6 +196,22 @@ impl ActionContext<'_> {
     ) -> Result<Option<Duration>, String> {
         option.map_or(Ok(None), |o| self.resolve(o))
     }
+}
+
+/// How long an action of `kind` may run: its own `timeoutMs`, else the default of
+/// `timeouts` for shell and agent steps; `None` is no limit. Recorded in `action-started`.
+pub(crate) fn effective_timeout(
+    kind: &ActionKind,
+    render: &RenderContext<'_>,
+    timeouts: &StepTimeouts,
+) -> Result<Option<Duration>, OptionError> {
+    let own = |option: Option<&Templated<Duration>>| option.map_or(Ok(None), |o| render.resolve(o));
+    Ok(match kind {
+        ActionKind::Shell(o) => Some(own(o.timeout_ms.as_ref())?.unwrap_or(timeouts.shell)),
+        ActionKind::AgentRun(o) => Some(own(o.timeout_ms.as_ref())?.unwrap_or(timeouts.agent)),
+        ActionKind::CommandGate(o) => own(o.timeout_ms.as_ref())?,
+        _ => None,
+    })
 }
 
 /// Why a file could not be read: for a missing file the operating system's words, as

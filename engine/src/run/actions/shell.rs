@@ -8,7 +8,7 @@ use crate::pipeline::ShellOptions;
 pub(crate) fn run(ctx: &ActionContext<'_>, options: &ShellOptions) -> ActionResult {
     let result = (|| {
         let command = ctx.required(&options.command)?;
-        let timeout = ctx.millis(options.timeout_ms.as_ref())?;
+        let timeout = ctx.timeout()?;
         let mut spec = process(ctx, ProcessSpec::shell(&command));
         if let Some(cwd) = ctx.optional(options.cwd.as_ref())? {
             spec = spec.cwd(project_path(ctx, &cwd));
