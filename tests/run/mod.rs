@@ -8,6 +8,7 @@ mod descriptors;
 mod done_gate;
 mod dry_run_and_trace;
 mod guards;
+mod input_errors;
 mod locks;
 mod pause;
 mod semantics;

@@ -206,10 +206,22 @@ fn shell(options: &ShellGuardOptions, ctx: &GuardContext<'_>) -> GuardResult {
         Err(e) => return closed(e.to_string()),
     };
     let cwd = match ctx.render.resolve_lenient(options.cwd.as_ref()) {
-        Ok(Some(cwd)) => ctx.project_root.join(cwd),
+        Ok(Some(cwd)) => {
+            let dir = ctx.project_root.join(&cwd);
+            if !dir.is_dir() {
+                return closed(format!(
+                    "shell guard: {}",
+                    crate::run::actions::shell::cwd_missing(&cwd, &dir)
+                ));
+            }
+            dir
+        }
         Ok(None) => ctx.project_root.to_path_buf(),
         Err(e) => return closed(e.to_string()),
     };
+    if let Some(e) = crate::run::child_env::too_large_to_export(ctx.env) {
+        return closed(format!("shell guard: {e}"));
+    }
     let timeout = match options.timeout_ms.as_ref().map(|t| ctx.render.resolve(t)) {
         None => Some(ctx.default_timeout),
         Some(Ok(t)) => t.or(Some(ctx.default_timeout)),
@@ -233,6 +245,9 @@ fn quiet_pass(mut result: GuardResult) -> GuardResult {
 }
 
 fn plugin(kind: &str, options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
+    if let Some(e) = crate::run::child_env::too_large_to_export(ctx.env) {
+        return closed(format!("{kind}: {e}"));
+    }
     let options = match render_options(options, &ctx.render) {
         Ok(o) => o,
         Err(e) => return closed(e.to_string()),

@@ -12,7 +12,7 @@ mod hitl;
 mod json_update;
 mod note;
 mod plugin;
-mod shell;
+pub(crate) mod shell;
 mod verdict_derive;
 mod verify_run;
 pub(crate) mod worktree;
@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::render::{OptionError, RenderContext};
+use crate::diagnostic::Code;
 use super::step_timeouts::StepTimeouts;
 use super::vars::Vars;
 use crate::pipeline::{Action, ActionKind, FromRendered, Templated};
@@ -90,10 +91,27 @@ pub enum ActionRun {
     NeedsAnswer(HitlQuestion),
 }
 
+/// A step's failure that carries a stable code: `message; help: … [code]`.
+pub(crate) fn coded(code: Code, message: impl std::fmt::Display, help: &str) -> String {
+    format!("{message}; help: {help} [{code}]")
+}
+
 /// Run one action.
 pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     let finished = |r| ActionRun::Finished(r);
     let action = ctx.action;
+    let starts_a_process = matches!(
+        action.kind.value,
+        ActionKind::Shell(_)
+            | ActionKind::AgentRun(_)
+            | ActionKind::CommandGate(_)
+            | ActionKind::Plugin(_)
+    );
+    if starts_a_process {
+        if let Some(e) = super::child_env::too_large_to_export(ctx.env) {
+            return finished(ActionResult::failed(format!("{}: {e}", ctx.kind())));
+        }
+    }
     match &action.kind.value {
         ActionKind::Shell(o) => finished(shell::run(ctx, o)),
         ActionKind::Note(o) => finished(note::run(ctx, o)),
