@@ -10,10 +10,10 @@ use spur_engine::diagnostic::Code;
 use spur_engine::done_gate::ForceReason;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::run_error::ErrorClass;
+use spur_engine::run::step_timeouts::StepTimeouts;
 use spur_engine::run::{
     self, Durability, Outcome, RunError, RunOutcome, RunSettings, TaskDoneGate,
 };
-use spur_engine::run::step_timeouts::StepTimeouts;
 use spur_engine::store::state_dir::StateDir;
 use spur_guards::jq_shim::JqMode;
 
@@ -78,8 +78,8 @@ impl CommonRunArgs {
     /// `defaults:` of `.spur/config.yaml` is read here: an error stops the run before it
     /// starts (exit 2), an unknown key is a warning on stderr.
     pub fn settings(&self, state_dir: StateDir) -> Result<RunSettings, Failure> {
-        let loaded = StepTimeouts::load(&state_dir)
-            .map_err(|e| Failure::usage(miette::Report::new(e)))?;
+        let loaded =
+            StepTimeouts::load(&state_dir).map_err(|e| Failure::usage(miette::Report::new(e)))?;
         for warning in loaded.warnings {
             eprintln!("{:?}", miette::Report::new(warning));
         }

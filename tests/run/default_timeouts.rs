@@ -83,10 +83,7 @@ fn the_built_in_defaults_are_recorded_when_nothing_is_set() {
     .run()
     .success();
     assert_eq!(started(&p)["timeoutMs"], 600_000);
-    let p = Spur::new().file(
-        ".spur/config.yaml",
-        "agents:\n  stub: {command: 'true'}\n",
-    );
+    let p = Spur::new().file(".spur/config.yaml", "agents:\n  stub: {command: 'true'}\n");
     p.pipeline(&pipeline(
         "{kind: agent.run, options: {agent: '${vars.agent}'}}",
         "{kind: always}",

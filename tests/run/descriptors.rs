@@ -28,9 +28,8 @@ fn a_step_writing_to_every_descriptor_does_not_interrupt_the_run() {
     for fd in 3..=20 {
         fds.push_str(&format!("{fd} "));
     }
-    let command = format!(
-        "for fd in {fds}; do ( printf x >&$fd ) 2>/dev/null; done; echo wrote > wrote.txt"
-    );
+    let command =
+        format!("for fd in {fds}; do ( printf x >&$fd ) 2>/dev/null; done; echo wrote > wrote.txt");
     let run = p.pipeline(&one_shell_step(&command)).json().run().success();
     let out = run.stdout_json();
     assert_eq!(out["state"], "b", "{out}");

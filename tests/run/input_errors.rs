@@ -74,7 +74,10 @@ fn a_shell_guard_with_a_var_too_large_to_export_fails_closed_by_name() {
     let guard = events(&records, "guard-evaluated")[0].clone();
     assert_eq!(guard["passed"], false);
     let detail = guard["detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("var `big`") && detail.contains("spur::run::var-too-large"), "{detail}");
+    assert!(
+        detail.contains("var `big`") && detail.contains("spur::run::var-too-large"),
+        "{detail}"
+    );
 }
 
 #[cfg(unix)]

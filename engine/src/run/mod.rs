@@ -39,9 +39,9 @@ pub mod run_error;
 pub(crate) mod run_id;
 pub(crate) mod runner;
 pub mod runs_list;
-pub mod step_timeouts;
 mod select;
 mod sequence;
+pub mod step_timeouts;
 pub mod vars;
 
 pub use done_gate_port::TaskDoneGate;

@@ -184,7 +184,9 @@ fn read(cx: &mut Loader<'_>, root: &Node) -> StepTimeouts {
 /// `timeoutMs` of `fields`: a whole number of milliseconds, 1 or more.
 fn millis(cx: &mut Loader<'_>, fields: &Fields<'_>, what: &str) -> Option<Duration> {
     let node = fields.get("timeoutMs")?;
-    let value = cx.read::<Option<Located<Loose<u64>>>>(node, what).flatten()?;
+    let value = cx
+        .read::<Option<Located<Loose<u64>>>>(node, what)
+        .flatten()?;
     if value.value.0 == 0 {
         let d = Diagnostic::error(
             Code::RunDefaultsConfig,
@@ -237,9 +239,16 @@ mod tests {
             "{}",
             loaded.warnings[0].one_line()
         );
-        for bad in ["defaults: {timeoutMs: 0}\n", "defaults: {guard: {timeoutMs: soon}}\n", "defaults: 3\n"] {
+        for bad in [
+            "defaults: {timeoutMs: 0}\n",
+            "defaults: {guard: {timeoutMs: soon}}\n",
+            "defaults: 3\n",
+        ] {
             let error = parse(bad).unwrap_err();
-            assert!(matches!(error, DefaultsConfigErrors::Invalid { .. }), "{bad}");
+            assert!(
+                matches!(error, DefaultsConfigErrors::Invalid { .. }),
+                "{bad}"
+            );
         }
     }
 }

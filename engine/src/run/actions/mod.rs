@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::render::{OptionError, RenderContext};
-use crate::diagnostic::Code;
 use super::step_timeouts::StepTimeouts;
 use super::vars::Vars;
+use crate::diagnostic::Code;
 use crate::pipeline::{Action, ActionKind, FromRendered, Templated};
 use crate::store::bounded_read::ReadError;
 use crate::store::state_dir::StateDir;
