@@ -79,11 +79,11 @@ pub enum DefaultsConfigErrors {
         reason: String,
     },
     /// `defaults:` has errors.
-    #[error("`defaults:` in {} has {} error(s)", path.display(), errors.len())]
+    #[error("`defaults:` in {} cannot be used", path.display())]
     Invalid {
         /// The configuration file.
         path: PathBuf,
-        /// Every problem found.
+        /// Every problem found: the errors, then the warnings.
         errors: Vec<Diagnostic>,
     },
 }
@@ -130,9 +130,10 @@ impl StepTimeouts {
         if errors.is_empty() {
             Ok(LoadedTimeouts { timeouts, warnings })
         } else {
+            // The warnings too: an unknown key is often the misspelt one that is wrong.
             Err(DefaultsConfigErrors::Invalid {
                 path: path.to_path_buf(),
-                errors,
+                errors: errors.into_iter().chain(warnings).collect(),
             })
         }
     }
