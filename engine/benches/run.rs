@@ -61,6 +61,7 @@ fn bench(c: &mut Criterion) {
             durability,
             path_prefix: None,
             spur_bin: None,
+            timeouts: Default::default(),
         };
         assert_eq!(run_once(&checked, &settings), TRANSITIONS);
         group.sample_size(samples);

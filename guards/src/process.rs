@@ -673,8 +673,9 @@ extern "C" fn on_signal(signal: libc::c_int) {
 /// so it may lock, write files and kill groups; it should end the process.
 pub fn on_first_signal(handler: impl FnOnce(i32) + Send + 'static) -> io::Result<()> {
     let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+    // Close-on-exec: a child holding the write end could fake an interrupt with one byte.
+    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(io::Error::last_os_error());
     }
     let [read_fd, write_fd] = fds;

@@ -50,7 +50,7 @@ pub fn run(args: Args) -> CliResult {
     let pipeline_path = run::recorded_pipeline(&state_dir, &run_id)
         .map_err(|e| super::run::finish(Err(e), false).unwrap_err())?;
     let checked = load_checked(&pipeline_path)?;
-    let settings = args.common.settings(state_dir);
+    let settings = args.common.settings(state_dir)?;
     let _ = run::interrupt::install();
     let mut progress = Progress::new(false);
     let outcome = run::resume(

@@ -10,6 +10,7 @@ use spur_engine::diagnostic::Code;
 use spur_engine::done_gate::ForceReason;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::run_error::ErrorClass;
+use spur_engine::run::step_timeouts::StepTimeouts;
 use spur_engine::run::{
     self, Durability, Outcome, RunError, RunOutcome, RunSettings, TaskDoneGate,
 };
@@ -74,7 +75,14 @@ impl CommonRunArgs {
 
     /// Settings for the runner: durability (SPUR_JOURNAL_FSYNC=0 turns fsync off — unsafe,
     /// for benchmarks), the jq shim on PATH, the spur executable.
-    pub fn settings(&self, state_dir: StateDir) -> RunSettings {
+    /// `defaults:` of `.spur/config.yaml` is read here: an error stops the run before it
+    /// starts (exit 2), an unknown key is a warning on stderr.
+    pub fn settings(&self, state_dir: StateDir) -> Result<RunSettings, Failure> {
+        let loaded =
+            StepTimeouts::load(&state_dir).map_err(|e| Failure::usage(miette::Report::new(e)))?;
+        for warning in loaded.warnings {
+            eprintln!("{:?}", miette::Report::new(warning));
+        }
         let spur_bin = std::env::current_exe().ok();
         let durability = match std::env::var("SPUR_JOURNAL_FSYNC").as_deref() {
             Ok("0") => Durability::Unsafe,
@@ -85,12 +93,13 @@ impl CommonRunArgs {
             let exe = spur_bin.as_deref()?;
             spur_guards::jq_shim::ensure_shim_dir(&dir, exe).ok()
         });
-        RunSettings {
+        Ok(RunSettings {
             state_dir,
             durability,
             path_prefix,
             spur_bin,
-        }
+            timeouts: loaded.timeouts,
+        })
     }
 }
 
@@ -111,7 +120,7 @@ pub fn run(args: Args) -> CliResult {
     let vars = run::vars::resolve(checked.pipeline(), args.vars_json.as_deref(), &args.vars)
         .map_err(|e| Failure::usage(miette::Report::new(e)))?;
     let state_dir = args.common.state_dir()?;
-    let settings = args.common.settings(state_dir);
+    let settings = args.common.settings(state_dir)?;
     let pipeline_path = std::fs::canonicalize(&args.pipeline).unwrap_or(args.pipeline.clone());
     let _ = run::interrupt::install();
     let mut progress = Progress::new(false);

@@ -3,9 +3,12 @@
 //! Crash safety and shell safety have modules of their own: `run_crash`, `run_injection`.
 
 mod actions;
+mod default_timeouts;
+mod descriptors;
 mod done_gate;
 mod dry_run_and_trace;
 mod guards;
+mod input_errors;
 mod locks;
 mod pause;
 mod semantics;

@@ -147,6 +147,16 @@ codes! {
     RunRunDir = "spur::run::run-dir",
     /// `agents:` in `.spur/config.yaml` is not agent name → `{command: …}` (fails `agent.run`)
     RunAgentConfig = "spur::run::agent-config",
+    /// `defaults:` in `.spur/config.yaml` has the wrong shape, a bad timeout or an unknown key
+    RunDefaultsConfig = "spur::run::defaults-config",
+    /// a var is too large to be exported to a step's process (fails the step)
+    RunVarTooLarge = "spur::run::var-too-large",
+    /// a shell step's or shell guard's `cwd` is not a directory (fails the step)
+    RunCwdMissing = "spur::run::cwd-missing",
+    /// `file.read.into-var` names a file outside the project root without `allowOutside: true`
+    RunReadOutsideProject = "spur::run::read-outside-project",
+    /// `file.read.into-var` read bytes that are not UTF-8
+    RunReadNotUtf8 = "spur::run::read-not-utf8",
 
     /// a run journal cannot be read
     JournalUnreadable = "spur::journal::unreadable",

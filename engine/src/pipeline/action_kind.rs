@@ -46,6 +46,8 @@ pub(crate) struct NoteOptions {
 pub(crate) struct FileReadOptions {
     pub(crate) path: Templated<String>,
     pub(crate) var: Templated<String>,
+    /// `allowOutside: true` lets `path` name a file outside the project root.
+    pub(crate) allow_outside: Option<Templated<bool>>,
 }
 
 /// `hitl.confirm`: yes / no / cancel.
@@ -189,6 +191,7 @@ impl ActionKind {
             "file.read.into-var" => ActionKind::FileReadIntoVar(FileReadOptions {
                 path: r.required("path"),
                 var: r.required("var"),
+                allow_outside: r.optional("allowOutside"),
             }),
             "hitl.confirm" => {
                 r.ignore(&["decision"]);

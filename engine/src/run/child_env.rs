@@ -39,6 +39,27 @@ pub(super) fn process_env(
     env
 }
 
+/// The most bytes one environment entry (`NAME=value` and its NUL) may have: Linux refuses
+/// to start a process with a longer one (`MAX_ARG_STRLEN`, 32 pages of 4 KiB: E2BIG).
+pub(crate) const MAX_ENV_ENTRY: usize = 128 * 1024;
+
+/// The first entry of `env` too large to export, as a coded message for the step that
+/// would have failed with E2BIG; `None` when all fit.
+pub(crate) fn too_large_to_export(env: &[(String, String)]) -> Option<String> {
+    let (name, value) = env
+        .iter()
+        .find(|(name, value)| name.len() + value.len() + 2 > MAX_ENV_ENTRY)?;
+    Some(super::actions::coded(
+        crate::diagnostic::Code::RunVarTooLarge,
+        format!(
+            "var `{name}` is {} bytes, too large to export: every var is in the environment of a step's process, and one variable may hold at most {} bytes",
+            value.len(),
+            MAX_ENV_ENTRY - name.len() - 2
+        ),
+        "write the value to a file and pass its path in the var instead",
+    ))
+}
+
 /// Vars spur provides: `__runId` and `spurBin` when the pipeline declares them and the
 /// run left them empty / at their default.
 pub(super) fn inject_builtin_vars(

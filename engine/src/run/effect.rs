@@ -15,6 +15,8 @@ pub(crate) struct ActionStep<'a> {
     /// Its place in the state's `onEnter` / `onExit` list.
     pub(crate) index: usize,
     pub(crate) kind: &'a str,
+    /// How long it may run, in milliseconds (`None`: no limit, or not a process).
+    pub(crate) timeout_ms: Option<u64>,
 }
 
 impl ActionStep<'_> {
@@ -31,6 +33,7 @@ impl ActionStep<'_> {
             index: self.index,
             kind: self.kind.to_owned(),
             log: Some(log.to_owned()),
+            timeout_ms: self.timeout_ms,
         }
     }
 
@@ -105,6 +108,7 @@ mod tests {
             phase: Phase::Enter,
             index: 0,
             kind: "my plugin/x",
+            timeout_ms: None,
         };
         assert_eq!(step.log(7), "actions/0007-my_plugin_x.log");
     }

@@ -74,6 +74,10 @@ pub enum Event {
         /// The action's log file, relative to the run directory.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         log: Option<String>,
+        /// How long it may run, in milliseconds: its own `timeoutMs`, else the default for
+        /// its kind. Absent for an action without a limit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
     },
     /// An action ended, pairing the `action-started` with the same state, phase and index.
     ActionFinished {

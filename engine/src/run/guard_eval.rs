@@ -140,6 +140,8 @@ pub(crate) struct GuardContext<'a> {
     pub(crate) last_action_ok: Option<bool>,
     /// The last action's record, for the jq run context.
     pub(crate) last_action: &'a Value,
+    /// How long a shell guard without its own `timeoutMs` may run.
+    pub(crate) default_timeout: Duration,
 }
 
 /// A guard that could not be evaluated: it does not pass, and says why.
@@ -204,13 +206,25 @@ fn shell(options: &ShellGuardOptions, ctx: &GuardContext<'_>) -> GuardResult {
         Err(e) => return closed(e.to_string()),
     };
     let cwd = match ctx.render.resolve_lenient(options.cwd.as_ref()) {
-        Ok(Some(cwd)) => ctx.project_root.join(cwd),
+        Ok(Some(cwd)) => {
+            let dir = ctx.project_root.join(&cwd);
+            if !dir.is_dir() {
+                return closed(format!(
+                    "shell guard: {}",
+                    crate::run::actions::shell::cwd_missing(&cwd, &dir)
+                ));
+            }
+            dir
+        }
         Ok(None) => ctx.project_root.to_path_buf(),
         Err(e) => return closed(e.to_string()),
     };
+    if let Some(e) = crate::run::child_env::too_large_to_export(ctx.env) {
+        return closed(format!("shell guard: {e}"));
+    }
     let timeout = match options.timeout_ms.as_ref().map(|t| ctx.render.resolve(t)) {
-        None => None,
-        Some(Ok(t)) => t,
+        None => Some(ctx.default_timeout),
+        Some(Ok(t)) => t.or(Some(ctx.default_timeout)),
         Some(Err(OptionError::Render(e))) => return closed(e.to_string()),
         Some(Err(e)) => return closed(format!("shell guard: {e}")),
     };
@@ -231,6 +245,9 @@ fn quiet_pass(mut result: GuardResult) -> GuardResult {
 }
 
 fn plugin(kind: &str, options: &Options, ctx: &GuardContext<'_>) -> GuardResult {
+    if let Some(e) = crate::run::child_env::too_large_to_export(ctx.env) {
+        return closed(format!("{kind}: {e}"));
+    }
     let options = match render_options(options, &ctx.render) {
         Ok(o) => o,
         Err(e) => return closed(e.to_string()),

@@ -142,6 +142,7 @@ fn run_on(host: &mut MemoryHost, yaml: &str) -> (super::RunOutcome, tempfile::Te
         durability: Durability::Unsafe,
         path_prefix: None,
         spur_bin: None,
+        timeouts: Default::default(),
     };
     let checked = checked(yaml);
     let outcome = start_on(
@@ -262,6 +263,7 @@ fn a_host_answer_that_is_not_a_choice_is_refused() {
         durability: Durability::Unsafe,
         path_prefix: None,
         spur_bin: None,
+        timeouts: Default::default(),
     };
     let checked = checked(
         "name: p\ninitialState: ask\nterminalStates: [end]\n\

@@ -41,6 +41,7 @@ pub(crate) mod runner;
 pub mod runs_list;
 mod select;
 mod sequence;
+pub mod step_timeouts;
 pub mod vars;
 
 pub use done_gate_port::TaskDoneGate;

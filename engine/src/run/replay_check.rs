@@ -426,6 +426,7 @@ transitions:
                 index,
                 kind: kind.into(),
                 log: None,
+                timeout_ms: None,
             }
         } else {
             Event::ActionFinished {

@@ -23,6 +23,7 @@ use super::resumable;
 use super::run_error::RunError;
 use super::run_id::RunId;
 use super::sequence::SequenceEnd;
+use super::step_timeouts::StepTimeouts;
 use super::vars::Vars;
 use crate::pipeline::{CheckedPipeline, Pipeline, TerminalReason};
 use crate::store::digest::sha256_hex;
@@ -41,6 +42,8 @@ pub struct RunSettings {
     /// The spur executable, exported as `$SPUR_BIN` (and the `spurBin` var when the
     /// pipeline declares it and the run does not set it).
     pub spur_bin: Option<PathBuf>,
+    /// How long a shell step, agent step or shell guard without its own `timeoutMs` may run.
+    pub timeouts: StepTimeouts,
 }
 
 /// A new run.

@@ -120,13 +120,29 @@ impl Run<'_, '_> {
     ) -> Result<ActionRun, RunError> {
         let state_id = self.facts.state_id(c.state).to_owned();
         let kind = action.kind.value.to_string();
+        let (facts, vars) = (&self.facts, &self.vars);
+        // A timeout that does not render is the action's own failure, reported when it runs.
+        let timeout = actions::effective_timeout(
+            &action.kind.value,
+            &render_ctx(
+                facts.pipeline,
+                vars,
+                facts.run_id.as_str(),
+                &state_id,
+                c.iteration,
+                &facts.plan.env_allow,
+            ),
+            &facts.settings.timeouts,
+        )
+        .ok()
+        .flatten();
         let step = ActionStep {
             state: &state_id,
             phase,
             index,
             kind: &kind,
+            timeout_ms: timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         };
-        let (facts, vars) = (&self.facts, &self.vars);
         let mut body = |log_rel: &str, observer: &mut dyn RunObserver| {
             let render = render_ctx(
                 facts.pipeline,
@@ -150,6 +166,7 @@ impl Run<'_, '_> {
                 log_path: &log_path,
                 env: &env,
                 answer: answer.as_deref(),
+                timeouts: &facts.settings.timeouts,
                 ask: &mut ask,
             };
             actions::run(&mut ctx)

@@ -50,6 +50,7 @@ impl Project {
             durability: Durability::Fsync,
             path_prefix: None,
             spur_bin: None,
+            timeouts: Default::default(),
         }
     }
 

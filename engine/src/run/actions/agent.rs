@@ -37,7 +37,7 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionR
     let resolved = (|| {
         let non_empty = |t: Option<String>| t.filter(|t| !t.is_empty());
         Ok::<_, String>(Resolved {
-            timeout: ctx.millis(options.timeout_ms.as_ref())?,
+            timeout: ctx.timeout()?,
             input: ctx.optional(options.input.as_ref())?.unwrap_or_default(),
             answer_file: non_empty(ctx.optional(options.answer_file.as_ref())?),
             expect_file: non_empty(ctx.optional(options.expect_file.as_ref())?),

@@ -1,6 +1,11 @@
-//! `file.read.into-var`: read a file (trailing newlines dropped) into a var.
+//! `file.read.into-var`: read a file (trailing newlines dropped) into a var. The file must
+//! be inside the project root, symbolic links resolved (unless `allowOutside: true`), and
+//! its bytes UTF-8: a var is text, and a value spur silently changed is not what was read.
 
-use super::{project_path, read_failure, ActionContext, ActionResult};
+use std::path::{Path, PathBuf};
+
+use super::{coded, project_path, read_failure, ActionContext, ActionResult};
+use crate::diagnostic::Code;
 use crate::pipeline::FileReadOptions;
 use crate::run::vars::is_var_name;
 use crate::store::bounded_read::{read_bounded, ReadError};
@@ -18,9 +23,33 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &FileReadOptions) -> ActionR
             "file.read.into-var: {var:?} is not a valid var name"
         ));
     }
-    match read_bounded(&project_path(ctx, &path), MAX_BYTES) {
+    let allow_outside = match ctx.flag(options.allow_outside.as_ref()) {
+        Ok(a) => a,
+        Err(e) => return ActionResult::failed(e),
+    };
+    let mut target = project_path(ctx, &path);
+    if !allow_outside {
+        match inside_project(ctx.project_root, &target) {
+            Ok(resolved) => target = resolved,
+            Err(e) => return ActionResult::failed(format!("file.read.into-var: {path}: {e}")),
+        }
+    }
+    match read_bounded(&target, MAX_BYTES) {
         Ok(bytes) => {
-            let text = String::from_utf8_lossy(&bytes);
+            let text = match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(e) => {
+                    let offset = e.utf8_error().valid_up_to();
+                    return ActionResult::failed(format!(
+                        "file.read.into-var: {}",
+                        coded(
+                            Code::RunReadNotUtf8,
+                            format!("{path} is not UTF-8: the byte at offset {offset} starts no valid character"),
+                            "a var holds text; convert the file to UTF-8 (e.g. `iconv -t UTF-8`) or pass binary data by its path",
+                        )
+                    ));
+                }
+            };
             let value = text.trim_end_matches(['\n', '\r']).to_owned();
             let mut result = ActionResult::ok();
             result.set_vars.insert(var, value);
@@ -33,5 +62,25 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &FileReadOptions) -> ActionR
             "file.read.into-var: cannot read {path}: {}",
             read_failure(e)
         )),
+    }
+}
+
+/// `target` with every symbolic link resolved, when that is inside the project root. The
+/// resolved path is what is read, so a link is followed once, here, where it is checked.
+fn inside_project(root: &Path, target: &Path) -> Result<PathBuf, String> {
+    let resolved = std::fs::canonicalize(target).map_err(|e| format!("cannot read it: {e}"))?;
+    let root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
+    if resolved.starts_with(&root) {
+        Ok(resolved)
+    } else {
+        Err(coded(
+            Code::RunReadOutsideProject,
+            format!(
+                "resolves to {}, outside the project root {}",
+                resolved.display(),
+                root.display()
+            ),
+            "read files inside the project, or set `allowOutside: true` on this action if reading outside it is intended",
+        ))
     }
 }

@@ -12,7 +12,7 @@ mod hitl;
 mod json_update;
 mod note;
 mod plugin;
-mod shell;
+pub(crate) mod shell;
 mod verdict_derive;
 mod verify_run;
 pub(crate) mod worktree;
@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::render::{OptionError, RenderContext};
+use super::step_timeouts::StepTimeouts;
 use super::vars::Vars;
+use crate::diagnostic::Code;
 use crate::pipeline::{Action, ActionKind, FromRendered, Templated};
 use crate::store::bounded_read::ReadError;
 use crate::store::state_dir::StateDir;
@@ -45,6 +47,8 @@ pub(crate) struct ActionContext<'a> {
     pub(crate) env: &'a [(String, String)],
     /// The operator's answer, when the run resumed an hitl action with `--answer`.
     pub(crate) answer: Option<&'a str>,
+    /// The timeouts of steps that set none.
+    pub(crate) timeouts: &'a StepTimeouts,
     /// Ask the operator on a terminal; `None` when there is none.
     pub(crate) ask: &'a mut dyn FnMut(&HitlQuestion) -> Option<String>,
 }
@@ -87,10 +91,27 @@ pub enum ActionRun {
     NeedsAnswer(HitlQuestion),
 }
 
+/// A step's failure that carries a stable code: `message; help: … [code]`.
+pub(crate) fn coded(code: Code, message: impl std::fmt::Display, help: &str) -> String {
+    format!("{message}; help: {help} [{code}]")
+}
+
 /// Run one action.
 pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     let finished = |r| ActionRun::Finished(r);
     let action = ctx.action;
+    let starts_a_process = matches!(
+        action.kind.value,
+        ActionKind::Shell(_)
+            | ActionKind::AgentRun(_)
+            | ActionKind::CommandGate(_)
+            | ActionKind::Plugin(_)
+    );
+    if starts_a_process {
+        if let Some(e) = super::child_env::too_large_to_export(ctx.env) {
+            return finished(ActionResult::failed(format!("{}: {e}", ctx.kind())));
+        }
+    }
     match &action.kind.value {
         ActionKind::Shell(o) => finished(shell::run(ctx, o)),
         ActionKind::Note(o) => finished(note::run(ctx, o)),
@@ -179,6 +200,13 @@ impl ActionContext<'_> {
         })
     }
 
+    /// How long the action may run: its own `timeoutMs`, else the default for its kind
+    /// (shell and agent steps); `None` is no limit.
+    pub(crate) fn timeout(&self) -> Result<Option<Duration>, String> {
+        effective_timeout(&self.action.kind.value, &self.render, self.timeouts)
+            .map_err(|e| self.failed(e))
+    }
+
     /// A duration in milliseconds (`timeoutMs`).
     pub(crate) fn millis(
         &self,
@@ -186,6 +214,22 @@ impl ActionContext<'_> {
     ) -> Result<Option<Duration>, String> {
         option.map_or(Ok(None), |o| self.resolve(o))
     }
+}
+
+/// How long an action of `kind` may run: its own `timeoutMs`, else the default of
+/// `timeouts` for shell and agent steps; `None` is no limit. Recorded in `action-started`.
+pub(crate) fn effective_timeout(
+    kind: &ActionKind,
+    render: &RenderContext<'_>,
+    timeouts: &StepTimeouts,
+) -> Result<Option<Duration>, OptionError> {
+    let own = |option: Option<&Templated<Duration>>| option.map_or(Ok(None), |o| render.resolve(o));
+    Ok(match kind {
+        ActionKind::Shell(o) => Some(own(o.timeout_ms.as_ref())?.unwrap_or(timeouts.shell)),
+        ActionKind::AgentRun(o) => Some(own(o.timeout_ms.as_ref())?.unwrap_or(timeouts.agent)),
+        ActionKind::CommandGate(o) => own(o.timeout_ms.as_ref())?,
+        _ => None,
+    })
 }
 
 /// Why a file could not be read: for a missing file the operating system's words, as

@@ -2,16 +2,21 @@
 
 use spur_guards::process::ProcessSpec;
 
-use super::{process, process_result, project_path, ActionContext, ActionResult};
+use super::{coded, process, process_result, project_path, ActionContext, ActionResult};
+use crate::diagnostic::Code;
 use crate::pipeline::ShellOptions;
 
 pub(crate) fn run(ctx: &ActionContext<'_>, options: &ShellOptions) -> ActionResult {
     let result = (|| {
         let command = ctx.required(&options.command)?;
-        let timeout = ctx.millis(options.timeout_ms.as_ref())?;
+        let timeout = ctx.timeout()?;
         let mut spec = process(ctx, ProcessSpec::shell(&command));
         if let Some(cwd) = ctx.optional(options.cwd.as_ref())? {
-            spec = spec.cwd(project_path(ctx, &cwd));
+            let dir = project_path(ctx, &cwd);
+            if !dir.is_dir() {
+                return Err(format!("shell: {}", cwd_missing(&cwd, &dir)));
+            }
+            spec = spec.cwd(dir);
         }
         // An `env` that is not a mapping adds nothing.
         if let Some(env) = ctx.optional(options.env.as_ref())? {
@@ -25,4 +30,18 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &ShellOptions) -> ActionResu
         Ok::<_, String>(process_result("shell command", &spec.run()))
     })();
     result.unwrap_or_else(ActionResult::failed)
+}
+
+/// A `cwd` that is not a directory, named as written and as resolved.
+pub(crate) fn cwd_missing(cwd: &str, dir: &std::path::Path) -> String {
+    let what = if dir.exists() {
+        "is not a directory"
+    } else {
+        "does not exist"
+    };
+    coded(
+        Code::RunCwdMissing,
+        format!("cwd {cwd:?} ({}) {what}", dir.display()),
+        "`cwd` is relative to the project root; create the directory first or fix the path",
+    )
 }
