@@ -219,3 +219,68 @@ fn check_refuses_a_secret_that_names_nothing_with_a_suggestion() {
     assert!(text.contains("spur::check::secret-unknown"), "{text}");
     assert!(text.contains("did you mean `token`"), "{text}");
 }
+
+#[test]
+fn a_verify_gate_that_prints_the_secret_leaves_it_out_of_evidence_and_report() {
+    let p = Spur::new().file(
+        ".spur/config.yaml",
+        "verify:\n  gates:\n    leak:\n      command: 'echo \"gate saw $token\"; echo \"gate err $token\" >&2; exit 1'\n",
+    );
+    let pipeline = r#"
+name: verify-secret
+initialState: check
+terminalStates: [done]
+vars: {token: ""}
+secrets: [token]
+states:
+  - id: check
+    onEnter:
+      - {kind: verify.run, options: {softFail: true}}
+  - {id: done}
+transitions:
+  - {from: check, to: done}
+"#;
+    let run = p
+        .pipeline(pipeline)
+        .var("token", SECRET)
+        .json()
+        .run()
+        .success();
+    assert_not_in("spur run --json", run.stdout());
+    assert_not_in("spur run stderr", run.stderr());
+    let run_id = run.stdout_json()["runId"].as_str().unwrap().to_owned();
+    let log = std::fs::read_dir(p.join(&format!(".spur/runs/{run_id}/actions")))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let log = std::fs::read_to_string(log).unwrap();
+    assert!(log.contains("leak"), "the gate ran: {log}");
+    assert_nowhere_under(&p.join(".spur"));
+    let evidence = walk(&p.join(".spur"))
+        .into_iter()
+        .filter(|f| f.to_string_lossy().contains("evidence"))
+        .map(|f| std::fs::read_to_string(f).unwrap_or_default())
+        .collect::<String>();
+    assert!(
+        evidence.contains("gate saw [redacted]"),
+        "the evidence keeps the output, redacted:\n{evidence}"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}

@@ -69,6 +69,9 @@ pub(crate) trait RunHost {
     /// called once the journal is created or reopened, before the first append.
     fn keep_secrets(&mut self, secrets: RunSecrets);
 
+    /// The redactor of the run's secrets known so far.
+    fn redactor(&mut self) -> crate::redact::Redactor;
+
     /// `text` with the run's secrets (those learnt from its records too) replaced.
     fn redact(&mut self, text: &str) -> String;
 

@@ -167,6 +167,13 @@ impl RunHost for LocalHost<'_> {
         }
     }
 
+    fn redactor(&mut self) -> crate::redact::Redactor {
+        match self.journal() {
+            Ok(journal) => journal.secrets().redactor().clone(),
+            Err(_) => crate::redact::Redactor::default(),
+        }
+    }
+
     fn redact(&mut self, text: &str) -> String {
         match self.journal() {
             Ok(journal) => journal.secrets().text(text),

@@ -85,6 +85,10 @@ impl RunHost for MemoryHost {
         self.secrets = secrets;
     }
 
+    fn redactor(&mut self) -> crate::redact::Redactor {
+        self.secrets.redactor().clone()
+    }
+
     fn redact(&mut self, text: &str) -> String {
         self.secrets.text(text)
     }

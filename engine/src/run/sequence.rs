@@ -126,6 +126,7 @@ impl Run<'_, '_> {
             index,
             kind: &kind,
         };
+        let redactor = self.host.redactor();
         let (facts, vars) = (&self.facts, &self.vars);
         let mut body = |log_rel: &str, observer: &mut dyn RunObserver| {
             let render = render_ctx(
@@ -151,6 +152,7 @@ impl Run<'_, '_> {
                 env: &env,
                 answer: answer.as_deref(),
                 ask: &mut ask,
+                redactor: &redactor,
             };
             actions::run(&mut ctx)
         };
