@@ -278,9 +278,22 @@ pub(super) struct Run<'p, 'h> {
 }
 
 impl Run<'_, '_> {
-    /// The outcome as it may be shown: its texts without the run's secrets.
+    /// The outcome as it may be shown: its texts (and those of an error rendered from a
+    /// value) without the run's secrets.
     fn redacted(&mut self, outcome: Result<RunOutcome, RunError>) -> Result<RunOutcome, RunError> {
-        let mut outcome = outcome?;
+        let mut outcome = match outcome {
+            Ok(outcome) => outcome,
+            // The errors whose text holds something rendered from a value.
+            Err(RunError::GuardCompile(mut e)) => {
+                e.message = self.host.redact(&e.message);
+                return Err(RunError::GuardCompile(e));
+            }
+            Err(RunError::Template(mut e)) => {
+                e.message = self.host.redact(&e.message);
+                return Err(RunError::Template(e));
+            }
+            Err(e) => return Err(e),
+        };
         outcome.pipeline = self.host.redact(&outcome.pipeline);
         outcome.detail = outcome.detail.map(|d| self.host.redact(&d));
         if let Some(gate) = &mut outcome.done_gate {
