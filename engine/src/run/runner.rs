@@ -294,7 +294,6 @@ impl Run<'_, '_> {
             }
             Err(e) => return Err(e),
         };
-        outcome.pipeline = self.host.redact(&outcome.pipeline);
         outcome.detail = outcome.detail.map(|d| self.host.redact(&d));
         if let Some(gate) = &mut outcome.done_gate {
             gate.message = gate.message.take().map(|m| self.host.redact(&m));

@@ -118,7 +118,9 @@ impl RunSecrets {
                 wbs,
                 force_done_reason,
             } => Event::RunStarted {
-                pipeline: self.text(&pipeline),
+                // The file given on the command line, not a value; `spur continue` finds
+                // the pipeline by it.
+                pipeline,
                 pipeline_name,
                 pipeline_sha256,
                 vars: self.vars(vars),
