@@ -284,3 +284,22 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn the_task_id_cannot_be_secret() {
+    let p = Spur::new();
+    let task = PIPELINE
+        .replace("secrets: [token]", "secrets: [wbs]")
+        .replace(
+            "vars: {token: \"\", other: \"plain\"}",
+            "vars: {token: \"\", other: \"plain\", wbs: \"\"}",
+        );
+    assert_ne!(task, PIPELINE);
+    let checked = p
+        .file("pipeline.yaml", &task)
+        .args(["check", "pipeline.yaml"])
+        .run()
+        .code(1);
+    let text = format!("{}{}", checked.stdout(), checked.stderr());
+    assert!(text.contains("spur::check::secret-task-id"), "{text}");
+}

@@ -86,6 +86,8 @@ codes! {
     CheckVarNotString = "spur::check::var-not-string",
     /// a `secrets:` name that is neither a declared var nor an `env.allow` name
     CheckSecretUnknown = "spur::check::secret-unknown",
+    /// `wbs` under `secrets:`: the task id names files and is recorded as such
+    CheckSecretTaskId = "spur::check::secret-task-id",
     /// a malformed `${…}` placeholder
     CheckTemplate = "spur::check::template",
     /// a `${vars.X}` one edit away from a declared var (a typo)

@@ -80,6 +80,19 @@ fn read_secrets(cx: &mut Loader<'_>, root: &Node) -> Vec<String> {
             cx.push(d);
             continue;
         }
+        if name.value == "wbs" {
+            let d = Diagnostic::error(
+                Code::RunSecretConfig,
+                cx.source,
+                name.span,
+                "the task id `wbs` cannot be secret",
+            )
+            .help(
+                "the task id names the task's files under `.spur/` and is recorded with every run",
+            );
+            cx.push(d);
+            continue;
+        }
         out.push(name.value);
     }
     out
@@ -110,6 +123,10 @@ mod tests {
         ));
         assert!(matches!(
             secrets("secrets: [\"a-b\"]\n"),
+            Err(RunError::SecretConfig { .. })
+        ));
+        assert!(matches!(
+            secrets("secrets: [wbs]\n"),
             Err(RunError::SecretConfig { .. })
         ));
     }

@@ -184,6 +184,21 @@ pub(crate) fn check_secrets(
             .chain(env_allow.iter().map(|e| e.value.as_str()))
     };
     for secret in secrets {
+        if secret.value == "wbs" {
+            let d = Diagnostic::error(
+                Code::CheckSecretTaskId,
+                cx.source,
+                secret.span,
+                "the task id `wbs` cannot be secret",
+            )
+            .label("the task id")
+            .help(
+                "the task id names the task's files under `.spur/` (its lock, view, ledger, \
+                 verdict) and is recorded with every run: remove it from `secrets:`",
+            );
+            cx.push(d);
+            continue;
+        }
         if known().any(|k| k == secret.value) {
             continue;
         }
