@@ -303,3 +303,48 @@ fn the_task_id_cannot_be_secret() {
     let text = format!("{}{}", checked.stdout(), checked.stderr());
     assert!(text.contains("spur::check::secret-task-id"), "{text}");
 }
+
+#[test]
+fn a_log_left_unredacted_by_a_killed_spur_is_redacted_when_the_run_resumes() {
+    let p = Spur::new();
+    let pipeline = r#"
+name: killed-secret
+initialState: work
+terminalStates: [done]
+vars: {token: ""}
+secrets: [token]
+states:
+  - id: work
+    onEnter:
+      - {kind: shell, options: {command: "echo \"out $token\""}}
+  - {id: done}
+transitions:
+  - {from: work, to: done}
+"#;
+    // seq 4 is the action's `action-finished`: spur dies before it rewrites the log.
+    p.pipeline(pipeline)
+        .var("token", SECRET)
+        .env("SPUR_TEST_KILL_AFTER_JOURNAL_SEQ", "4")
+        .run()
+        .killed();
+    let runs = walk(&p.join(".spur/runs"));
+    let log = runs
+        .iter()
+        .find(|f| f.extension().is_some_and(|e| e == "log"))
+        .expect("the action's log");
+    assert!(
+        std::fs::read_to_string(log).unwrap().contains(SECRET),
+        "the kill left the log as the step wrote it"
+    );
+    let run_id = log
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    p.args(["continue", &run_id, "--var", &format!("token={SECRET}")])
+        .run()
+        .success();
+    assert_nowhere_under(&p.join(".spur"));
+}

@@ -161,9 +161,27 @@ impl RunHost for LocalHost<'_> {
         Ok(())
     }
 
+    /// Also redacts the run's action logs already there: a resumed run may hold the log of
+    /// an action whose spur was killed before it could redact it.
     fn keep_secrets(&mut self, secrets: RunSecrets) {
+        let redact_existing = !secrets.redactor().is_empty();
         if let Ok(mut journal) = self.journal() {
             journal.keep_secrets(secrets);
+        }
+        let Some(actions) = self.run_dir.as_ref().map(|d| d.join("actions")) else {
+            return;
+        };
+        if !redact_existing {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(&actions) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            // Best effort: a log that cannot be rewritten now is rewritten by no one later,
+            // and the run's records (the journal) never held the value.
+            let _ = self.redact_log(&format!("actions/{}", name.to_string_lossy()));
         }
     }
 
