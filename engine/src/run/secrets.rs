@@ -77,7 +77,8 @@ impl RunSecrets {
     }
 
     /// A vars map as recorded: a secret var's value is the marker, whatever its length;
-    /// any other value is redacted by value.
+    /// any other value is redacted by value. Names are the pipeline's, not values, and are
+    /// kept: a resumed run replays the vars by them.
     fn vars(&self, vars: BTreeMap<String, String>) -> BTreeMap<String, String> {
         vars.into_iter()
             .map(|(name, value)| {
@@ -86,7 +87,7 @@ impl RunSecrets {
                 } else {
                     self.text(&value)
                 };
-                (self.text(&name), value)
+                (name, value)
             })
             .collect()
     }
