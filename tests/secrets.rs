@@ -348,3 +348,17 @@ transitions:
         .success();
     assert_nowhere_under(&p.join(".spur"));
 }
+
+#[test]
+fn a_var_argument_without_a_name_is_not_echoed() {
+    let p = Spur::new();
+    let out = p.pipeline(PIPELINE).args(["--var", SECRET]).run().code(2);
+    assert_not_in("spur run --var VALUE stderr", out.stderr());
+    out.stderr_contains("spur::usage::var-syntax");
+    // A declared name without its value is still shown: that is the common slip.
+    p.pipeline(PIPELINE)
+        .args(["--var", "token"])
+        .run()
+        .code(2)
+        .stderr_contains("--var \"token\" is not of the form name=value");
+}

@@ -25,7 +25,7 @@ use super::run_id::RunId;
 use super::secret_config::config_secrets;
 use super::secrets::RunSecrets;
 use super::sequence::SequenceEnd;
-use super::vars::{VarError, Vars};
+use super::vars::{self, VarError, Vars};
 use crate::pipeline::{CheckedPipeline, Pipeline, TerminalReason};
 use crate::redact;
 use crate::store::digest::sha256_hex;
@@ -223,7 +223,7 @@ fn given_secrets(
     let names = RunSecrets::new(pipeline, config, &Vars::new());
     for pair in &request.secret_vars {
         let Some((name, value)) = pair.split_once('=') else {
-            return Err(VarError::NotAPair(redact::MARKER.to_owned()).into());
+            return Err(VarError::NotAPair(vars::shown_pair(pipeline, pair)).into());
         };
         if !names.is_secret(name) || pipeline.var_default(name).is_none() {
             return Err(RunError::NotASecret(name.to_owned()));
