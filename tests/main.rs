@@ -15,6 +15,7 @@ mod jq;
 mod run;
 mod run_crash;
 mod run_injection;
+mod secrets;
 mod strict_input;
 mod task_ledger;
 mod task_verdict;

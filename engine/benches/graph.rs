@@ -82,6 +82,7 @@ fn pipeline(n: usize) -> Pipeline {
         default_on_error: loc(OnError::Fail),
         vars: Vec::new(),
         env_allow: Vec::new(),
+        secrets: Vec::new(),
         states,
         transitions,
     }

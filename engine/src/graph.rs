@@ -382,6 +382,7 @@ mod tests {
             default_on_error: loc(OnError::Fail),
             vars: Vec::new(),
             env_allow: Vec::new(),
+            secrets: Vec::new(),
             states: states
                 .iter()
                 .map(|id| State {

@@ -31,6 +31,11 @@ pub struct Args {
     /// Why --force-done is justified (written to the audit log).
     #[arg(long, value_name = "R", requires = "force_done")]
     reason: Option<String>,
+    /// Give a secret var again (NAME=VALUE, repeatable): spur records a var listed under
+    /// `secrets:` only as `[redacted]`, so a resumed run needs its value again. Only secret
+    /// vars are accepted.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    secret_vars: Vec<String>,
     #[command(flatten)]
     common: CommonRunArgs,
 }
@@ -61,6 +66,7 @@ pub fn run(args: Args) -> CliResult {
             rerun_ambiguous: args.rerun_ambiguous,
             allow_changed_pipeline: args.allow_changed_pipeline,
             force_done_reason,
+            secret_vars: args.secret_vars,
         },
         &settings,
         &mut progress,

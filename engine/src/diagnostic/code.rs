@@ -84,6 +84,10 @@ codes! {
     CheckVarName = "spur::check::var-name",
     /// a var default that is not a string (warning; read as a string)
     CheckVarNotString = "spur::check::var-not-string",
+    /// a `secrets:` name that is neither a declared var nor an `env.allow` name
+    CheckSecretUnknown = "spur::check::secret-unknown",
+    /// `wbs` under `secrets:`: the task id names files and is recorded as such
+    CheckSecretTaskId = "spur::check::secret-task-id",
     /// a malformed `${…}` placeholder
     CheckTemplate = "spur::check::template",
     /// a `${vars.X}` one edit away from a declared var (a typo)
@@ -157,6 +161,12 @@ codes! {
     RunReadOutsideProject = "spur::run::read-outside-project",
     /// `file.read.into-var` read bytes that are not UTF-8
     RunReadNotUtf8 = "spur::run::read-not-utf8",
+    /// `secrets:` in `.spur/config.yaml` is not a list of names (no run starts or resumes)
+    RunSecretConfig = "spur::run::secret-config",
+    /// a resumed run's secret var was recorded redacted and not given again with `--var`
+    RunSecretNotGiven = "spur::run::secret-not-given",
+    /// `spur continue --var` names a var that is not secret (only secrets are given again)
+    RunNotASecret = "spur::run::not-a-secret",
 
     /// a run journal cannot be read
     JournalUnreadable = "spur::journal::unreadable",

@@ -41,6 +41,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "defaultOnError",
     "vars",
     "env",
+    "secrets",
     "states",
     "transitions",
 ];
@@ -131,6 +132,12 @@ impl Loader<'_> {
             .and_then(|n| self.read::<vars::Env>(n, "`env`"))
             .map(|e| e.0)
             .unwrap_or_default();
+        let secrets = top
+            .get("secrets")
+            .and_then(|n| self.read::<vars::Secrets>(n, "`secrets`"))
+            .map(|s| s.0)
+            .unwrap_or_default();
+        vars::check_secrets(self, &secrets, &vars, &env_allow);
         let states = match top.get("states") {
             Some(node) => self.read(node, "`states`").unwrap_or_default(),
             None => {
@@ -161,6 +168,7 @@ impl Loader<'_> {
             default_on_error,
             vars,
             env_allow,
+            secrets,
             states,
             transitions,
         })

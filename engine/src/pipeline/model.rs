@@ -34,6 +34,9 @@ pub struct Pipeline {
     pub vars: Vec<VarDecl>,
     /// `env.allow`: environment variable names that `${env.X}` may read.
     pub env_allow: Vec<Located<String>>,
+    /// `secrets`: names of vars and `env.allow` environment variables whose values spur
+    /// keeps out of its records (see [`crate::redact`]).
+    pub secrets: Vec<Located<String>>,
     /// The states, in declaration order.
     pub states: Vec<State>,
     /// The transitions, in declaration order (the order they are tried).

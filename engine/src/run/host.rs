@@ -12,6 +12,7 @@ use super::journal::{Event, JournalContent, Record};
 use super::observer::RunObserver;
 use super::run_error::RunError;
 use super::run_id::RunId;
+use super::secrets::RunSecrets;
 use crate::store::timestamp::Timestamp;
 use crate::wbs::Wbs;
 use spur_guards::GuardResult;
@@ -63,6 +64,16 @@ pub(crate) trait RunHost {
 
     /// Go on with `run_id`'s journal after `content`, the records read last.
     fn reopen_journal(&mut self, run_id: &RunId, content: &JournalContent) -> Result<(), RunError>;
+
+    /// Keep `secrets` out of every record appended from now on (and out of action logs):
+    /// called once the journal is created or reopened, before the first append.
+    fn keep_secrets(&mut self, secrets: RunSecrets);
+
+    /// The redactor of the run's secrets known so far.
+    fn redactor(&mut self) -> crate::redact::Redactor;
+
+    /// `text` with the run's secrets (those learnt from its records too) replaced.
+    fn redact(&mut self, text: &str) -> String;
 
     /// Append one event and tell the observer. A durable event is durable when this
     /// returns, so a crash after it never loses it.

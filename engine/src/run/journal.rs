@@ -16,6 +16,7 @@ pub use super::event::Event;
 pub use super::event::PauseKind;
 
 pub use super::event::Phase;
+use super::secrets::RunSecrets;
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::digest::sha256_hex;
 use crate::store::format_version::{line_version, unknown_version, LineVersion};
@@ -332,6 +333,8 @@ pub(crate) struct Journal {
     last_state: Option<String>,
     /// Test hook: SIGKILL this process right after writing this seq (debug builds only).
     kill_after: Option<u64>,
+    /// The run's secrets: every event is redacted with them before it is written.
+    secrets: RunSecrets,
 }
 
 impl Journal {
@@ -356,6 +359,7 @@ impl Journal {
             tip: String::new(),
             last_state: None,
             kill_after: kill_hook(),
+            secrets: RunSecrets::default(),
         })
     }
 
@@ -382,7 +386,18 @@ impl Journal {
                 _ => None,
             }),
             kill_after: kill_hook(),
+            secrets: RunSecrets::default(),
         })
+    }
+
+    /// Redact every record written from now on with `secrets` (book: *Secrets*).
+    pub(crate) fn keep_secrets(&mut self, secrets: RunSecrets) {
+        self.secrets = secrets;
+    }
+
+    /// The run's secrets, with the values learnt from the records so far.
+    pub(crate) fn secrets(&self) -> &RunSecrets {
+        &self.secrets
     }
 
     /// The state most recently entered.
@@ -398,6 +413,7 @@ impl Journal {
     /// Append `event`, stamped `at`, with the next seq; durable events are fsync'd before
     /// returning.
     pub(crate) fn append(&mut self, event: Event, at: Timestamp) -> io::Result<Record> {
+        let event = self.secrets.event(event);
         let record = Record {
             seq: self.next_seq,
             at: at.rfc3339(),

@@ -17,10 +17,15 @@ use super::lock::TaskLock;
 use super::observer::RunObserver;
 use super::run_error::RunError;
 use super::run_id::RunId;
+use super::secrets::RunSecrets;
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
 use crate::wbs::Wbs;
 use spur_guards::GuardResult;
+
+/// The largest action log redacted in place; a larger one is removed rather than kept
+/// with a secret in it.
+const MAX_LOG_BYTES: u64 = 256 * 1024 * 1024;
 
 pub(crate) struct LocalHost<'g> {
     // Declared in drop order: no `interrupted` record can be written once the journal
@@ -29,6 +34,8 @@ pub(crate) struct LocalHost<'g> {
     journal: Option<Arc<Mutex<Journal>>>,
     lock: Option<TaskLock>,
     state_dir: StateDir,
+    /// The run's directory, once its journal is open (action logs are relative to it).
+    run_dir: Option<PathBuf>,
     durability: Durability,
     gate: &'g mut dyn DoneGate,
 }
@@ -44,6 +51,7 @@ impl<'g> LocalHost<'g> {
             journal: None,
             lock: None,
             state_dir: state_dir.clone(),
+            run_dir: None,
             durability,
             gate,
         }
@@ -59,6 +67,39 @@ impl<'g> LocalHost<'g> {
         let journal = Arc::new(Mutex::new(journal));
         self.interrupt = Some(interrupt::activate(Arc::clone(&journal)));
         self.journal = Some(journal);
+    }
+
+    /// Rewrite an action's log with the run's secrets replaced, once the action is over
+    /// (its process wrote the file itself). Nothing to do without secrets or a log.
+    fn redact_log(&self, log: &str) -> Result<(), RunError> {
+        let redactor = self.journal()?.secrets().redactor().clone();
+        let Some(run_dir) = &self.run_dir else {
+            return Ok(());
+        };
+        if redactor.is_empty() {
+            return Ok(());
+        }
+        let path = run_dir.join(log);
+        let bytes = match crate::store::bounded_read::read_bounded(&path, MAX_LOG_BYTES) {
+            Ok(bytes) => bytes,
+            Err(e) if e.is_missing() => return Ok(()),
+            // A log too large or not a file is not kept: it could hold a secret.
+            Err(_) => {
+                return std::fs::remove_file(&path).map_err(|source| RunError::RunDir {
+                    path: path.display().to_string(),
+                    source,
+                })
+            }
+        };
+        if let std::borrow::Cow::Owned(redacted) = redactor.bytes(&bytes) {
+            crate::store::atomic_file::write_atomic(&path, &redacted).map_err(|source| {
+                RunError::RunDir {
+                    path: path.display().to_string(),
+                    source,
+                }
+            })?;
+        }
+        Ok(())
     }
 
     fn journal(&self) -> Result<MutexGuard<'_, Journal>, RunError> {
@@ -97,6 +138,7 @@ impl RunHost for LocalHost<'_> {
         let journal = Journal::create(&run_dir.join("journal.jsonl"), self.durability)
             .map_err(RunError::JournalIo)?;
         self.open(journal);
+        self.run_dir = Some(run_dir);
         Ok(())
     }
 
@@ -115,7 +157,46 @@ impl RunHost for LocalHost<'_> {
         let journal = Journal::reopen(&self.journal_path(run_id), content, self.durability)
             .map_err(RunError::JournalIo)?;
         self.open(journal);
+        self.run_dir = Some(run_id.dir_in(&self.state_dir));
         Ok(())
+    }
+
+    /// Also redacts the run's action logs already there: a resumed run may hold the log of
+    /// an action whose spur was killed before it could redact it.
+    fn keep_secrets(&mut self, secrets: RunSecrets) {
+        let redact_existing = !secrets.redactor().is_empty();
+        if let Ok(mut journal) = self.journal() {
+            journal.keep_secrets(secrets);
+        }
+        let Some(actions) = self.run_dir.as_ref().map(|d| d.join("actions")) else {
+            return;
+        };
+        if !redact_existing {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(&actions) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            // Best effort: a log that cannot be rewritten now is rewritten by no one later,
+            // and the run's records (the journal) never held the value.
+            let _ = self.redact_log(&format!("actions/{}", name.to_string_lossy()));
+        }
+    }
+
+    fn redactor(&mut self) -> crate::redact::Redactor {
+        match self.journal() {
+            Ok(journal) => journal.secrets().redactor().clone(),
+            Err(_) => crate::redact::Redactor::default(),
+        }
+    }
+
+    fn redact(&mut self, text: &str) -> String {
+        match self.journal() {
+            Ok(journal) => journal.secrets().text(text),
+            Err(_) => text.to_owned(),
+        }
     }
 
     fn append(&mut self, event: Event, observer: &mut dyn RunObserver) -> Result<Record, RunError> {
@@ -147,6 +228,7 @@ impl RunHost for LocalHost<'_> {
             let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             self.append(step.finished(result, duration_ms), observer)?;
         }
+        self.redact_log(&log)?;
         Ok(run)
     }
 

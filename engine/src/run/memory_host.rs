@@ -33,6 +33,7 @@ struct MemoryHost {
     gate_asked: usize,
     answers: Vec<Resume>,
     pauses: Vec<String>,
+    secrets: super::secrets::RunSecrets,
 }
 
 impl MemoryHost {
@@ -44,6 +45,7 @@ impl MemoryHost {
             gate_asked: 0,
             answers,
             pauses: Vec::new(),
+            secrets: Default::default(),
         }
     }
 
@@ -79,7 +81,20 @@ impl RunHost for MemoryHost {
         Ok(())
     }
 
+    fn keep_secrets(&mut self, secrets: super::secrets::RunSecrets) {
+        self.secrets = secrets;
+    }
+
+    fn redactor(&mut self) -> crate::redact::Redactor {
+        self.secrets.redactor().clone()
+    }
+
+    fn redact(&mut self, text: &str) -> String {
+        self.secrets.text(text)
+    }
+
     fn append(&mut self, event: Event, observer: &mut dyn RunObserver) -> Result<Record, RunError> {
+        let event = self.secrets.event(event);
         let record = Record {
             seq: self.records.len() as u64 + 1,
             at: self.now().rfc3339(),

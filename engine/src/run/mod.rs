@@ -39,6 +39,8 @@ pub mod run_error;
 pub(crate) mod run_id;
 pub(crate) mod runner;
 pub mod runs_list;
+mod secret_config;
+pub(crate) mod secrets;
 mod select;
 mod sequence;
 pub mod step_timeouts;

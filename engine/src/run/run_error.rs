@@ -114,6 +114,25 @@ pub enum RunError {
     /// Appending to the journal failed.
     #[error("journal write failed: {0}")]
     JournalIo(#[source] std::io::Error),
+    /// `secrets:` of `.spur/config.yaml` cannot be read (every finding, one line each).
+    #[error("{path}: `secrets` cannot be read: {message}")]
+    SecretConfig {
+        /// The configuration file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A resumed run's secret vars, recorded as the marker, were not given again.
+    #[error("run {run_id} has secret {} recorded redacted: {}", if names.len() == 1 { "var" } else { "vars" }, names.join(", "))]
+    SecretNotGiven {
+        /// The run.
+        run_id: String,
+        /// The secret vars missing.
+        names: Vec<String>,
+    },
+    /// `spur continue --var NAME=…` for a var that is not secret.
+    #[error("--var {0:?}: only a secret var is given again to a resumed run")]
+    NotASecret(String),
     /// The run directory could not be created.
     #[error("cannot create the run directory {path}: {source}")]
     RunDir {
@@ -153,6 +172,12 @@ coded_diagnostic! {
         Self::JournalIo(..) => Code::RunJournalIo,
             help("the state directory must be writable; the run stopped before the next side effect");
         Self::RunDir { .. } => Code::RunRunDir;
+        Self::SecretConfig { .. } => Code::RunSecretConfig,
+            help("write `secrets: [NAME, …]`: names of vars or environment variables");
+        Self::SecretNotGiven { run_id, names } => Code::RunSecretNotGiven,
+            help("spur never records a secret's value: give {} again, e.g. `spur continue {run_id} --var {}=…`", names.join(", "), names.first().map_or("NAME", String::as_str));
+        Self::NotASecret(..) => Code::RunNotASecret,
+            help("a resumed run keeps the vars it started with; only vars listed under `secrets:` are given again");
     }
 }
 
@@ -181,7 +206,10 @@ impl RunError {
             | RunError::RunNotFound(..)
             | RunError::AnswerRequired { .. }
             | RunError::AnswerInvalid { .. }
-            | RunError::AnswerUnexpected(_) => ErrorClass::Usage,
+            | RunError::AnswerUnexpected(_)
+            | RunError::SecretConfig { .. }
+            | RunError::SecretNotGiven { .. }
+            | RunError::NotASecret(_) => ErrorClass::Usage,
             RunError::Locked(_)
             | RunError::Journal(_)
             | RunError::DoesNotFit(_)

@@ -22,10 +22,13 @@ use super::replay::SequenceProgress;
 use super::resumable;
 use super::run_error::RunError;
 use super::run_id::RunId;
+use super::secret_config::config_secrets;
+use super::secrets::RunSecrets;
 use super::sequence::SequenceEnd;
 use super::step_timeouts::StepTimeouts;
-use super::vars::Vars;
+use super::vars::{self, VarError, Vars};
 use crate::pipeline::{CheckedPipeline, Pipeline, TerminalReason};
+use crate::redact;
 use crate::store::digest::sha256_hex;
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
@@ -74,6 +77,9 @@ pub struct ResumeRequest<'a> {
     /// is in its journal, a file a step can write: like a done-gate answer, it is not
     /// taken from there.
     pub force_done_reason: Option<String>,
+    /// `--var NAME=VALUE` given to the resume: only secret vars, which the journal holds
+    /// as the marker and so must be given again (book: *Secrets*).
+    pub secret_vars: Vec<String>,
 }
 
 /// Start a run on this machine (`LocalHost`) and drive it to a terminal state or a pause.
@@ -118,6 +124,7 @@ pub(crate) fn start_on(
         return Err(RunError::UnsetVars { names: unset });
     }
     let plan = Plan::new(pipeline)?;
+    let secrets = RunSecrets::new(pipeline, &config_secrets(&settings.state_dir)?, &vars);
     let initial = plan
         .graph
         .initial()
@@ -126,6 +133,7 @@ pub(crate) fn start_on(
         host.lock_task(w, &run_id)?;
     }
     host.create_journal(&run_id)?;
+    host.keep_secrets(secrets);
     let mut run = Run {
         facts: Facts {
             pipeline,
@@ -152,7 +160,8 @@ pub(crate) fn start_on(
         wbs: run.facts.wbs.as_ref().map(|w| w.to_string()),
         force_done_reason: run.facts.force_reason.clone(),
     })?;
-    run.enter_initial(Cursor::entering(initial, 0))
+    let outcome = run.enter_initial(Cursor::entering(initial, 0));
+    run.redacted(outcome)
 }
 
 /// Resume a run of `host` from its journal, once [`resumable::check`] let it go on.
@@ -163,8 +172,12 @@ pub(crate) fn resume_on(
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, RunError> {
     let resumable = resumable::check(&request, settings, host)?;
-    host.reopen_journal(&request.run_id, &resumable.content)?;
     let position = resumable.position;
+    let config = config_secrets(&settings.state_dir)?;
+    let mut vars = position.vars.clone();
+    let secrets = given_secrets(&request, &config, &mut vars)?;
+    host.reopen_journal(&request.run_id, &resumable.content)?;
+    host.keep_secrets(secrets);
     let mut run = Run {
         facts: Facts {
             pipeline: request.pipeline.pipeline(),
@@ -175,7 +188,7 @@ pub(crate) fn resume_on(
             wbs: resumable.wbs,
             force_reason: request.force_done_reason.clone(),
         },
-        vars: position.vars.clone(),
+        vars,
         host,
         observer,
         entered_via: position.transitions.last().map(|t| t.transition),
@@ -192,11 +205,46 @@ pub(crate) fn resume_on(
         run.vars.insert("__hitlAnswer".into(), answer.clone());
     }
     let mut cursor = Cursor::resumed(&position, resumable.state, request.answer);
-    if position.state.is_none() {
+    let outcome = if position.state.is_none() {
         cursor.enter = SequenceProgress::default();
-        return run.enter_initial(cursor);
+        run.enter_initial(cursor)
+    } else {
+        run.drive(cursor)
+    };
+    run.redacted(outcome)
+}
+
+/// A resumed run's vars with its secrets given again: the journal holds each secret var as
+/// the marker, so each must come with `--var`; a `--var` for any other var is refused (a
+/// resumed run keeps the vars it started with). The secrets of the resumed run.
+fn given_secrets(
+    request: &ResumeRequest<'_>,
+    config: &[String],
+    vars: &mut Vars,
+) -> Result<RunSecrets, RunError> {
+    let pipeline = request.pipeline.pipeline();
+    let names = RunSecrets::new(pipeline, config, &Vars::new());
+    for pair in &request.secret_vars {
+        let Some((name, value)) = pair.split_once('=') else {
+            return Err(VarError::NotAPair(vars::shown_pair(pipeline, pair)).into());
+        };
+        if !names.is_secret(name) || pipeline.var_default(name).is_none() {
+            return Err(RunError::NotASecret(name.to_owned()));
+        }
+        vars.insert(name.to_owned(), value.to_owned());
     }
-    run.drive(cursor)
+    let missing: Vec<String> = names
+        .names()
+        .filter(|name| vars.get(*name).map(String::as_str) == Some(redact::MARKER))
+        .map(str::to_owned)
+        .collect();
+    if !missing.is_empty() {
+        return Err(RunError::SecretNotGiven {
+            run_id: request.run_id.to_string(),
+            names: missing,
+        });
+    }
+    Ok(RunSecrets::new(pipeline, config, vars))
 }
 
 /// What does not change while a run goes on.
@@ -233,6 +281,29 @@ pub(super) struct Run<'p, 'h> {
 }
 
 impl Run<'_, '_> {
+    /// The outcome as it may be shown: its texts (and those of an error rendered from a
+    /// value) without the run's secrets.
+    fn redacted(&mut self, outcome: Result<RunOutcome, RunError>) -> Result<RunOutcome, RunError> {
+        let mut outcome = match outcome {
+            Ok(outcome) => outcome,
+            // The errors whose text holds something rendered from a value.
+            Err(RunError::GuardCompile(mut e)) => {
+                e.message = self.host.redact(&e.message);
+                return Err(RunError::GuardCompile(e));
+            }
+            Err(RunError::Template(mut e)) => {
+                e.message = self.host.redact(&e.message);
+                return Err(RunError::Template(e));
+            }
+            Err(e) => return Err(e),
+        };
+        outcome.detail = outcome.detail.map(|d| self.host.redact(&d));
+        if let Some(gate) = &mut outcome.done_gate {
+            gate.message = gate.message.take().map(|m| self.host.redact(&m));
+        }
+        Ok(outcome)
+    }
+
     pub(super) fn append(&mut self, event: Event) -> Result<Record, RunError> {
         self.host.append(event, &mut *self.observer)
     }

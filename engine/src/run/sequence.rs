@@ -143,6 +143,7 @@ impl Run<'_, '_> {
             kind: &kind,
             timeout_ms: timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         };
+        let redactor = self.host.redactor();
         let mut body = |log_rel: &str, observer: &mut dyn RunObserver| {
             let render = render_ctx(
                 facts.pipeline,
@@ -168,6 +169,7 @@ impl Run<'_, '_> {
                 answer: answer.as_deref(),
                 timeouts: &facts.settings.timeouts,
                 ask: &mut ask,
+                redactor: &redactor,
             };
             actions::run(&mut ctx)
         };

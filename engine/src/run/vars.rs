@@ -12,9 +12,10 @@ pub(crate) type Vars = BTreeMap<String, String>;
 /// A var given on the command line is unusable.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VarError {
-    /// A `--var` without `=` (the argument).
-    #[error("--var {0:?} is not of the form name=value")]
-    NotAPair(String),
+    /// A `--var` without `=`: the argument when it is a declared var's name (`--var wbs`),
+    /// else none — it may be a value given without its name, and a secret's.
+    #[error("{} is not of the form name=value", .0.as_ref().map_or("a --var argument (not shown: it may be a value)".to_owned(), |a| format!("--var {a:?}")))]
+    NotAPair(Option<String>),
     /// A var name that is not `[A-Za-z_][A-Za-z0-9_]*` (the name).
     #[error("{0:?} is not a valid var name")]
     BadName(String),
@@ -111,7 +112,7 @@ pub fn resolve(
     }
     for pair in pairs {
         let Some((name, value)) = pair.split_once('=') else {
-            return Err(VarError::NotAPair(pair.clone()));
+            return Err(VarError::NotAPair(shown_pair(pipeline, pair)));
         };
         if !is_var_name(name) {
             return Err(VarError::BadName(name.to_owned()));
@@ -120,6 +121,15 @@ pub fn resolve(
         vars.insert(name.to_owned(), value.to_owned());
     }
     Ok(vars)
+}
+
+/// A `--var` argument without `=`, as an error may show it: only a declared var's name.
+pub(crate) fn shown_pair(pipeline: &Pipeline, pair: &str) -> Option<String> {
+    pipeline
+        .vars
+        .iter()
+        .any(|v| v.name.value == pair)
+        .then(|| pair.to_owned())
 }
 
 /// A var set from the command line must be one the pipeline declares: a typo (`wsb` for

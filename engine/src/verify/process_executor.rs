@@ -30,6 +30,8 @@ pub(crate) struct ProcessExecutor {
     pub(crate) wbs: Option<String>,
     /// Extra environment for every gate (the runner passes a run's vars).
     pub(crate) env: Vec<(String, String)>,
+    /// A run's secrets, replaced in the output and findings before anything records them.
+    pub(crate) redactor: crate::redact::Redactor,
     /// The start of the verify run: attempts record monotonic offsets from it.
     pub(crate) origin: Instant,
 }
@@ -93,11 +95,16 @@ impl GateExecutor for ProcessExecutor {
             ProcessStatus::TimedOut => Ended::TimedOut(gate.timeout),
             ProcessStatus::FailedToStart(why) => Ended::CannotStart(why),
         };
-        let stdout = String::from_utf8_lossy(&outcome.stdout);
-        let stderr = String::from_utf8_lossy(&outcome.stderr);
+        let redact = |bytes: &[u8]| {
+            self.redactor
+                .text(&String::from_utf8_lossy(bytes))
+                .into_owned()
+        };
+        let stdout = redact(&outcome.stdout);
+        let stderr = redact(&outcome.stderr);
         let mut findings = findings_in(&stdout);
         match read_string(&findings_path, MAX_FINDINGS_BYTES) {
-            Ok(text) => findings.extend(findings_in(&text)),
+            Ok(text) => findings.extend(findings_in(&self.redactor.text(&text))),
             Err(e) if e.is_missing() => {}
             // Said, not dropped: a gate's findings are never lost without a word.
             Err(e) => findings.push(Finding {
@@ -205,6 +212,7 @@ mod tests {
             run_id: "r".into(),
             wbs: None,
             env: Vec::new(),
+            redactor: crate::redact::Redactor::default(),
             origin: Instant::now(),
         };
         std::fs::create_dir_all(&executor.evidence_dir).unwrap();

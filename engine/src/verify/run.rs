@@ -51,6 +51,9 @@ pub struct VerifyRequest {
     pub(crate) run_id: Option<String>,
     /// Extra environment for every gate (the runner passes the run's vars).
     pub(crate) env: Vec<(String, String)>,
+    /// A run's secrets: replaced in the gates' output before evidence, findings, report
+    /// or ledger see it (book: *Secrets*).
+    pub(crate) redactor: crate::redact::Redactor,
 }
 
 impl VerifyRequest {
@@ -62,6 +65,7 @@ impl VerifyRequest {
             gate: None,
             run_id: None,
             env: Vec::new(),
+            redactor: crate::redact::Redactor::default(),
         }
     }
 }
@@ -188,6 +192,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
         run_id: run_id.clone(),
         wbs: request.wbs.as_ref().map(Wbs::to_string),
         env: request.env.clone(),
+        redactor: request.redactor.clone(),
         origin,
     };
     let wbs = request.wbs.as_ref().map(Wbs::as_str);

@@ -108,6 +108,7 @@ impl Project {
                 rerun_ambiguous: true,
                 allow_changed_pipeline: false,
                 force_done_reason: None,
+                secret_vars: Vec::new(),
             },
             &self.settings(),
             &mut SilentObserver,

@@ -141,3 +141,85 @@ impl FromNode for Env {
         Some(Env(names))
     }
 }
+
+/// The `secrets` list: names whose values spur keeps out of its records.
+pub(crate) struct Secrets(pub(crate) Vec<Located<String>>);
+
+impl FromNode for Secrets {
+    const EXPECTED: &'static str = "a list of var or environment variable names";
+
+    fn from_node(cx: &mut Loader<'_>, node: &Node, what: &str) -> Option<Self> {
+        let items = match &node.value {
+            NodeValue::Null => return Some(Secrets(Vec::new())),
+            NodeValue::Seq(items) => items,
+            _ => {
+                cx.wrong_type(node, what, Self::EXPECTED);
+                return None;
+            }
+        };
+        let mut names: Vec<Located<String>> = Vec::new();
+        for item in items {
+            let Some(name) = cx.read::<Located<String>>(item, "an item of `secrets`") else {
+                continue;
+            };
+            if !names.iter().any(|n| n.value == name.value) {
+                names.push(name);
+            }
+        }
+        Some(Secrets(names))
+    }
+}
+
+/// Each secret must name a declared var or an `env.allow` name: a secret that names nothing
+/// (a typo) would redact nothing, and the value it was meant to hide would be recorded.
+pub(crate) fn check_secrets(
+    cx: &mut Loader<'_>,
+    secrets: &[Located<String>],
+    vars: &[VarDecl],
+    env_allow: &[Located<String>],
+) {
+    let known = || {
+        vars.iter()
+            .map(|v| v.name.value.as_str())
+            .chain(env_allow.iter().map(|e| e.value.as_str()))
+    };
+    for secret in secrets {
+        if secret.value == "wbs" {
+            let d = Diagnostic::error(
+                Code::CheckSecretTaskId,
+                cx.source,
+                secret.span,
+                "the task id `wbs` cannot be secret",
+            )
+            .label("the task id")
+            .help(
+                "the task id names the task's files under `.spur/` (its lock, view, ledger, \
+                 verdict) and is recorded with every run: remove it from `secrets:`",
+            );
+            cx.push(d);
+            continue;
+        }
+        if known().any(|k| k == secret.value) {
+            continue;
+        }
+        let mut d = Diagnostic::error(
+            Code::CheckSecretUnknown,
+            cx.source,
+            secret.span,
+            format!(
+                "secret `{}` names no declared var and no `env.allow` name",
+                secret.value
+            ),
+        )
+        .label("names nothing: its value would not be redacted");
+        d = match crate::diagnostic::did_you_mean(&secret.value, known()) {
+            Some(close) => d.help(format!("did you mean `{close}`?")),
+            None => d.help(
+                "declare it under `vars:`, or add the environment variable to `env.allow`; \
+                 an environment variable of every pipeline can be listed under `secrets:` in \
+                 `.spur/config.yaml`",
+            ),
+        };
+        cx.push(d);
+    }
+}

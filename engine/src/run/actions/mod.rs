@@ -51,6 +51,8 @@ pub(crate) struct ActionContext<'a> {
     pub(crate) timeouts: &'a StepTimeouts,
     /// Ask the operator on a terminal; `None` when there is none.
     pub(crate) ask: &'a mut dyn FnMut(&HitlQuestion) -> Option<String>,
+    /// The run's secrets, for what an action writes itself (verify evidence).
+    pub(crate) redactor: &'a crate::redact::Redactor,
 }
 
 /// How an action ended.

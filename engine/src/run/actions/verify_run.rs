@@ -35,6 +35,7 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &VerifyRunOptions) -> Action
     request.gate = gate.filter(|g| !g.is_empty());
     request.run_id = Some(ctx.run_id.to_owned());
     request.env = ctx.env.to_vec();
+    request.redactor = ctx.redactor.clone();
     match run_gates(&request) {
         Ok(outcome) => {
             let _ = std::fs::write(ctx.log_path, &outcome.markdown);
