@@ -3,6 +3,7 @@
 
 mod common;
 
+mod bounded_reads;
 mod check;
 mod check_hostile;
 mod completions;

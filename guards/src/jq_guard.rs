@@ -2,12 +2,12 @@
 //! Anything else — `false`, a non-boolean, no output, a runtime error, a deadline or size
 //! overrun, a missing or malformed input file — fails closed with the reason recorded.
 
-use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::bounded_read::{read_bounded, ReadError};
 use crate::guard_result::GuardResult;
 use crate::jq::{JqLimits, JqProgram};
 
@@ -52,20 +52,14 @@ pub fn jq_file_guard(
 }
 
 fn read_json_capped(path: &Path, cap: usize) -> Result<Value, String> {
-    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("input file {} does not exist", path.display()),
-        _ => format!("cannot read input file {}: {e}", path.display()),
+    let cap = u64::try_from(cap).unwrap_or(u64::MAX);
+    let bytes = read_bounded(path, cap).map_err(|e| match e {
+        ReadError::Missing => format!("input file {} does not exist", path.display()),
+        ReadError::TooLarge { .. } => {
+            format!("input file {} is over the {cap}-byte limit", path.display())
+        }
+        e => format!("cannot read input file {}: {e}", path.display()),
     })?;
-    let mut bytes = Vec::new();
-    file.take(cap as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read input file {}: {e}", path.display()))?;
-    if bytes.len() > cap {
-        return Err(format!(
-            "input file {} is over the {cap}-byte limit",
-            path.display()
-        ));
-    }
     serde_json::from_slice(&bytes)
         .map_err(|e| format!("input file {} is not valid JSON: {e}", path.display()))
 }

@@ -10,6 +10,7 @@
 // std does not wrap); every other module is checked safe.
 #![deny(unsafe_code)]
 
+pub mod bounded_read;
 #[allow(unsafe_code)]
 mod child_setup;
 pub(crate) mod executable_search;

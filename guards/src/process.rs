@@ -342,7 +342,10 @@ fn open_log(path: &Path) -> io::Result<File> {
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    OpenOptions::new().create(true).append(true).open(path)
+    // A step may have put a FIFO (an open that never returns) or a device at the path.
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    Ok(crate::bounded_read::open_regular_as(path, options)?)
 }
 
 /// Everything the calling thread waits on while the child runs: its exit and its pipes.

@@ -28,6 +28,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::rc::Rc;
+use std::time::Duration;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -44,6 +45,8 @@ pub struct Spur {
     stdin: Option<Vec<u8>>,
     /// Relative to the project.
     cwd: Option<PathBuf>,
+    /// Kill spur and fail the test when it has not exited by then.
+    deadline: Option<Duration>,
 }
 
 impl Default for Spur {
@@ -61,6 +64,7 @@ impl Spur {
             env: Vec::new(),
             stdin: None,
             cwd: None,
+            deadline: None,
         }
     }
 
@@ -168,6 +172,15 @@ impl Spur {
         next
     }
 
+    /// Fail the test (killing spur) when spur has not exited within `limit`: for tests of
+    /// what must not hang, so that a regression fails instead of stalling the suite. The
+    /// wait is on the process (`waitpid`), not a sleep.
+    pub fn within(&self, limit: Duration) -> Self {
+        let mut next = self.clone();
+        next.deadline = Some(limit);
+        next
+    }
+
     /// Run `spur` with the arguments so far, in a clean, colourless environment.
     pub fn run(&self) -> Output {
         let mut cmd = Command::new(bin());
@@ -189,7 +202,20 @@ impl Spur {
         if let Some(bytes) = &self.stdin {
             cmd.write_stdin(bytes.clone());
         }
+        if let Some(limit) = self.deadline {
+            cmd.timeout(limit);
+        }
         let output = cmd.output().expect("run spur");
+        if let Some(limit) = self.deadline {
+            // assert_cmd kills a child still running at the deadline with SIGKILL.
+            if std::os::unix::process::ExitStatusExt::signal(&output.status) == Some(9) {
+                panic!(
+                    "`{}` did not finish within {limit:?} (killed)\n--- stderr\n{}",
+                    self.command_line(),
+                    String::from_utf8_lossy(&output.stderr)
+                );
+            }
+        }
         Output {
             project: Rc::clone(&self.project),
             command: self.command_line(),

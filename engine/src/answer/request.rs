@@ -259,9 +259,7 @@ fn commit(
     }
     result?;
     if let Some(dir) = path.parent() {
-        if let Ok(dir) = fs::File::open(dir) {
-            let _ = dir.sync_all();
-        }
+        let _ = crate::store::atomic_file::sync_dir(dir);
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ pub use super::event::PauseKind;
 pub use super::event::Phase;
 use super::secrets::RunSecrets;
 use crate::diagnostic::{coded_diagnostic, Code};
+use crate::store::bounded_read::{open_directory, open_regular_as};
 use crate::store::digest::sha256_hex;
 use crate::store::format_version::{line_version, unknown_version, LineVersion};
 use crate::store::timestamp::Timestamp;
@@ -349,7 +350,7 @@ impl Journal {
             .open(path)?;
         if durability == Durability::Fsync {
             if let Some(dir) = path.parent() {
-                File::open(dir)?.sync_all()?;
+                open_directory(dir)?.sync_all()?;
             }
         }
         Ok(Self {
@@ -370,7 +371,11 @@ impl Journal {
         content: &JournalContent,
         durability: Durability,
     ) -> io::Result<Self> {
-        let file = OpenOptions::new().append(true).open(path)?;
+        // Read a moment ago through the bounded reader; a FIFO swapped in since is refused,
+        // not waited on.
+        let mut options = OpenOptions::new();
+        options.append(true);
+        let file = open_regular_as(path, options)?;
         if content.torn_tail {
             file.set_len(content.valid_len)?;
             file.sync_all()?;

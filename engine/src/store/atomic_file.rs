@@ -7,6 +7,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
+use crate::store::bounded_read::{open_directory, open_regular_as};
+
 /// Write `bytes` to `path` atomically, creating parent directories as needed.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
@@ -36,10 +38,10 @@ pub(crate) fn append_line_durable(path: &Path, line: &str) -> io::Result<()> {
         fs::create_dir_all(dir)?;
     }
     let existed = path.exists();
-    let mut file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    // Not waiting on a FIFO a step put at the path, nor appending to a device.
+    let mut options = fs::OpenOptions::new();
+    options.create(true).append(true);
+    let mut file = open_regular_as(path, options)?;
     let mut buf = Vec::with_capacity(line.len() + 1);
     buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');
@@ -53,9 +55,10 @@ pub(crate) fn append_line_durable(path: &Path, line: &str) -> io::Result<()> {
     Ok(())
 }
 
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    // Directories can be opened read-only and fsync'd on Unix; elsewhere this is best-effort.
-    match fs::File::open(dir) {
+/// Fsync the directory `dir` (after a rename or a creation in it), best-effort: nothing
+/// but a directory is opened, and a FIFO put in its place is not waited on.
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
+    match open_directory(dir) {
         Ok(d) => d.sync_all().or(Ok(())),
         Err(_) => Ok(()),
     }
@@ -101,11 +104,19 @@ mod tests {
     }
 
     #[test]
-    fn appends_lines() {
+    fn appends_lines_to_a_regular_file_only() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
         append_line_durable(&path, "a").unwrap();
         append_line_durable(&path, "b").unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "a\nb\n");
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let err = append_line_durable(&fifo, "c").unwrap_err();
+        assert_eq!(err.to_string(), "it is a FIFO, not a regular file");
     }
 }

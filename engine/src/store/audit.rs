@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::{coded_diagnostic, Code};
-use crate::store::bounded_read::{read_bounded, read_capped, ReadError};
+use crate::store::bounded_read::{open_directory, read_bounded, read_capped, ReadError};
 use crate::store::digest::sha256_hex;
 use crate::store::file_lock::FileLock;
 use crate::store::format_version::{line_version, unknown_version, LineVersion};
@@ -166,7 +166,7 @@ pub(crate) fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, Aud
     file.sync_all().map_err(write_err)?;
     if !existed {
         if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            if let Ok(d) = std::fs::File::open(dir) {
+            if let Ok(d) = open_directory(dir) {
                 d.sync_all().map_err(write_err)?;
             }
         }

@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::done_gate::{AllowReason, DoneVia, GateDecision};
 use crate::store::atomic_file::append_line_durable;
-use crate::store::bounded_read::{read_bounded, ReadError};
+use crate::store::bounded_read::{open_regular_as, read_bounded, ReadError};
 use crate::store::data_lock::DataLock;
 use crate::store::digest::sha256_hex;
 use crate::store::format_version::{line_version, unknown_version, LineVersion};
@@ -464,7 +464,9 @@ fn status_entry(change: StatusChange<'_>, from: Status) -> Option<LedgerEntry> {
 
 /// Drop the bytes after the last complete line.
 fn cut_torn_tail(path: &Path, complete_len: u64) -> io::Result<()> {
-    let file = OpenOptions::new().write(true).open(path)?;
+    let mut options = OpenOptions::new();
+    options.write(true);
+    let file = open_regular_as(path, options)?;
     file.set_len(complete_len)?;
     file.sync_all()
 }

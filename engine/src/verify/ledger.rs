@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::atomic_file;
-use crate::store::bounded_read::read_string;
+use crate::store::bounded_read::{read_string, ReadError};
 
 /// The most of a ledger `history` reads (about a hundred thousand runs of a task's gates);
 /// recording reads only its end.
@@ -220,6 +220,15 @@ const READ_BACK_CHUNK: u64 = 64 * 1024;
 fn read_back(file: &std::fs::File, wanted: &HashSet<&str>) -> io::Result<Tail> {
     use std::os::unix::fs::FileExt;
     let len = file.metadata()?.len();
+    // The cap `read` holds to: a line read back is carried whole, so without it one long
+    // line a step wrote would be held in memory however large.
+    if len > MAX_LEDGER_BYTES {
+        return Err(ReadError::TooLarge {
+            cap: MAX_LEDGER_BYTES,
+            size: Some(len),
+        }
+        .into());
+    }
     let mut last_verdicts = HashMap::new();
     let mut ends_a_line = true;
     let mut end = len;
@@ -361,6 +370,26 @@ mod tests {
             .unwrap();
         assert!(!entries[0].flip);
         assert!(entries[1].flip, "{entries:?}");
+    }
+
+    #[test]
+    fn a_ledger_over_the_cap_is_refused_not_carried_into_memory() {
+        // One line of zeros as long as the cap allows and one byte more (a sparse file).
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path().join("l.jsonl"));
+        std::fs::File::create(ledger.path())
+            .unwrap()
+            .set_len(MAX_LEDGER_BYTES + 1)
+            .unwrap();
+        let err = ledger
+            .record("1", None, "t", vec![verdict("c", "PASS")])
+            .unwrap_err();
+        assert!(err.to_string().contains("l.jsonl"), "{err}");
+        assert_eq!(
+            std::fs::metadata(ledger.path()).unwrap().len(),
+            MAX_LEDGER_BYTES + 1,
+            "nothing appended"
+        );
     }
 
     #[test]

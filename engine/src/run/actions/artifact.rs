@@ -26,14 +26,15 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &ArtifactOptions) -> ActionR
         "runId": ctx.run_id,
         "sha256": sha256,
     });
-    match crate::store::atomic_file::append_line_durable(
-        &ctx.run_dir.join("artifacts.jsonl"),
-        &line.to_string(),
-    ) {
+    let record = ctx.run_dir.join("artifacts.jsonl");
+    match crate::store::atomic_file::append_line_durable(&record, &line.to_string()) {
         Ok(()) => ActionResult {
             message: Some(format!("artifact {kind}: {path}")),
             ..ActionResult::ok()
         },
-        Err(e) => ActionResult::failed(format!("run.artifact: cannot record {path}: {e}")),
+        Err(e) => ActionResult::failed(format!(
+            "run.artifact: cannot record {path} in {}: {e}",
+            record.display()
+        )),
     }
 }
