@@ -6,6 +6,7 @@ mod common;
 mod bounded_reads;
 mod check;
 mod check_hostile;
+mod closed_stdout;
 mod completions;
 mod criteria;
 mod data_lock;

@@ -80,13 +80,13 @@ pub fn run(args: Args) -> CliResult {
                     broken: check.broken.as_ref(),
                     tasks: tasks.iter().map(task_json).collect(),
                 };
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&document).unwrap_or_default()
                 );
             } else {
                 match &check.broken {
-                    None => println!(
+                    None => outln!(
                         "audit log {} is intact: {} {}",
                         path.display(),
                         check.records,
@@ -110,15 +110,15 @@ pub fn run(args: Args) -> CliResult {
         AuditCommand::List { json } => {
             let records = audit::list(&path).map_err(Failure::usage)?;
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&records).unwrap_or_default()
                 );
             } else if records.is_empty() {
-                println!("no forced overrides recorded in {}", path.display());
+                outln!("no forced overrides recorded in {}", path.display());
             } else {
                 for (i, r) in records.iter().enumerate() {
-                    println!(
+                    outln!(
                         "{}. {} task {} forced done by {}{}: {:?} (verdict {})",
                         i + 1,
                         r.time,
@@ -162,7 +162,7 @@ fn render_tasks(tasks: &[TaskCheck]) {
         count(Certification::Certified)
     );
     if tampered == 0 {
-        println!("task ledgers and views agree: {summary}");
+        outln!("task ledgers and views agree: {summary}");
     } else {
         eprintln!("task ledgers and views: {summary}, {tampered} tampered");
     }
@@ -170,16 +170,17 @@ fn render_tasks(tasks: &[TaskCheck]) {
         let detail = task.detail.as_deref().unwrap_or_default();
         match task.certification {
             Certification::Tampered => eprintln!("task {} is tampered: {detail}", task.wbs),
-            Certification::Uncertified => println!(
+            Certification::Uncertified => outln!(
                 "task {} is uncertified (listed, not a failure): {detail}; certify it with \
                  `spur task certify {}`",
-                task.wbs, task.wbs
+                task.wbs,
+                task.wbs
             ),
             Certification::Certified | Certification::None => {}
         }
     }
     if uncertified > 0 {
-        println!(
+        outln!(
             "{uncertified} uncertified {} listed above: not a failure of the audit",
             plural(uncertified, "task", "tasks")
         );

@@ -72,7 +72,7 @@ pub fn run(args: Args) -> CliResult {
     }
     if args.format == Format::Json {
         let text = serde_json::to_string_pretty(&json).unwrap_or_else(|_| "[]".into());
-        println!("{text}");
+        outln!("{text}");
     }
     let code = if any_unloadable {
         exit::USAGE

@@ -83,7 +83,7 @@ pub fn run(args: Args) -> CliResult {
         (Some(Format::Mermaid), false) => to_mermaid(&pipeline, &graph),
         (Some(Format::Dot) | None, false) => to_dot(&pipeline, &graph),
     };
-    print!("{output}");
+    out!("{output}");
     Ok(ExitCode::SUCCESS)
 }
 

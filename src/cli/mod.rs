@@ -1,6 +1,25 @@
 //! Command-line surface. One file per subcommand; each parses its arguments,
 //! calls the engine and renders. No domain logic lives here.
 
+/// `print!` to standard output, except that a reader that has gone away (`spur trace | head`)
+/// is not an error: the rest of the output is dropped and the command goes on and exits as it
+/// would have. Any other write error is said on standard error, once per write.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::output::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// `println!` through [`out!`].
+macro_rules! outln {
+    () => { out!("\n") };
+    ($($arg:tt)*) => {
+        $crate::cli::output::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+mod output;
+
 mod audit;
 mod check;
 mod completions;

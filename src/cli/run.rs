@@ -172,14 +172,14 @@ pub fn finish(outcome: Result<RunOutcome, RunError>, json: bool) -> CliResult {
     })?;
     if json {
         let text = serde_json::to_string_pretty(&outcome).unwrap_or_else(|_| "{}".into());
-        println!("{text}");
+        outln!("{text}");
     } else {
-        println!("{}", summary(&outcome));
+        outln!("{}", summary(&outcome));
         if let Some(detail) = &outcome.detail {
-            println!("  {detail}");
+            outln!("  {detail}");
         }
         if outcome.outcome == Outcome::Paused {
-            println!(
+            outln!(
                 "  resume with: spur continue {} [--answer yes|no|cancel]",
                 outcome.run_id
             );
@@ -211,13 +211,13 @@ fn dry_run(checked: &CheckedPipeline, json: bool) -> CliResult {
     use spur_engine::run::dry_run::DryStop;
     let plan = run::dry_run::dry_run(checked);
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&plan).unwrap_or_else(|_| "{}".into())
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("dry run of {} (no action or guard was run)", plan.pipeline);
+    outln!("dry run of {} (no action or guard was run)", plan.pipeline);
     for step in &plan.path {
         let pause = if step.pauses { " [pauses]" } else { "" };
         let actions = if step.actions.is_empty() {
@@ -225,26 +225,26 @@ fn dry_run(checked: &CheckedPipeline, json: bool) -> CliResult {
         } else {
             format!(": {}", step.actions.join(", "))
         };
-        println!("  {}{pause}{actions}", step.state);
+        outln!("  {}{pause}{actions}", step.state);
     }
     match &plan.stop {
         DryStop::Terminal { state, failure } => {
             let kind = if *failure { "failure" } else { "success" };
-            println!("ends at {state} ({kind} terminal)");
+            outln!("ends at {state} ({kind} terminal)");
         }
         DryStop::BranchPoint { state, candidates } => {
-            println!("branch point at {state}: decided only by a real run, in this order:");
+            outln!("branch point at {state}: decided only by a real run, in this order:");
             for c in candidates {
                 let d = c
                     .description
                     .as_deref()
                     .map(|d| format!(" — {d}"))
                     .unwrap_or_default();
-                println!("  → {} if {} guard passes{d}", c.to, c.guard);
+                outln!("  → {} if {} guard passes{d}", c.to, c.guard);
             }
         }
-        DryStop::NoPassingTransition { state } => println!("no transition out of {state} can pass"),
-        DryStop::Loop { state } => println!("loops back to {state} (until the iteration bound)"),
+        DryStop::NoPassingTransition { state } => outln!("no transition out of {state} can pass"),
+        DryStop::Loop { state } => outln!("loops back to {state} (until the iteration bound)"),
     }
     Ok(ExitCode::SUCCESS)
 }

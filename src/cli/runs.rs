@@ -24,22 +24,26 @@ pub fn run(args: Args) -> CliResult {
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
     let runs = list_runs(&state_dir);
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&runs).unwrap_or_else(|_| "[]".into())
         );
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        println!("no runs in {}", state_dir.root().display());
+        outln!("no runs in {}", state_dir.root().display());
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{:<24} {:<20} {:<10} {:<11} {:<16} STARTED",
-        "RUN", "PIPELINE", "WBS", "OUTCOME", "STATE"
+        "RUN",
+        "PIPELINE",
+        "WBS",
+        "OUTCOME",
+        "STATE"
     );
     for r in runs {
-        println!(
+        outln!(
             "{:<24} {:<20} {:<10} {:<11} {:<16} {}",
             r.run_id,
             r.pipeline,

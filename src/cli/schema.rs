@@ -9,6 +9,6 @@ use super::CliResult;
 pub struct Args {}
 
 pub fn run(_args: Args) -> CliResult {
-    print!("{}", spur_engine::pipeline::SCHEMA_JSON);
+    out!("{}", spur_engine::pipeline::SCHEMA_JSON);
     Ok(ExitCode::SUCCESS)
 }

@@ -162,44 +162,44 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
             ledger: &check.ledger,
             view: &check.view,
         };
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&document).unwrap_or_default()
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("task {wbs}: {status}");
+    outln!("task {wbs}: {status}");
     let detail = check.detail.as_deref().unwrap_or_default();
     match check.certification {
         Certification::Certified => {
-            println!("  certified: the task ledger's last record is done");
+            outln!("  certified: the task ledger's last record is done");
         }
         Certification::Uncertified => {
-            println!("  uncertified: {detail}");
-            println!(
+            outln!("  uncertified: {detail}");
+            outln!(
                 "  certify it with `spur task certify {wbs}` (runs the done gate), or adopt it \
                  with `spur task certify {wbs} --force-done --reason \"why\"` (audited)"
             );
         }
         Certification::Tampered if check.ledger.intact => {
-            println!("  tampered: {detail}");
-            println!(
+            outln!("  tampered: {detail}");
+            outln!(
                 "  the task ledger is the status; the next status change rewrites the view from \
                  it (`spur task update {wbs} {status}` does so without changing it)"
             );
         }
         Certification::Tampered => {
-            println!("  tampered: {detail}");
-            println!(
+            outln!("  tampered: {detail}");
+            outln!(
                 "  spur neither reads a status from this ledger nor appends to it: restore it \
                  from a copy (git)"
             );
         }
-        Certification::None if !detail.is_empty() => println!("  note: {detail}"),
+        Certification::None if !detail.is_empty() => outln!("  note: {detail}"),
         Certification::None => {}
     }
     if history.is_empty() {
-        println!("  no status changes recorded");
+        outln!("  no status changes recorded");
     }
     for entry in history {
         let how = match &entry.via {
@@ -218,9 +218,12 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
             .as_deref()
             .map(|id| format!(" in run {id}"))
             .unwrap_or_default();
-        println!(
+        outln!(
             "  {}  {} → {}  by {}{run} ({how})",
-            entry.time, entry.from, entry.to, entry.user
+            entry.time,
+            entry.from,
+            entry.to,
+            entry.user
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -69,14 +69,14 @@ impl Outcome {
                 wbs: wbs.as_str(),
                 outcome: self,
             };
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&document).unwrap_or_default()
             );
         } else if self.decision == GateDecision::Deny {
             eprintln!("denied: {}", self.message);
         } else {
-            println!("{}", self.message);
+            outln!("{}", self.message);
         }
         ExitCode::from(if self.decision == GateDecision::Deny {
             exit::FAILED

@@ -67,7 +67,7 @@ pub fn run(args: Args, state_dir: &StateDir) -> CliResult {
             task: shown(&outcome.task_path),
             lint_failed: outcome.lint_failed,
         };
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&document).unwrap_or_default()
         );
@@ -101,7 +101,7 @@ pub fn run(args: Args, state_dir: &StateDir) -> CliResult {
                 shown(path)
             ),
         };
-        println!("{summary}");
+        outln!("{summary}");
     }
 
     let success = match outcome.artifact_path {

@@ -33,14 +33,14 @@ pub fn run(args: Args) -> CliResult {
     let records = trace(&state_dir, &run_id)
         .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&records).unwrap_or_else(|_| "[]".into())
         );
         return Ok(ExitCode::SUCCESS);
     }
     for r in &records {
-        println!(
+        outln!(
             "{:>4} {} {:<16} {}",
             r.seq,
             r.at,

@@ -50,12 +50,12 @@ fn check(args: CheckArgs) -> CliResult {
     let outcome = read_artifact(&args.file);
     let evaluation = Evaluation::new(&args.file, outcome, wbs.as_ref().map(Wbs::as_str));
     if args.json {
-        println!("{}", render_json(&evaluation));
+        outln!("{}", render_json(&evaluation));
     } else {
         for warning in &evaluation.warnings {
             eprintln!("warning[{}]: {}", warning.code, warning.message);
         }
-        print!("{}", render_text(&evaluation));
+        out!("{}", render_text(&evaluation));
     }
     Ok(ExitCode::from(if evaluation.effective == Verdict::Pass {
         exit::SUCCESS

@@ -96,7 +96,7 @@ fn verify(args: Args) -> CliResult {
             if let (true, VerifyError::Config(config)) = (args.json, &e) {
                 // The same flat form as `spur check --format json`.
                 let doc = serde_json::json!({ "errors": config.to_json() });
-                println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+                outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
             }
             let code = if e.is_usage() {
                 exit::USAGE
@@ -109,12 +109,12 @@ fn verify(args: Args) -> CliResult {
         }
     };
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&outcome).unwrap_or_default()
         );
     } else {
-        print!("{}", outcome.markdown);
+        out!("{}", outcome.markdown);
         eprintln!("report: {}", outcome.report);
         if let Some(verdict) = &outcome.verdict {
             eprintln!("verdict: {verdict} (gate rows merged into checks[])");
@@ -153,9 +153,9 @@ fn fingerprint(args: FingerprintArgs) -> CliResult {
         .map_err(|e| Failure::with_code(miette::Report::new(e), exit::FAILED))?;
     if args.json {
         let doc = serde_json::json!({ "fingerprint": print.hex, "entries": print.entries });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
     } else {
-        println!("{}  {} entries", print.hex, print.entries);
+        outln!("{}  {} entries", print.hex, print.entries);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -183,7 +183,7 @@ fn history(args: HistoryArgs) -> CliResult {
             "flips": flips,
             "unreadableLines": contents.unreadable_lines,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return Ok(ExitCode::SUCCESS);
     }
     let subject = wbs
@@ -221,6 +221,6 @@ fn history(args: HistoryArgs) -> CliResult {
             contents.unreadable_lines
         );
     }
-    print!("{out}");
+    out!("{out}");
     Ok(ExitCode::SUCCESS)
 }
