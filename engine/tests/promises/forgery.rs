@@ -15,7 +15,7 @@ use spur_engine::run::{Outcome, StopReason};
 use spur_engine::store::{audit, task_ledger};
 use spur_engine::wbs::Wbs;
 
-use crate::non_bypass::{artifact_case, spec, write_as_spur, End, Spec, To};
+use crate::non_bypass::{artifact_case, spec, End, Spec, To};
 use crate::property::property;
 use crate::run_harness::Project;
 
@@ -231,17 +231,9 @@ fn no_forged_view_ledger_line_or_journal_record_certifies_a_task() {
                 forge_script(&yaml, &forgery),
             )
             .unwrap();
-            let state_dir = project.state_dir();
             let wbs = Wbs::parse("T1").expect("valid wbs");
-            if let Some(text) = artifact.text() {
-                write_as_spur(&state_dir, &wbs, &text);
-            }
-            let vars = [
-                format!("flag={}", if spec.flag { "1" } else { "0" }),
-                format!("mark={}", project.root().display()),
-            ];
             let outcome = project
-                .run(&checked, &vars, force)
+                .run_case(&checked, spec.flag, artifact.text(), force)
                 .map_err(|e| TestCaseError::fail(format!("run error: {e:?}")))?;
             let forged = project.root().join("forged").exists();
             prop_assert_eq!(

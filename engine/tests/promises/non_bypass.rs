@@ -11,12 +11,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::{json, Value};
-use spur_engine::done_gate::write_verdict;
 use spur_engine::run::journal::{self, Event};
 use spur_engine::run::{Outcome, StopReason};
-use spur_engine::store::data_lock::DataLock;
-use spur_engine::store::state_dir::StateDir;
-use spur_engine::store::task_ledger::VerdictWriter;
 use spur_engine::store::{audit, task_status};
 use spur_engine::verdict::{aggregate, parse_artifact, Artifact, ArtifactOutcome, Verdict};
 use spur_engine::wbs::Wbs;
@@ -403,21 +399,6 @@ impl Tally {
     }
 }
 
-/// Put `text` in place as the task's verdict artifact the way spur's writers do (recorded in
-/// the task ledger), so the property is about routing, not about where the verdict came
-/// from (`verdict_forgery.rs` is).
-pub(crate) fn write_as_spur(state_dir: &StateDir, wbs: &Wbs, text: &str) {
-    let lock = DataLock::acquire(state_dir, wbs).expect("data lock");
-    write_verdict(
-        &lock,
-        state_dir,
-        text.as_bytes(),
-        VerdictWriter::TaskVerdict,
-        None,
-    )
-    .expect("artifact written and recorded");
-}
-
 #[test]
 fn a_run_ends_done_only_through_a_recomputed_pass_or_an_audited_force() {
     let force = prop_oneof![4 => Just(None), 1 => Just(Some(REASON))];
@@ -433,22 +414,12 @@ fn a_run_ends_done_only_through_a_recomputed_pass_or_an_audited_force() {
                 .map_err(|e| TestCaseError::fail(format!("generated pipeline refused: {e}")))?;
             let state_dir = project.state_dir();
             let wbs = Wbs::parse("T1").expect("valid wbs");
-            if let Some(text) = artifact.text() {
-                write_as_spur(&state_dir, &wbs, &text);
-            }
-            let vars = [
-                format!("flag={}", if spec.flag { "1" } else { "0" }),
-                format!("mark={}", project.root().display()),
-            ];
             let outcome = project
-                .run(&checked, &vars, force)
+                .run_case(&checked, spec.flag, artifact.text(), force)
                 .map_err(|e| TestCaseError::fail(format!("run error: {e:?}")))?;
 
             let entered = |id: &str| project.root().join(format!("entered-{id}")).exists();
-            let journal_path = state_dir
-                .runs_dir()
-                .join(&outcome.run_id)
-                .join("journal.jsonl");
+            let journal_path = project.journal_path(&outcome.run_id);
             let records = journal::read(&journal_path)
                 .map_err(|e| TestCaseError::fail(format!("journal: {e:?}")))?
                 .records;

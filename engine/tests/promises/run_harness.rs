@@ -5,13 +5,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+use spur_engine::done_gate::write_verdict;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::{
     self, Durability, ResumeRequest, RunError, RunId, RunOutcome, RunSettings, SilentObserver,
     StartRequest, TaskDoneGate,
 };
 use spur_engine::source::SourceFile;
+use spur_engine::store::data_lock::DataLock;
 use spur_engine::store::state_dir::StateDir;
+use spur_engine::store::task_ledger::VerdictWriter;
+use spur_engine::wbs::Wbs;
 
 /// One run at a time in this process, as with the `spur` binary. Concurrent runs in one
 /// process would race: a `sh` forked by one run shares, until it execs, the open file
@@ -92,6 +96,36 @@ impl Project {
 }
 
 impl Project {
+    /// The start of a non-bypass case: the artifact `text` (if any) written for task `T1`
+    /// through spur's own writer, then a run with `flag` (which branch the generated pipeline
+    /// takes) and `mark` (the project root, where its steps leave marks).
+    pub(crate) fn run_case(
+        &self,
+        checked: &CheckedPipeline,
+        flag: bool,
+        artifact: Option<String>,
+        force_done_reason: Option<&str>,
+    ) -> Result<RunOutcome, RunError> {
+        if let Some(text) = artifact {
+            let wbs = Wbs::parse("T1").expect("valid wbs");
+            let state_dir = self.state_dir();
+            let lock = DataLock::acquire(&state_dir, &wbs).expect("data lock");
+            write_verdict(
+                &lock,
+                &state_dir,
+                text.as_bytes(),
+                VerdictWriter::TaskVerdict,
+                None,
+            )
+            .expect("artifact written and recorded");
+        }
+        let vars = [
+            format!("flag={}", if flag { "1" } else { "0" }),
+            format!("mark={}", self.root().display()),
+        ];
+        self.run(checked, &vars, force_done_reason)
+    }
+
     /// `spur continue RUN --rerun-ambiguous`, in process.
     pub(crate) fn resume(
         &self,
