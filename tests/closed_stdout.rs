@@ -4,7 +4,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::common::bin;
+use crate::common::{bin, isolate};
 use tempfile::TempDir;
 
 /// Run spur in `dir` with standard output a pipe whose read end is already closed, so every
@@ -12,8 +12,9 @@ use tempfile::TempDir;
 fn run_into_closed_pipe(dir: &TempDir, args: &[&str]) -> std::process::Output {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    Command::new(bin())
-        .args(args)
+    let mut cmd = Command::new(bin());
+    isolate(&mut cmd, &dir.path().join("home"));
+    cmd.args(args)
         .current_dir(dir.path())
         .stdin(Stdio::null())
         .stdout(writer)

@@ -6,7 +6,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::common::{bin, Spur};
+use crate::common::{bin, isolate, Spur};
 
 /// Requirements in the stale artifact: a big artifact makes verify's merge (read, parse,
 /// rewrite) long enough for the derivation to land inside it in some trials.
@@ -40,8 +40,9 @@ fn project() -> Spur {
 }
 
 fn spawn(project: &Spur, args: &[&str]) -> std::process::Child {
-    Command::new(bin())
-        .current_dir(project.path())
+    let mut cmd = Command::new(bin());
+    isolate(&mut cmd, project.home());
+    cmd.current_dir(project.path())
         .args(args)
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())

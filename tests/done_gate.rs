@@ -199,9 +199,12 @@ fn audit_list_shows_overrides() {
         .success()
         .stdout_json();
     let record = &mut records[0];
-    assert_eq!(record["hash"].as_str().unwrap().len(), 64);
+    assert_eq!(record["mac"].as_str().unwrap().len(), 64);
+    assert_eq!(record["key"].as_str().unwrap().len(), 16);
+    assert_eq!(record["policySha256"].as_str().unwrap().len(), 64);
     record["time"] = "[time]".into();
-    record["hash"] = "[hash]".into();
+    record["mac"] = "[mac]".into();
+    record["key"] = "[key id]".into();
     for field in ["artifactPath", "denyMessage"] {
         record[field] = project.redact(record[field].as_str().unwrap()).into();
     }
@@ -301,7 +304,7 @@ fn a_broken_task_ledger_is_a_usage_error_and_left_alone() {
     let project = project();
     update(&project, &["0592", "in-progress"]);
     update(&project, &["0592", "review"]);
-    // The first record edited: the second no longer follows it.
+    // The first record edited: its seal no longer matches it.
     let ledger = ".spur/ledger/tasks/0592.jsonl";
     let edited = project.read(ledger).replacen("\"ada\"", "\"eve\"", 1);
     project.file(ledger, &edited);
@@ -320,7 +323,7 @@ fn a_broken_task_ledger_is_a_usage_error_and_left_alone() {
             .collect();
         let message = words.join(" ");
         assert!(
-            message.contains("0592.jsonl is broken at seq 1:"),
+            message.contains("0592.jsonl is broken at seq 0: its seal is not the key's MAC"),
             "{message}"
         );
     }

@@ -1,8 +1,9 @@
 //! A step that forges the journal (the issue's break 2): a shell step appends a record to
 //! `$SPUR_RUN_DIR/journal.jsonl` that the run never wrote, then kills spur. `spur continue`
 //! must refuse the resume (exit 4) naming the forged record's seq, whether or not the
-//! forger got the hash chain right: the chain catches a careless forger, the check of
-//! every record against the pipeline catches a careful one.
+//! forger got the chain right: the chain and its seals catch a forger without the key
+//! (one who chains by sha256 as spur did before keyed chains), the check of every record
+//! against the pipeline catches one who read the key file and seals as spur does.
 
 use serde_json::Value;
 
@@ -31,24 +32,34 @@ transitions:
 "#;
 
 /// Appends forged records after the journal's last line. `plain`: a record as an older
-/// spur wrote it (no format version, no chain). Every other forgery is chained exactly as
-/// spur chains: `prev` is the sha256 of the line before, `hash` the sha256 of the line up
-/// to its own `hash` field.
+/// spur wrote it (no format version, no chain). `sha256`: chained exactly as spur chained
+/// before keyed chains (format 1: `prev` the sha256 of the line before, `hash` the sha256
+/// of the line up to it). Every other forgery is sealed exactly as spur seals, with the key
+/// the step read from its file (`$XDG_STATE_HOME/spur/key`): `prev` the `mac` of the line
+/// before, the key's id, and the HMAC-SHA256 of the line up to `mac` (openssl).
 const FORGE: &str = r#"
 pid=$1; what=$2
 j="$SPUR_RUN_DIR/journal.jsonl"
 seq=$(tail -n 1 "$j" | sed 's/.*"seq":\([0-9]*\).*/\1/')
 at=2026-01-01T00:00:00.000Z
+key=$(cat "$XDG_STATE_HOME/spur/key")
 line() { # $1: the event and its fields
   seq=$((seq + 1))
-  prev=$(tail -n 1 "$j" | tr -d '\n' | sha256sum | cut -d' ' -f1)
-  body="{\"v\":1,\"seq\":$seq,\"at\":\"$at\",\"prev\":\"$prev\",$1"
-  hash=$(printf '%s' "$body" | sha256sum | cut -d' ' -f1)
-  printf '%s,"hash":"%s"}\n' "$body" "$hash" >> "$j"
+  last=$(tail -n 1 "$j" | tr -d '\n')
+  prev=$(printf '%s' "$last" | sed 's/.*"mac":"\([0-9a-f]*\)".*/\1/')
+  id=$(printf '%s' "$last" | sed 's/.*"key":"\([0-9a-f]*\)".*/\1/')
+  body="{\"v\":2,\"seq\":$seq,\"at\":\"$at\",\"prev\":\"$prev\",$1,\"key\":\"$id\""
+  mac=$(printf '%s' "$body" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$key" | sed 's/^.*= //')
+  printf '%s,"mac":"%s"}\n' "$body" "$mac" >> "$j"
 }
 case "$what" in
   plain)
     printf '{"seq":%s,"at":"%s","event":"transition","transition":0,"from":"review","to":"done","iteration":1}\n' $((seq + 1)) "$at" >> "$j" ;;
+  sha256)
+    prev=$(tail -n 1 "$j" | tr -d '\n' | sha256sum | cut -d' ' -f1)
+    body="{\"v\":1,\"seq\":$((seq + 1)),\"at\":\"$at\",\"prev\":\"$prev\",\"event\":\"transition\",\"transition\":1,\"from\":\"work\",\"to\":\"done\",\"iteration\":1"
+    hash=$(printf '%s' "$body" | sha256sum | cut -d' ' -f1)
+    printf '%s,"hash":"%s"}\n' "$body" "$hash" >> "$j" ;;
   elsewhere)
     line '"event":"transition","transition":0,"from":"review","to":"done","iteration":1' ;;
   never)
@@ -88,10 +99,24 @@ fn first_forged_seq(p: &Spur, run_id: &str) -> u64 {
     started["seq"].as_u64().unwrap() + 1
 }
 
+/// The sealing forger needs openssl; without it the test fails saying so (never skips).
+fn require_openssl() {
+    let found = std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "this test needs `openssl` (HMAC in the forging step): install it (apt-get install openssl)"
+    );
+}
+
 #[test]
 fn a_forged_journal_record_refuses_the_resume_naming_its_seq() {
+    require_openssl();
     for (forgery, what) in [
         ("plain", "format"),
+        ("sha256", "written without the key"),
         ("elsewhere", "review"),
         ("never", "never"),
         ("unguarded", "transition 1"),

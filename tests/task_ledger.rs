@@ -227,8 +227,8 @@ fn task_certify_with_force_done_adopts_an_uncertified_task_audited() {
     assert_eq!(via["reason"], "done before spur had a ledger");
     let audit: Value =
         serde_json::from_str(project.read(".spur/audit.jsonl").lines().next().unwrap()).unwrap();
-    assert_eq!(via["auditHash"], audit["hash"]);
-    assert_eq!(audit["v"], 1);
+    assert_eq!(via["auditHash"], audit["mac"]);
+    assert_eq!(audit["v"], 2);
     let (code, text) = audit_verify(&project);
     assert_eq!(code, 0, "{text}");
 }
@@ -240,7 +240,7 @@ fn a_ledger_of_a_newer_format_is_a_clear_error() {
     let path = ".spur/ledger/tasks/T1.jsonl";
     // The version is read before anything else of a record: nothing else needs to fit.
     let first = project.read(path);
-    project.file(path, format!("{first}{{\"v\":3,\"new\":true}}\n"));
+    project.file(path, format!("{first}{{\"v\":4,\"new\":true}}\n"));
     let out = project
         .args(["task", "update", "T1", "review"])
         .run()
@@ -256,13 +256,13 @@ fn a_ledger_of_a_newer_format_is_a_clear_error() {
         "{message}"
     );
     assert!(
-        message.contains("written by a newer spur (format 3); this spur reads format 2"),
+        message.contains("written by a newer spur (format 4); this spur reads format 3"),
         "{message}"
     );
     let (code, text) = audit_verify(&project);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("task T1 is tampered"), "{text}");
-    assert!(text.contains("newer spur (format 3)"), "{text}");
+    assert!(text.contains("newer spur (format 4)"), "{text}");
 }
 
 /// Two records `spur task update … --force-done` wrote before audit records carried a
@@ -281,19 +281,21 @@ fn an_audit_log_written_before_format_versions_still_verifies() {
     let (code, text) = audit_verify(&project);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("is intact: 2 records"), "{text}");
-    // A new override chains onto it with "v":1, and the whole log still verifies.
+    assert!(text.contains("2 records are unkeyed"), "{text}");
+    // A new override chains onto it, sealed ("v":2), and the whole log still verifies.
     update(
         &project,
         &["0602", "done", "--force-done", "--reason", "third"],
     );
     let log = project.read(".spur/audit.jsonl");
     assert!(
-        log.lines().nth(2).unwrap().starts_with(r#"{"v":1,"#),
+        log.lines().nth(2).unwrap().starts_with(r#"{"v":2,"#),
         "{log}"
     );
     let (code, text) = audit_verify(&project);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("is intact: 3 records"), "{text}");
+    assert!(text.contains("2 records are unkeyed"), "{text}");
 }
 
 /// A run of task T1 whose step appends a forged `done` record to the task's ledger, with a

@@ -287,11 +287,27 @@ fn an_edited_verdict_is_allowed_again_once_spur_derives_it_anew() {
     );
 }
 
-/// A step that appends a `verdict-written` record for its own artifact to the task ledger.
-fn forge_record(prev: &str, sha256: &str) -> String {
-    format!(
-        r#"{{"v":2,"seq":1,"wbs":"0804","at":"2026-12-01T00:00:00.000Z","user":"eve","run":null,"kind":"verdict-written","sha256":"{sha256}","writer":"task-verdict","prev":"{prev}"}}"#
-    )
+/// A `verdict-written` record for the step's own artifact: format 3 without its closing
+/// brace (to be sealed), or the whole line of format 2 (chained by sha256, unsealed).
+fn forge_record(v: u8, prev: &str, sha256: &str) -> String {
+    let open = format!(
+        r#"{{"v":{v},"seq":1,"wbs":"0804","at":"2026-12-01T00:00:00.000Z","user":"eve","run":null,"kind":"verdict-written","sha256":"{sha256}","writer":"task-verdict","prev":"{prev}""#
+    );
+    if v == 3 {
+        open
+    } else {
+        format!("{open}}}")
+    }
+}
+
+/// How the forging step chains its record.
+enum Chained {
+    /// With a `prev` that is no line's.
+    Not,
+    /// As spur chained before keyed chains: `prev` the sha256 of the line before, no seal.
+    BySha256,
+    /// As spur chains now, sealed with the key (the step read the key file).
+    Sealed,
 }
 
 #[test]
@@ -300,8 +316,9 @@ fn a_forged_verdict_written_record_fails_closed() {
     // The hand-written artifact's bytes, as the step writes them (printf adds a newline).
     let hand = format!("{HAND_PASS}\n");
     for (name, chained, recorded) in [
-        ("unchained", false, sha(&hand)),
-        ("chained, another sha256", true, sha("something else")),
+        ("unchained", Chained::Not, sha(&hand)),
+        ("chained by sha256, its own sha256", Chained::BySha256, sha(&hand)),
+        ("sealed, another sha256", Chained::Sealed, sha("something else")),
     ] {
         let project = project();
         project
@@ -315,12 +332,16 @@ fn a_forged_verdict_written_record_fails_closed() {
             .run()
             .success();
         let first = project.read(".spur/ledger/tasks/0804.jsonl");
-        let prev = if chained {
-            sha(first.trim_end_matches('\n'))
-        } else {
-            "0".repeat(64)
+        let first = first.trim_end_matches('\n');
+        let forged = match chained {
+            Chained::Not => forge_record(2, &"0".repeat(64), &recorded),
+            Chained::BySha256 => forge_record(2, &sha(first), &recorded),
+            Chained::Sealed => project.sealed_by_forger(&forge_record(
+                3,
+                &spur_engine::store::seal::chain_value(first.as_bytes()),
+                &recorded,
+            )),
         };
-        let forged = forge_record(&prev, &recorded);
         let out = run(
             &project,
             &format!(
@@ -332,13 +353,18 @@ fn a_forged_verdict_written_record_fails_closed() {
         assert_eq!(out["outcome"], "failed", "{name}: {out}");
         assert_eq!(out["doneGate"]["decision"], "deny", "{name}: {out}");
         let message = out["doneGate"]["message"].as_str().unwrap();
-        if chained {
-            assert!(
+        match chained {
+            Chained::Sealed => assert!(
                 message.contains("was written or edited outside spur"),
                 "{name}: {message}"
-            );
-        } else {
-            assert!(message.contains("is broken at seq 1"), "{name}: {message}");
+            ),
+            Chained::BySha256 => assert!(
+                message.contains("is broken at seq 1: it is unkeyed (no seal) after sealed records"),
+                "{name}: {message}"
+            ),
+            Chained::Not => {
+                assert!(message.contains("is broken at seq 1"), "{name}: {message}")
+            }
         }
         assert_ne!(status(&project), "done", "{name}");
     }

@@ -27,6 +27,7 @@ pub mod diagnostic;
 pub mod done_gate;
 pub mod graph;
 pub mod pipeline;
+pub mod policy;
 pub mod redact;
 pub mod run;
 pub mod source;

@@ -1,12 +1,15 @@
-//! `spur audit verify` and `spur audit list [--json]`: check and show the hash-chained log
-//! of forced done overrides. `verify` also checks every task ledger's chain and every task
-//! view against its ledger.
+//! `spur audit verify` and `spur audit list [--json]`: check and show the sealed, chained
+//! log of forced done overrides. `verify` also checks every task ledger's chain and seals
+//! and every task view against its ledger, and lists where the gate's policy changed
+//! between decisions.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use spur_engine::policy::{policy_changes, PolicyChange};
 use spur_engine::store::audit;
 use spur_engine::store::certification::{self, Certification, TaskCheck};
+use spur_engine::store::chain_key::key_for_reading;
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::store::task_status;
 
@@ -24,8 +27,10 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum AuditCommand {
-    /// Check the audit log's hash chain, every task ledger's chain and every task view
-    /// against its ledger; exit 1 naming the first broken line or each tampered task.
+    /// Check the audit log's chain and seals, every task ledger's and every task view
+    /// against its ledger, and list policy changes between decisions; exit 1 naming the
+    /// first broken line or each tampered task, 3 when nothing is tampered but some
+    /// records cannot be verified (their key is missing or another).
     Verify {
         /// Print one JSON object instead of text.
         #[arg(long)]
@@ -39,15 +44,25 @@ enum AuditCommand {
     },
 }
 
+/// Exit code of `verify` when nothing is tampered but some records cannot be verified.
+const UNVERIFIABLE: u8 = 3;
+
 /// The `--json` document of `verify`: the audit log's fields as before, then the tasks.
 #[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 struct VerifyJson<'a> {
     path: String,
-    /// The audit log is intact and no task is tampered (the exit code).
+    /// The audit log is intact and no task is tampered (exit 0 or 3).
     intact: bool,
+    /// Everything was verified too (exit 0).
+    verified: bool,
     records: usize,
+    /// Audit records from before keyed chains.
+    unkeyed: usize,
+    unverifiable: Option<&'a audit::UnverifiableLines>,
     broken: Option<&'a audit::BrokenLine>,
     tasks: Vec<TaskJson<'a>>,
+    policy_changes: &'a [PolicyChange],
 }
 
 #[derive(serde::Serialize)]
@@ -57,6 +72,7 @@ struct TaskJson<'a> {
     certification: Certification,
     detail: Option<&'a str>,
     records: usize,
+    unkeyed: usize,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -66,45 +82,40 @@ pub fn run(args: Args) -> CliResult {
     match args.command {
         AuditCommand::Verify { json } => {
             let anchors = task_status::audit_anchors(&state_dir);
-            let check = audit::verify_anchored(&path, &anchors).map_err(Failure::usage)?;
+            let key = key_for_reading(&state_dir);
+            let check = audit::verify_anchored(&path, &key, &anchors).map_err(Failure::usage)?;
             let tasks = certification::check_all(&state_dir);
-            let tampered = tasks
-                .iter()
-                .any(|t| t.certification == Certification::Tampered);
-            let intact = check.is_intact() && !tampered;
+            let has = |c: Certification| tasks.iter().any(|t| t.certification == c);
+            let intact = check.is_intact() && !has(Certification::Tampered);
+            let verified = intact && check.is_verified() && !has(Certification::Unverifiable);
+            let changes = policy_changes(&state_dir);
             if json {
                 let document = VerifyJson {
                     path: path.display().to_string(),
                     intact,
+                    verified,
                     records: check.records,
+                    unkeyed: check.unkeyed,
+                    unverifiable: check.unverifiable.as_ref(),
                     broken: check.broken.as_ref(),
                     tasks: tasks.iter().map(task_json).collect(),
+                    policy_changes: &changes,
                 };
                 outln!(
                     "{}",
                     serde_json::to_string_pretty(&document).unwrap_or_default()
                 );
             } else {
-                match &check.broken {
-                    None => outln!(
-                        "audit log {} is intact: {} {}",
-                        path.display(),
-                        check.records,
-                        plural(check.records, "record", "records")
-                    ),
-                    Some(broken) => eprintln!(
-                        "audit log {} is broken at line {}: {}",
-                        path.display(),
-                        broken.line,
-                        broken.problem
-                    ),
-                }
+                render_log(&path.display().to_string(), &check);
                 render_tasks(&tasks);
+                render_policy_changes(&changes);
             }
-            Ok(ExitCode::from(if intact {
-                exit::SUCCESS
-            } else {
+            Ok(ExitCode::from(if !intact {
                 exit::FAILED
+            } else if !verified {
+                UNVERIFIABLE
+            } else {
+                exit::SUCCESS
             }))
         }
         AuditCommand::List { json } => {
@@ -145,14 +156,65 @@ fn task_json(task: &TaskCheck) -> TaskJson<'_> {
         certification: task.certification,
         detail: task.detail.as_deref(),
         records: task.ledger.records,
+        unkeyed: task.ledger.unkeyed,
     }
 }
 
-/// One summary line, then each tampered task (stderr) and each uncertified one (stdout).
+/// The audit log's line: intact (stdout), or broken (stderr); then, on stderr, the records
+/// that cannot be verified; on stdout, how many are unkeyed.
+fn render_log(path: &str, check: &audit::ChainCheck) {
+    match &check.broken {
+        None => outln!(
+            "audit log {path} is intact: {} {}",
+            check.records,
+            plural(check.records, "record", "records")
+        ),
+        Some(broken) => eprintln!(
+            "audit log {path} is broken at line {}: {}",
+            broken.line, broken.problem
+        ),
+    }
+    if let Some(u) = &check.unverifiable {
+        eprintln!(
+            "audit log {path} cannot be verified: {} {} from line {} on: {} (not tampered, not verified: restore the key, see `spur key show`)",
+            u.count,
+            plural(u.count, "record", "records"),
+            u.first_line,
+            u.why
+        );
+    }
+    if check.unkeyed > 0 {
+        outln!(
+            "audit log {path}: {} {} unkeyed, from before keyed chains (checked by sha256; no proof against a rewrite)",
+            check.unkeyed,
+            plural(check.unkeyed, "record is", "records are")
+        );
+    }
+}
+
+/// Where the policy changed between decisions (stdout; not a failure: a change can be
+/// honest, and it is on record).
+fn render_policy_changes(changes: &[PolicyChange]) {
+    if changes.is_empty() {
+        return;
+    }
+    outln!(
+        "the gate's policy changed between decisions {} {}:",
+        changes.len(),
+        plural(changes.len(), "time", "times")
+    );
+    for change in changes {
+        outln!("  {}", change.describe());
+    }
+}
+
+/// One summary line, then each tampered or unverifiable task (stderr) and each uncertified
+/// one (stdout).
 fn render_tasks(tasks: &[TaskCheck]) {
     let count = |c: Certification| tasks.iter().filter(|t| t.certification == c).count();
-    let (tampered, uncertified) = (
+    let (tampered, unverifiable, uncertified) = (
         count(Certification::Tampered),
+        count(Certification::Unverifiable),
         count(Certification::Uncertified),
     );
     let summary = format!(
@@ -161,15 +223,22 @@ fn render_tasks(tasks: &[TaskCheck]) {
         plural(tasks.len(), "task", "tasks"),
         count(Certification::Certified)
     );
-    if tampered == 0 {
-        outln!("task ledgers and views agree: {summary}");
-    } else {
-        eprintln!("task ledgers and views: {summary}, {tampered} tampered");
+    match (tampered, unverifiable) {
+        (0, 0) => outln!("task ledgers and views agree: {summary}"),
+        (_, 0) => eprintln!("task ledgers and views: {summary}, {tampered} tampered"),
+        (0, _) => eprintln!("task ledgers and views: {summary}, {unverifiable} unverifiable"),
+        _ => eprintln!(
+            "task ledgers and views: {summary}, {tampered} tampered, {unverifiable} unverifiable"
+        ),
     }
     for task in tasks {
         let detail = task.detail.as_deref().unwrap_or_default();
         match task.certification {
             Certification::Tampered => eprintln!("task {} is tampered: {detail}", task.wbs),
+            Certification::Unverifiable => eprintln!(
+                "task {} is unverifiable (not tampered, not verified): {detail}",
+                task.wbs
+            ),
             Certification::Uncertified => outln!(
                 "task {} is uncertified (listed, not a failure): {detail}; certify it with \
                  `spur task certify {}`",

@@ -27,7 +27,9 @@ mod continue_run;
 mod failure;
 mod graph;
 mod jq;
+mod key;
 mod run;
+mod run_policy;
 mod run_progress;
 mod runs;
 mod schema;
@@ -81,6 +83,8 @@ enum Command {
     Task(task::Args),
     /// The audit log of forced done overrides.
     Audit(audit::Args),
+    /// The key that seals task ledgers, the audit log and run journals.
+    Key(key::Args),
     /// The embedded jq (also reached as `jq` through the PATH shim).
     Jq(jq::Args),
 }
@@ -102,6 +106,7 @@ pub fn main() -> ExitCode {
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Key(args) => key::run(args),
         Command::Jq(args) => jq::run(args),
     };
     failure::finish(result)

@@ -195,6 +195,14 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
                  from a copy (git)"
             );
         }
+        Certification::Unverifiable => {
+            outln!("  unverifiable: {detail}");
+            outln!(
+                "  not tampered, not verified: spur neither reads a status from this ledger nor \
+                 appends to it until the key that sealed it is back (`spur key show` says where \
+                 spur looks for it)"
+            );
+        }
         Certification::None if !detail.is_empty() => outln!("  note: {detail}"),
         Certification::None => {}
     }

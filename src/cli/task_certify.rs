@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use spur_engine::done_gate::{
     evaluate_done_transition, DoneDecision, DoneRequest, ForceReason, GateDecision,
 };
+use spur_engine::policy::PolicySource;
 use spur_engine::store::audit::current_user;
 use spur_engine::store::data_lock::DataLock;
 use spur_engine::store::state_dir::StateDir;
@@ -95,6 +96,12 @@ pub(super) fn certify_done(
     wbs: &Wbs,
     force: Option<&ForceReason>,
 ) -> Result<Outcome, Failure> {
+    let policy = super::run_policy::policy_for(state_dir, Some(wbs))?;
+    // A call from a run's step is on record as the run's.
+    let run_id = match &policy {
+        PolicySource::Pinned(pinned) => Some(pinned.run_id().to_owned()),
+        PolicySource::Project => None,
+    };
     let lock =
         DataLock::acquire(state_dir, wbs).map_err(|e| Failure::with_code(e, exit::FAILED))?;
     let current = task_status::current_status(state_dir, wbs).map_err(Failure::usage)?;
@@ -103,8 +110,9 @@ pub(super) fn certify_done(
         lock: &lock,
         force,
         state_dir,
-        run_id: None,
+        run_id: run_id.as_deref(),
         user: &user,
+        policy: &policy,
     });
     // The artifact's warnings (malformed artifact, self-inconsistent, other task) are
     // diagnostics: stderr, in every output mode.
@@ -138,7 +146,7 @@ pub(super) fn certify_done(
         } => {
             let context = ChangeContext {
                 user: &user,
-                run_id: None,
+                run_id: run_id.as_deref(),
                 time: spur_engine::store::timestamp::now(),
             };
             let status = match task_status::record_change(

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use spur_engine::run::journal::Event;
-use spur_engine::run::runs_list::trace;
+use spur_engine::run::journal::{Event, JournalFormat};
+use spur_engine::run::runs_list::read_run;
 use spur_engine::run::RunId;
 use spur_engine::store::state_dir::StateDir;
 
@@ -30,8 +30,20 @@ pub fn run(args: Args) -> CliResult {
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::usage(miette::miette!("cannot read the current directory: {e}")))?;
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
-    let records = trace(&state_dir, &run_id)
+    let content = read_run(&state_dir, &run_id)
         .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))?;
+    // Shown all the same: what the journal says, with what cannot be vouched for.
+    match (&content.format, &content.unverifiable) {
+        (JournalFormat::Current, Some(u)) => eprintln!(
+            "note: this journal cannot be verified from seq {}: {}",
+            u.seq, u.why
+        ),
+        (JournalFormat::Unkeyed, _) => eprintln!(
+            "note: this journal is not sealed with a key (format 1): nothing shows it was not rewritten"
+        ),
+        _ => {}
+    }
+    let records = content.records;
     if args.json {
         outln!(
             "{}",

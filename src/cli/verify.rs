@@ -87,8 +87,12 @@ fn parse_wbs(wbs: Option<&String>) -> Result<Option<Wbs>, Failure> {
 }
 
 fn verify(args: Args) -> CliResult {
-    let mut request = VerifyRequest::new(state_dir(args.state_dir.as_ref())?);
-    request.wbs = parse_wbs(args.wbs.as_ref())?;
+    let state = state_dir(args.state_dir.as_ref())?;
+    let wbs = parse_wbs(args.wbs.as_ref())?;
+    let policy = super::run_policy::policy_for(&state, wbs.as_ref())?;
+    let mut request = VerifyRequest::new(state);
+    request.wbs = wbs;
+    request.policy = policy;
     request.gate = args.gate;
     let outcome = match run_gates(&request) {
         Ok(outcome) => outcome,
@@ -147,8 +151,9 @@ fn verify(args: Args) -> CliResult {
 
 fn fingerprint(args: FingerprintArgs) -> CliResult {
     let state = state_dir(args.state_dir.as_ref())?;
-    let excludes =
-        tree::project_excludes(&state).map_err(|e| Failure::usage(miette::Report::new(e)))?;
+    let policy = super::run_policy::policy_for(&state, None)?;
+    let excludes = tree::policy_excludes(&state, &policy)
+        .map_err(|e| Failure::usage(miette::Report::new(e)))?;
     let print = tree::fingerprint(state.project_root(), state.root(), &excludes)
         .map_err(|e| Failure::with_code(miette::Report::new(e), exit::FAILED))?;
     if args.json {

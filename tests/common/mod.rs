@@ -7,7 +7,7 @@ mod spur;
 mod verdict;
 
 pub use journal::{assert_gap_free, events};
-pub use spur::{bin, repo_path, Output, Spur};
+pub use spur::{bin, isolate, repo_path, Output, Spur};
 pub use verdict::{
     fixture_verdict_through_spur, fixture_verdict_through_spur_in, write_verdict_through_spur,
 };

@@ -22,6 +22,11 @@
 //!
 //! Files written with `file`/`pipeline`/`fixture` land in the shared directory at once;
 //! arguments, environment and stdin belong to the returned `Spur` only.
+//!
+//! Every spur a test starts has a home of its own, outside the project: `HOME` and
+//! `XDG_STATE_HOME` point into a temp directory of the test, and `SPUR_KEY_FILE` is unset,
+//! so the key of its chains is made and read in `[HOME]/state/spur/key` (see
+//! [`Spur::key_path`]) and never in the home of whoever runs the tests.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
@@ -39,6 +44,8 @@ const PIPELINE: &str = "pipeline.yaml";
 #[derive(Clone)]
 pub struct Spur {
     project: Rc<tempfile::TempDir>,
+    /// The home of every spur this test starts (the key lives under it).
+    home: Rc<tempfile::TempDir>,
     args: Vec<OsString>,
     /// `None` removes the variable.
     env: Vec<(OsString, Option<OsString>)>,
@@ -60,6 +67,7 @@ impl Spur {
     pub fn new() -> Self {
         Self {
             project: Rc::new(tempfile::tempdir().expect("create temp dir")),
+            home: Rc::new(tempfile::tempdir().expect("create temp dir")),
             args: Vec::new(),
             env: Vec::new(),
             stdin: None,
@@ -114,9 +122,29 @@ impl Spur {
         self.join(rel).exists()
     }
 
-    /// `text` with the project's path replaced by `[PROJECT]`.
+    /// `text` with the project's path replaced by `[PROJECT]`, the home's by `[HOME]`.
     pub fn redact(&self, text: &str) -> String {
-        redact(self.path(), text)
+        redact(self.path(), self.home(), text)
+    }
+
+    /// The home spur runs with (`HOME`; `XDG_STATE_HOME` is its `state/`).
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// Where spur keeps the key of its chains for this test: `$XDG_STATE_HOME/spur/key`.
+    pub fn key_path(&self) -> PathBuf {
+        self.home().join("state").join("spur").join("key")
+    }
+
+    /// `open` (a record's text without its closing brace) sealed with this test's key, as
+    /// spur seals a line: what a forger who read the key file writes.
+    pub fn sealed_by_forger(&self, open: &str) -> String {
+        let key = spur_engine::store::chain_key::KeyFile::at(self.key_path())
+            .load()
+            .expect("the key reads")
+            .expect("spur made a key");
+        spur_engine::store::seal::seal(open, &key)
     }
 
     // ---- the invocation ---------------------------------------------------------------------
@@ -181,7 +209,8 @@ impl Spur {
         next
     }
 
-    /// Run `spur` with the arguments so far, in a clean, colourless environment.
+    /// Run `spur` with the arguments so far, in a clean, colourless environment with a
+    /// home of its own.
     pub fn run(&self) -> Output {
         let mut cmd = Command::new(bin());
         cmd.current_dir(
@@ -192,7 +221,10 @@ impl Spur {
         .env("NO_COLOR", "1")
         .env("COLUMNS", "100")
         .env_remove("CLICOLOR_FORCE")
-        .env_remove("FORCE_COLOR");
+        .env_remove("FORCE_COLOR")
+        .env("HOME", self.home())
+        .env("XDG_STATE_HOME", self.home().join("state"))
+        .env_remove("SPUR_KEY_FILE");
         for (name, value) in &self.env {
             match value {
                 Some(value) => cmd.env(name, value),
@@ -218,6 +250,7 @@ impl Spur {
         }
         Output {
             project: Rc::clone(&self.project),
+            home: Rc::clone(&self.home),
             command: self.command_line(),
             status: output.status,
             stdout: output.stdout,
@@ -238,6 +271,7 @@ impl Spur {
 /// streams, so a failure shows what spur said.
 pub struct Output {
     project: Rc<tempfile::TempDir>,
+    home: Rc<tempfile::TempDir>,
     command: String,
     status: ExitStatus,
     stdout: Vec<u8>,
@@ -293,14 +327,14 @@ impl Output {
             .unwrap_or_else(|e| self.fail(&format!("stdout is not one JSON document: {e}")))
     }
 
-    /// Stdout with the project's path replaced by `[PROJECT]`.
+    /// Stdout with the project's path replaced by `[PROJECT]`, the home's by `[HOME]`.
     pub fn stdout_redacted(&self) -> String {
-        redact(self.project.path(), self.stdout())
+        redact(self.project.path(), self.home.path(), self.stdout())
     }
 
-    /// Stderr with the project's path replaced by `[PROJECT]`.
+    /// Stderr with the project's path replaced by `[PROJECT]`, the home's by `[HOME]`.
     pub fn stderr_redacted(&self) -> String {
-        redact(self.project.path(), self.stderr())
+        redact(self.project.path(), self.home.path(), self.stderr())
     }
 
     #[track_caller]
@@ -383,13 +417,26 @@ fn copy(from: &Path, to: &Path) {
     }
 }
 
-/// `text` with `root` (as given and canonicalised) replaced by `[PROJECT]`.
-fn redact(root: &Path, text: &str) -> String {
-    let given = root.to_string_lossy().into_owned();
-    let canonical = root
-        .canonicalize()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| given.clone());
-    text.replace(&canonical, "[PROJECT]")
-        .replace(&given, "[PROJECT]")
+/// Give a spur process `home` as its home: `HOME`, `XDG_STATE_HOME` (`home/state`), and
+/// no `SPUR_KEY_FILE` from the environment of the tests, as [`Spur::run`] does: a test that
+/// spawns spur itself calls it.
+pub fn isolate(cmd: &mut std::process::Command, home: &Path) {
+    cmd.env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env_remove("SPUR_KEY_FILE");
+}
+
+/// `text` with `root` (as given and canonicalised) replaced by `[PROJECT]`, `home` by
+/// `[HOME]`.
+fn redact(root: &Path, home: &Path, text: &str) -> String {
+    let mut text = text.to_owned();
+    for (dir, name) in [(root, "[PROJECT]"), (home, "[HOME]")] {
+        let given = dir.to_string_lossy().into_owned();
+        let canonical = dir
+            .canonicalize()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| given.clone());
+        text = text.replace(&canonical, name).replace(&given, name);
+    }
+    text
 }

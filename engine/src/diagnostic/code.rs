@@ -184,6 +184,10 @@ codes! {
     JournalOlderFormat = "spur::journal::older-format",
     /// a journal record does not fit the run before it or its pipeline, so it is not resumed
     JournalRecordDoesNotFit = "spur::journal::record-does-not-fit",
+    /// the journal is not sealed with a key (format 1: before keyed chains, or rewritten without the key), so it is not resumed
+    JournalUnkeyed = "spur::journal::unkeyed",
+    /// a journal's seals cannot be checked (its key is missing, or another key sealed it), so it is not resumed
+    JournalUnverifiable = "spur::journal::unverifiable",
 
     /// `--var` is not of the form name=value
     UsageVarSyntax = "spur::usage::var-syntax",
@@ -214,6 +218,8 @@ codes! {
     TaskLedgerBroken = "spur::task::ledger-broken",
     /// a task ledger record of a format version this spur does not read
     TaskLedgerFormat = "spur::task::ledger-format",
+    /// a task ledger's seals cannot be checked (its key is missing, or another key sealed it)
+    TaskLedgerUnverifiable = "spur::task::ledger-unverifiable",
     /// a task ledger cannot be appended to (the status did not change)
     TaskLedgerWriteFailed = "spur::task::ledger-write-failed",
     /// the change is in the ledger, but the task view cannot be rewritten from it
@@ -248,6 +254,24 @@ codes! {
     AuditReadFailed = "spur::audit::read-failed",
     /// an audit record of a format version this spur does not read
     AuditFormat = "spur::audit::format",
+
+    /// no variable names a place for spur's key (`SPUR_KEY_FILE`, `XDG_STATE_HOME`, `HOME`)
+    KeyNoPlace = "spur::key::no-place",
+    /// the key file cannot be read
+    KeyUnreadable = "spur::key::unreadable",
+    /// the key file is refused: others can read it, it is not a regular file, not yours, or not a key
+    KeyRefused = "spur::key::refused",
+    /// a new key file cannot be made
+    KeyCreateFailed = "spur::key::create-failed",
+    /// the key file is missing and records sealed with a key exist: no new key is made over them
+    KeyMissing = "spur::key::missing",
+    /// `spur key init` found a key file already there
+    KeyExists = "spur::key::exists",
+
+    /// the gate's policy (`verify`, `doneGate` of `.spur/config.yaml`) cannot be read or pinned
+    PolicyUnreadable = "spur::policy::unreadable",
+    /// a run's pinned policy cannot be found or does not match the hash its journal recorded
+    PolicyPinned = "spur::policy::pinned",
 
     /// the verdict ledger cannot be read
     LedgerUnreadable = "spur::ledger::unreadable",

@@ -16,10 +16,12 @@ mod verified;
 pub use provenance::{write_verdict, Rewrite, UnrecordedWrite, WriteVerdictError};
 
 use crate::diagnostic::{coded_diagnostic, Code};
+use crate::policy::{self, GatePolicy, PolicySource};
 use crate::store::audit::{self, AuditEntry};
+use crate::store::chain_key::key_for_writing;
 use crate::store::data_lock::DataLock;
 use crate::store::state_dir::StateDir;
-use crate::store::task_ledger;
+use crate::store::task_ledger::{self, LedgerRecord};
 use crate::verdict::{read_artifact_file, ArtifactOutcome, Evaluation, Verdict};
 use crate::wbs::Wbs;
 
@@ -28,6 +30,21 @@ use crate::wbs::Wbs;
 pub struct Done {
     via: DoneVia,
     verdict_sha256: Option<String>,
+    /// The sha256 of the policy the gate decided under (`None` when it could not be read
+    /// and the task was forced).
+    policy_sha256: Option<String>,
+}
+
+#[cfg(test)]
+impl Done {
+    /// A token for the store's own tests, which stand for the gate.
+    pub(crate) fn for_tests() -> Self {
+        Self {
+            via: DoneVia::Pass,
+            verdict_sha256: None,
+            policy_sha256: None,
+        }
+    }
 }
 
 /// How the gate certified it.
@@ -51,6 +68,11 @@ impl Done {
     /// The sha256 of the verdict artifact the gate read (`None` when there was none).
     pub(crate) fn verdict_sha256(&self) -> Option<&str> {
         self.verdict_sha256.as_deref()
+    }
+
+    /// The sha256 of the policy the gate decided under.
+    pub(crate) fn policy_sha256(&self) -> Option<&str> {
+        self.policy_sha256.as_deref()
     }
 }
 
@@ -102,6 +124,9 @@ pub struct DoneRequest<'a> {
     pub run_id: Option<&'a str>,
     /// For the audit record (see [`audit::current_user`]).
     pub user: &'a str,
+    /// Where the policy comes from: the project's config, or the policy of the run the
+    /// request comes from (the run itself, or a spur call of one of its steps).
+    pub policy: &'a PolicySource,
 }
 
 /// Why the gate allowed.
@@ -210,23 +235,36 @@ impl DoneDecision {
 
 /// Decide whether the locked task may become done.
 ///
-/// Order: a task ledger that cannot be read or whose chain is broken → deny (fail closed);
-/// already done in the ledger → noop; forced → allow forced once the audit record is
-/// durably written (a failed write denies); else the artifact at
-/// `.spur/run/<wbs>-verdict.json` (which must resolve inside the project) must be valid,
-/// name this task, be a self-consistent PASS, and be the artifact spur last recorded
-/// writing ([`provenance`]; `doneGate.externalVerdicts: allow` accepts another, as
-/// `external`); with a task file, carry a row for each of its requirements and criteria
-/// (`done_gate/complete.rs`); and, when the project configures verify gates or the task
-/// file's criteria name commands, the task ledger's `verified` records must show every
-/// required gate green at the current tree fingerprint (`done_gate/verified.rs`).
+/// Order: a task ledger that cannot be read, whose chain is broken or whose seals cannot
+/// be verified → deny (fail closed); already done in the ledger through a sealed record →
+/// noop (in a run, unless it was marked done since the run started under another policy
+/// than the run's: deny); forced → allow forced once the audit record is durably written
+/// (a failed write denies); else the artifact at `.spur/run/<wbs>-verdict.json` (which
+/// must resolve inside the project) must be valid, name this task and be a
+/// self-consistent PASS; in a run, the policy on disk must still be the one the run pinned
+/// (`crate::policy`); the artifact must be the one spur last recorded writing
+/// ([`provenance`]; `doneGate.externalVerdicts: allow` accepts another, as `external`);
+/// with a task file, carry a row for each of its requirements and criteria
+/// (`done_gate/complete.rs`); and, when the policy configures verify gates or the task
+/// file's criteria name commands, the task ledger's sealed `verified` records must show
+/// every required gate green at the current tree fingerprint (`done_gate/verified.rs`).
 pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     let wbs = request.lock.wbs();
     let ledger = task_ledger::read(request.state_dir, wbs).and_then(|l| {
         l.intact()?;
         Ok(l)
     });
-    if ledger.as_ref().is_ok_and(|l| l.status().is_done()) {
+    if let Some(done) = ledger.as_ref().ok().and_then(|l| l.certified_done()) {
+        if let Some(message) = done_under_another_policy(request, done) {
+            let path = request.state_dir.verdict_path(wbs);
+            let read = read_artifact_file(&path, Some(request.state_dir.project_root()));
+            let evaluation = Evaluation::new(&path, read.outcome, Some(wbs.as_str()));
+            return DoneDecision::Deny {
+                verdict: evaluation.effective,
+                message,
+                evaluation: Box::new(evaluation),
+            };
+        }
         return DoneDecision::Noop {
             message: format!("task {wbs} is already done; nothing to do"),
         };
@@ -246,8 +284,10 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     };
     let verdict = evaluation.effective;
     let deny_message = (verdict != Verdict::Pass).then(|| deny_message(wbs, &evaluation));
+    let gate_policy = request.policy.resolve(request.state_dir);
 
     if let Some(reason) = request.force {
+        let policy_sha256 = gate_policy.as_ref().ok().map(|p| p.sha256().to_owned());
         let entry = AuditEntry {
             time: crate::store::timestamp::now(),
             user: request.user.to_owned(),
@@ -260,26 +300,38 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
             recomputed_verdict: evaluation.computed_verdict(),
             effective_verdict: verdict,
             deny_message,
+            policy_sha256: policy_sha256.clone(),
         };
         let audit_path = request.state_dir.audit_path();
-        return match audit::append(&audit_path, &entry) {
-            Ok(record) => DoneDecision::Allow {
-                reason: AllowReason::Forced,
-                done: Done {
-                    via: DoneVia::Forced {
-                        reason: reason.as_str().to_owned(),
-                        audit_hash: record.hash,
+        let written = key_for_writing(request.state_dir)
+            .map_err(|e| e.to_string())
+            .and_then(|key| audit::append(&audit_path, &entry, &key).map_err(|e| e.to_string()));
+        return match written {
+            Ok(record) => {
+                if let Ok(gate_policy) = &gate_policy {
+                    // Best effort: the hash is recorded either way; the snapshot only lets
+                    // `spur audit verify` say what changed.
+                    let _ = gate_policy.policy.store(request.state_dir);
+                }
+                DoneDecision::Allow {
+                    reason: AllowReason::Forced,
+                    done: Done {
+                        via: DoneVia::Forced {
+                            reason: reason.as_str().to_owned(),
+                            audit_hash: record.id().to_owned(),
+                        },
+                        verdict_sha256: read.sha256,
+                        policy_sha256,
                     },
-                    verdict_sha256: read.sha256,
-                },
-                verdict,
-                message: format!(
-                    "task {wbs} is done by forced override (verify verdict {verdict}); reason: {}; recorded in {}",
-                    reason.as_str(),
-                    audit_path.display()
-                ),
-                evaluation: Box::new(evaluation),
-            },
+                    verdict,
+                    message: format!(
+                        "task {wbs} is done by forced override (verify verdict {verdict}); reason: {}; recorded in {}",
+                        reason.as_str(),
+                        audit_path.display()
+                    ),
+                    evaluation: Box::new(evaluation),
+                }
+            }
             Err(error) => DoneDecision::Deny {
                 verdict,
                 message: format!(
@@ -297,42 +349,56 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
             evaluation: Box::new(evaluation),
         };
     }
-    let config = crate::verify::config::VerifyConfig::load(request.state_dir);
-    let (reason, via, how) =
-        match provenance::check(wbs, &path, &ledger, read.sha256.as_deref(), &config) {
-            Ok(provenance::Provenance::Spur) => (AllowReason::Pass, DoneVia::Pass, ""),
-            Ok(provenance::Provenance::External) => (
-                AllowReason::External,
-                DoneVia::External,
-                ", written outside spur (accepted by doneGate.externalVerdicts: allow)",
-            ),
-            Err(message) => {
-                return DoneDecision::Deny {
-                    verdict,
-                    message,
-                    evaluation: Box::new(evaluation),
-                }
-            }
-        };
+    let deny = |message: String, evaluation: Evaluation| DoneDecision::Deny {
+        verdict,
+        message,
+        evaluation: Box::new(evaluation),
+    };
+    let gate_policy = match gate_policy {
+        Ok(gate_policy) => gate_policy,
+        Err(e) => {
+            return deny(
+                format!("task {wbs} cannot be marked done: {e}"),
+                evaluation,
+            )
+        }
+    };
+    if let Err(message) = policy_unchanged(request.state_dir, wbs, &gate_policy) {
+        return deny(message, evaluation);
+    }
+    let (reason, via, how) = match provenance::check(
+        wbs,
+        &path,
+        &ledger,
+        read.sha256.as_deref(),
+        &gate_policy.config,
+    ) {
+        Ok(provenance::Provenance::Spur) => (AllowReason::Pass, DoneVia::Pass, ""),
+        Ok(provenance::Provenance::External) => (
+            AllowReason::External,
+            DoneVia::External,
+            ", written outside spur (accepted by doneGate.externalVerdicts: allow)",
+        ),
+        Err(message) => return deny(message, evaluation),
+    };
     let later = match &evaluation.outcome {
         ArtifactOutcome::Valid(artifact) => {
             complete::check_complete(request.state_dir, wbs, artifact, &path)
         }
         _ => Ok(()),
     }
-    .and_then(|()| verified::check(request.state_dir, &ledger, wbs));
+    .and_then(|()| verified::check(request.state_dir, &ledger, wbs, gate_policy.config()));
     if let Err(message) = later {
-        return DoneDecision::Deny {
-            verdict,
-            message,
-            evaluation: Box::new(evaluation),
-        };
+        return deny(message, evaluation);
     }
+    // Best effort, as for a force: the done record carries the hash either way.
+    let _ = gate_policy.policy.store(request.state_dir);
     DoneDecision::Allow {
         reason,
         done: Done {
             via,
             verdict_sha256: read.sha256,
+            policy_sha256: Some(gate_policy.sha256().to_owned()),
         },
         verdict,
         message: format!(
@@ -341,6 +407,72 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
         ),
         evaluation: Box::new(evaluation),
     }
+}
+
+/// In a run: `Err(deny message)` when `.spur/config.yaml` no longer holds the policy the
+/// run pinned, naming what changed. Outside runs there is nothing to compare.
+fn policy_unchanged(state_dir: &StateDir, wbs: &Wbs, gate_policy: &GatePolicy) -> Result<(), String> {
+    let Some(pinned) = &gate_policy.pinned else {
+        return Ok(());
+    };
+    let tail = format!(
+        "The run and the spur calls of its steps keep the policy it started with: put \
+         .spur/config.yaml back, or start a new run to use the new policy, or override with: \
+         spur task update {wbs} done --force-done --reason \"why\" (recorded in the audit log)"
+    );
+    let now = match policy::project_policy(state_dir) {
+        Ok((now, _)) => now,
+        Err(e) => {
+            return Err(format!(
+                "task {wbs} cannot be marked done: the done-gate policy of run {} cannot be compared \
+                 with the config on disk: {e}. {tail}",
+                pinned.run_id
+            ))
+        }
+    };
+    if now.sha256() == pinned.policy.sha256() {
+        return Ok(());
+    }
+    Err(format!(
+        "task {wbs} cannot be marked done: the done-gate policy changed during run {}: {} \
+         ({} now has policy {}, the run pinned {}). {tail}",
+        pinned.run_id,
+        now.changes_since(&pinned.policy).join(", "),
+        state_dir.config_path().display(),
+        policy::short(now.sha256()),
+        policy::short(pinned.policy.sha256()),
+    ))
+}
+
+/// In a run: the deny message when the task was marked done since the run started, under
+/// another policy than the one the run pinned (a spur call of a step that found another
+/// run's policy, or none). A done from before the run is a plain noop.
+fn done_under_another_policy(request: &DoneRequest<'_>, done: &LedgerRecord) -> Option<String> {
+    let PolicySource::Pinned(pinned) = request.policy else {
+        return None;
+    };
+    if done.at < pinned.started_at {
+        return None;
+    }
+    let recorded = done.status().and_then(|s| s.policy_sha256.as_deref());
+    if recorded == Some(pinned.policy.sha256()) {
+        return None;
+    }
+    let wbs = request.lock.wbs();
+    let then = match recorded {
+        Some(sha) => format!("under policy {}", policy::short(sha)),
+        None => "under no recorded policy".to_owned(),
+    };
+    Some(format!(
+        "task {wbs} cannot be marked done: it was marked done during run {} (task ledger seq {}, \
+         at {}) {then}, not under the policy the run pinned ({}). `spur audit verify` lists the \
+         policy changes; start a new run, or override with: spur task update {wbs} done \
+         --force-done --reason \"why\" (recorded in the audit log)",
+        pinned.run_id,
+        done.seq,
+        done.at,
+        policy::short(pinned.policy.sha256()),
+    ))
 }
 
 /// Names the task, the verdict, the artifact, how to re-verify, and the override.
@@ -436,6 +568,7 @@ mod tests {
             StatusChange::Done(&Done {
                 via: DoneVia::Pass,
                 verdict_sha256: None,
+                policy_sha256: None,
             })
         } else {
             StatusChange::To(Status::open(current).unwrap())
@@ -453,6 +586,7 @@ mod tests {
             state_dir: &f.state,
             run_id: Some("run-1"),
             user: "ada",
+            policy: &PolicySource::Project,
         })
     }
 
@@ -512,6 +646,7 @@ mod tests {
                 state_dir: &f.state,
                 run_id: None,
                 user: "ada",
+                policy: &PolicySource::Project,
             });
             assert_eq!(decision.kind(), GateDecision::Deny, "{decision:?}");
             assert!(
@@ -598,7 +733,7 @@ mod tests {
             done.via(),
             &DoneVia::Forced {
                 reason: "hand-verified".into(),
-                audit_hash: records[0].hash.clone()
+                audit_hash: records[0].id().to_owned()
             }
         );
     }

@@ -42,7 +42,10 @@ pub(crate) fn check(
     config: &Result<VerifyConfig, VerifyConfigErrors>,
 ) -> Result<Provenance, String> {
     let last = ledger.last_verdict_written();
-    let recorded = last.map(|(_, written)| written.sha256.as_str());
+    // Only a sealed record is spur's word; an unkeyed one is history.
+    let recorded = last
+        .filter(|(record, _)| record.is_keyed())
+        .map(|(_, written)| written.sha256.as_str());
     if artifact_sha256.is_some() && artifact_sha256 == recorded {
         return Ok(Provenance::Spur);
     }
@@ -56,6 +59,11 @@ pub(crate) fn check(
     let path = path.display();
     let found = artifact_sha256.map_or_else(|| "none".to_owned(), short);
     let cause = match last {
+        Some((record, _)) if !record.is_keyed() => format!(
+            "spur's last record of writing it (task ledger seq {}) is unkeyed (from before keyed \
+             chains, or written without the key), so it is no proof (its sha256 is {found})",
+            record.seq
+        ),
         Some((record, written)) => format!(
             "its sha256 {found} is not {}, the one spur last recorded writing ({} at {}, task ledger seq {})",
             short(&written.sha256),
@@ -201,7 +209,7 @@ pub(crate) fn record_rewrite(
     ledger.intact().map_err(unrecorded)?;
     let spurs = ledger
         .last_verdict_written()
-        .is_some_and(|(_, last)| last.sha256 == sha256_hex(read));
+        .is_some_and(|(record, last)| record.is_keyed() && last.sha256 == sha256_hex(read));
     if !spurs {
         return Ok(Rewrite::External);
     }

@@ -5,6 +5,9 @@
 //! chain). So evidence is bound to the tree it was taken at: edit, add, remove, rename or
 //! chmod a file after verify and the task needs a new verify run.
 //!
+//! Only sealed records count: an unkeyed `verified` record (from before keyed chains, or
+//! written without the key) is not evidence.
+//!
 //! A `verified` record counts only when the tree did not change while its run's gates ran
 //! (its `treeChangedBy` is empty): a gate that rewrote the tree checked a tree that is not
 //! the one recorded. Results of several runs at the same tree combine (a `--gate` re-run of
@@ -16,6 +19,7 @@ use crate::store::task_ledger::LedgerRead;
 use crate::task_file::{locate_task_file, read_task_file, TaskFile};
 use crate::tree;
 use crate::verify::config::VerifyConfig;
+use crate::verify::config_error::VerifyConfigErrors;
 use crate::verify::plan;
 use crate::verify::verdict_checks::check_name;
 use crate::verify::GateStatus;
@@ -36,9 +40,15 @@ pub(crate) fn required_gates(config: &VerifyConfig, task: Option<&TaskFile>) -> 
         .collect()
 }
 
-/// `Ok` when the task's evidence holds at the current tree (or the project verifies
+/// `Ok` when the task's evidence holds at the current tree (or the policy verifies
 /// nothing); else the deny message, which names what is wrong and the command that fixes it.
-pub(crate) fn check(state_dir: &StateDir, ledger: &LedgerRead, wbs: &Wbs) -> Result<(), String> {
+/// `config` is the verify configuration of the gate's policy.
+pub(crate) fn check(
+    state_dir: &StateDir,
+    ledger: &LedgerRead,
+    wbs: &Wbs,
+    config: Result<&VerifyConfig, &VerifyConfigErrors>,
+) -> Result<(), String> {
     let deny = |cause: String| {
         format!(
             "task {wbs} cannot be marked done: {cause}. Re-run the gates at this tree: spur verify \
@@ -46,14 +56,19 @@ pub(crate) fn check(state_dir: &StateDir, ledger: &LedgerRead, wbs: &Wbs) -> Res
              spur task update {wbs} done --force-done --reason \"why\" (recorded in the audit log)"
         )
     };
-    let config = VerifyConfig::load(state_dir)
-        .map_err(|e| deny(format!("the verify configuration cannot be used: {e}")))?;
+    let config =
+        config.map_err(|e| deny(format!("the verify configuration cannot be used: {e}")))?;
     // A task file that cannot be used has already denied (the completeness check).
     let task = locate_task_file(wbs, None, state_dir.project_root(), state_dir)
         .and_then(|path| read_task_file(&path))
         .ok();
-    let required = required_gates(&config, task.as_ref());
-    let records: Vec<&Verified> = ledger.records.iter().filter_map(|r| r.verified()).collect();
+    let required = required_gates(config, task.as_ref());
+    let records: Vec<&Verified> = ledger
+        .records
+        .iter()
+        .filter(|r| r.is_keyed())
+        .filter_map(|r| r.verified())
+        .collect();
     // A project that verifies nothing has nothing to bind. Once a verify run recorded its
     // gates for the task, the tree (config included) is held to it even if the gates are
     // then removed from the configuration.
@@ -66,7 +81,7 @@ pub(crate) fn check(state_dir: &StateDir, ledger: &LedgerRead, wbs: &Wbs) -> Res
             required.join(", ")
         )));
     };
-    let excludes = tree::config_excludes(state_dir, &config)
+    let excludes = tree::config_excludes(state_dir, config)
         .map_err(|e| deny(format!("the tree cannot be fingerprinted: {e}")))?;
     let current = tree::fingerprint(state_dir.project_root(), state_dir.root(), &excludes)
         .map_err(|e| deny(format!("the tree cannot be fingerprinted: {e}")))?

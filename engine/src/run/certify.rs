@@ -53,6 +53,7 @@ impl Run<'_, '_> {
             wbs: &wbs,
             run_id: self.facts.run_id.as_str(),
             force_reason: self.facts.force_reason.as_deref(),
+            policy: &self.facts.policy,
         });
         let (verdict, message, reason) = match &answer {
             GateAnswer::Noop => (None, Some(format!("task {wbs} was already done")), None),

@@ -14,6 +14,8 @@ pub struct GateRequest<'a> {
     pub(crate) run_id: &'a str,
     /// `--force-done --reason R`.
     pub(crate) force_reason: Option<&'a str>,
+    /// The policy the run pinned.
+    pub(crate) policy: &'a crate::policy::PolicySource,
 }
 
 /// What the gate answered.
@@ -79,6 +81,7 @@ impl DoneGate for TaskDoneGate {
             state_dir: request.state_dir,
             run_id: Some(request.run_id),
             user: &user,
+            policy: request.policy,
         });
         match decision {
             DoneDecision::Noop { .. } => GateAnswer::Noop,

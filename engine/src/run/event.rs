@@ -53,6 +53,11 @@ pub enum Event {
         /// `--force-done --reason R`: the reason, when the run was started forced.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         force_done_reason: Option<String>,
+        /// sha256 of the gate's policy (`verify`, `doneGate` of `.spur/config.yaml`) as the
+        /// run started: the run and every spur call from its steps use that policy
+        /// (`crate::policy`). Absent in journals from before policies were pinned.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        policy_sha256: Option<String>,
     },
     /// The run entered a state.
     StateEntered {

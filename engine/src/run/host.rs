@@ -5,6 +5,7 @@
 //! journals elsewhere (a durable workflow engine) implements the same calls and bridges
 //! to async itself: the runner stays synchronous.
 
+use crate::policy::Policy;
 use super::actions::{ActionRun, HitlQuestion};
 use super::done_gate_port::{GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
@@ -64,6 +65,14 @@ pub(crate) trait RunHost {
 
     /// Go on with `run_id`'s journal after `content`, the records read last.
     fn reopen_journal(&mut self, run_id: &RunId, content: &JournalContent) -> Result<(), RunError>;
+
+    /// Keep the snapshot of the policy a run pins as it starts, where the run (resumed) and
+    /// spur calls of its steps read it back by its hash.
+    fn keep_policy(&mut self, policy: &Policy) -> Result<(), RunError>;
+
+    /// The snapshot of the policy whose hash a run's `run-started` recorded, checked
+    /// against that hash.
+    fn kept_policy(&mut self, sha256: &str) -> Result<Policy, RunError>;
 
     /// Keep `secrets` out of every record appended from now on (and out of action logs):
     /// called once the journal is created or reopened, before the first append.

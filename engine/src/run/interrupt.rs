@@ -86,7 +86,9 @@ mod tests {
     // ACTIVE is process-wide: this is the only test of the library that activates it.
     fn an_activation_follows_the_journal_until_it_is_dropped_even_on_an_early_return() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::create(&dir.path().join("j.jsonl"), Durability::Unsafe).unwrap();
+        let key = crate::store::chain_key::ChainKey::fixed(1);
+        let journal =
+            Journal::create(&dir.path().join("j.jsonl"), Durability::Unsafe, key).unwrap();
         let journal = Arc::new(Mutex::new(journal));
         let run = |fail: bool| -> Result<(), ()> {
             let _armed = activate(Arc::clone(&journal));

@@ -18,6 +18,8 @@ use super::observer::RunObserver;
 use super::run_error::RunError;
 use super::run_id::RunId;
 use super::secrets::RunSecrets;
+use crate::policy::Policy;
+use crate::store::chain_key::{key_for_reading, key_for_writing};
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
 use crate::wbs::Wbs;
@@ -135,7 +137,8 @@ impl RunHost for LocalHost<'_> {
             path: run_dir.display().to_string(),
             source,
         })?;
-        let journal = Journal::create(&run_dir.join("journal.jsonl"), self.durability)
+        let key = key_for_writing(&self.state_dir)?;
+        let journal = Journal::create(&run_dir.join("journal.jsonl"), self.durability, key)
             .map_err(RunError::JournalIo)?;
         self.open(journal);
         self.run_dir = Some(run_dir);
@@ -150,15 +153,24 @@ impl RunHost for LocalHost<'_> {
                 self.state_dir.root().display().to_string(),
             ));
         }
-        Ok(journal::read(&path)?)
+        Ok(journal::read(&path, &key_for_reading(&self.state_dir))?)
     }
 
     fn reopen_journal(&mut self, run_id: &RunId, content: &JournalContent) -> Result<(), RunError> {
-        let journal = Journal::reopen(&self.journal_path(run_id), content, self.durability)
+        let key = key_for_writing(&self.state_dir)?;
+        let journal = Journal::reopen(&self.journal_path(run_id), content, self.durability, key)
             .map_err(RunError::JournalIo)?;
         self.open(journal);
         self.run_dir = Some(run_id.dir_in(&self.state_dir));
         Ok(())
+    }
+
+    fn keep_policy(&mut self, policy: &Policy) -> Result<(), RunError> {
+        Ok(policy.store(&self.state_dir)?)
+    }
+
+    fn kept_policy(&mut self, sha256: &str) -> Result<Policy, RunError> {
+        Ok(Policy::stored(&self.state_dir, sha256)?)
     }
 
     /// Also redacts the run's action logs already there: a resumed run may hold the log of

@@ -71,6 +71,34 @@ impl TaskLock {
     }
 }
 
+/// Who holds a task lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Holder {
+    /// No one: no run of the task is going on.
+    Free,
+    /// A run, by the id it wrote into the lock.
+    Run(String),
+    /// A process whose lock names no run (yet).
+    Unnamed,
+}
+
+/// Who holds the task lock at `path`, without taking it for longer than it takes to ask
+/// (and without creating a lock file that is not there).
+pub(crate) fn holder(path: &Path) -> Holder {
+    if !path.exists() {
+        return Holder::Free;
+    }
+    match FileLock::try_exclusive(path) {
+        Ok(Some(_free)) => Holder::Free,
+        Ok(None) => read_string(path, HOLDER_CAP)
+            .map(|text| text.trim().to_owned())
+            .ok()
+            .filter(|text| !text.is_empty())
+            .map_or(Holder::Unnamed, Holder::Run),
+        Err(_) => Holder::Unnamed,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

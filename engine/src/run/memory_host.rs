@@ -34,6 +34,7 @@ struct MemoryHost {
     answers: Vec<Resume>,
     pauses: Vec<String>,
     secrets: super::secrets::RunSecrets,
+    policies: Vec<crate::policy::Policy>,
 }
 
 impl MemoryHost {
@@ -46,6 +47,7 @@ impl MemoryHost {
             answers,
             pauses: Vec::new(),
             secrets: Default::default(),
+            policies: Vec::new(),
         }
     }
 
@@ -79,6 +81,19 @@ impl RunHost for MemoryHost {
 
     fn reopen_journal(&mut self, _: &RunId, _: &JournalContent) -> Result<(), RunError> {
         Ok(())
+    }
+
+    fn keep_policy(&mut self, policy: &crate::policy::Policy) -> Result<(), RunError> {
+        self.policies.push(policy.clone());
+        Ok(())
+    }
+
+    fn kept_policy(&mut self, sha256: &str) -> Result<crate::policy::Policy, RunError> {
+        self.policies
+            .iter()
+            .find(|p| p.sha256() == sha256)
+            .cloned()
+            .ok_or_else(|| RunError::UnknownState(sha256.to_owned()))
     }
 
     fn keep_secrets(&mut self, secrets: super::secrets::RunSecrets) {

@@ -98,6 +98,8 @@ pub struct Position {
     pub wbs: Option<String>,
     /// `--force-done --reason`: the reason the run was started with, if forced.
     pub force_done_reason: Option<String>,
+    /// The sha256 of the policy the run pinned, if it recorded one.
+    pub(crate) policy_sha256: Option<String>,
     pub(crate) started_at: String,
     /// Vars in effect: the start vars plus every merged `setVars` and answer.
     pub vars: BTreeMap<String, String>,
@@ -160,6 +162,7 @@ impl Position {
             vars,
             wbs,
             force_done_reason,
+            policy_sha256,
         } = &first.event
         else {
             return None;
@@ -170,6 +173,7 @@ impl Position {
             pipeline_sha256: pipeline_sha256.clone(),
             wbs: wbs.clone(),
             force_done_reason: force_done_reason.clone(),
+            policy_sha256: policy_sha256.clone(),
             started_at: first.at.clone(),
             vars: vars.clone(),
             state: None,

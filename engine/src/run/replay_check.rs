@@ -408,6 +408,7 @@ transitions:
             vars: BTreeMap::new(),
             wbs: Some("T1".into()),
             force_done_reason: None,
+            policy_sha256: None,
         }
     }
 

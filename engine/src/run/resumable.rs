@@ -1,5 +1,5 @@
 //! Whether a journaled run may go on, judged before anything runs: its journal is of this
-//! format and unbroken, every record fits the run before it and the pipeline, the run is
+//! format (sealed with a key), unbroken and verified with the key, every record fits the run before it and the pipeline, the run is
 //! not finished, its pipeline text is the one it started with (unless allowed), an hitl
 //! pause gets a valid answer and only a pause gets one, a force applies to a run with a
 //! task, and an action that started and never finished runs again only when asked to.
@@ -16,6 +16,7 @@ use super::run_error::RunError;
 use super::run_id::RunId;
 use super::runner::{ResumeRequest, RunSettings};
 use crate::pipeline::Pipeline;
+use crate::store::chain_key::key_for_reading;
 use crate::store::digest::sha256_hex;
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
@@ -59,11 +60,20 @@ pub(super) fn check(
         host.lock_task(w, run_id)?;
     }
     let content = host.read_journal(run_id)?;
-    if content.format == JournalFormat::Unversioned {
-        return Err(RunError::OlderJournal {
-            run_id: run_id.to_string(),
-        });
+    match content.format {
+        JournalFormat::Unversioned => {
+            return Err(RunError::OlderJournal {
+                run_id: run_id.to_string(),
+            })
+        }
+        JournalFormat::Unkeyed => {
+            return Err(RunError::UnkeyedJournal {
+                run_id: run_id.to_string(),
+            })
+        }
+        JournalFormat::Current => {}
     }
+    let content = content.verified(&run_dir.join("journal.jsonl"))?;
     let plan = Plan::new(pipeline)?;
     let recorded_sha = replay::replay(&content.records)
         .ok_or_else(no_start)?
@@ -219,11 +229,19 @@ pub fn recorded_pipeline(state_dir: &StateDir, run_id: &RunId) -> Result<PathBuf
             state_dir.root().display().to_string(),
         ));
     }
-    let content = journal::read(&path)?;
-    if content.format == JournalFormat::Unversioned {
-        return Err(RunError::OlderJournal {
-            run_id: run_id.to_string(),
-        });
+    let content = journal::read(&path, &key_for_reading(state_dir))?;
+    match content.format {
+        JournalFormat::Unversioned => {
+            return Err(RunError::OlderJournal {
+                run_id: run_id.to_string(),
+            })
+        }
+        JournalFormat::Unkeyed => {
+            return Err(RunError::UnkeyedJournal {
+                run_id: run_id.to_string(),
+            })
+        }
+        JournalFormat::Current => {}
     }
     match content.records.first().map(|r| &r.event) {
         Some(Event::RunStarted { pipeline, .. }) => Ok(PathBuf::from(pipeline)),

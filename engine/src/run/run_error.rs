@@ -55,6 +55,18 @@ pub enum RunError {
         /// The run.
         run_id: String,
     },
+    /// The journal is chained by plain sha256 (format 1), not sealed with a key.
+    #[error("run {run_id} cannot be resumed: its journal is not sealed with a key (format 1: written by a spur before keyed chains, or rewritten without the key)")]
+    UnkeyedJournal {
+        /// The run.
+        run_id: String,
+    },
+    /// There is no key to seal the journal with.
+    #[error(transparent)]
+    Key(#[from] crate::store::chain_key::KeyError),
+    /// The run's policy cannot be pinned or found.
+    #[error(transparent)]
+    Policy(#[from] crate::policy::PolicyError),
     /// The run being resumed already finished.
     #[error("run {run_id} already finished ({outcome} at {state})")]
     AlreadyFinished {
@@ -146,7 +158,7 @@ pub enum RunError {
 
 coded_diagnostic! {
     RunError {
-        forward { Var, InvalidWbs, Template, GuardCompile, Locked, Journal, DoesNotFit }
+        forward { Var, InvalidWbs, Template, GuardCompile, Locked, Journal, DoesNotFit, Key, Policy }
         Self::UnsetVars { .. } => Code::RunUnsetVar,
             help("declare each under `vars:` with a default, or pass it with --var NAME=VALUE");
         Self::ForceWithoutTask => Code::UsageForceDoneWithoutTask,
@@ -155,6 +167,10 @@ coded_diagnostic! {
             help("run `spur check` on the pipeline");
         Self::RunNotFound(..) => Code::RunNotFound,
             help("`spur runs` lists the runs of this state directory");
+        Self::UnkeyedJournal { run_id } => Code::JournalUnkeyed,
+            help("a sha256 chain can be recomputed by anyone who can write the file, so nothing shows that \
+                  this journal was not rewritten; start a new run with `spur run` (`spur trace {run_id}` \
+                  still shows its history)");
         Self::AlreadyFinished { .. } => Code::RunFinished,
             help("start a new run with `spur run`");
         Self::OlderJournal { run_id } => Code::JournalOlderFormat,
@@ -214,6 +230,9 @@ impl RunError {
             | RunError::Journal(_)
             | RunError::DoesNotFit(_)
             | RunError::OlderJournal { .. }
+            | RunError::UnkeyedJournal { .. }
+            | RunError::Key(_)
+            | RunError::Policy(_)
             | RunError::AlreadyFinished { .. }
             | RunError::PipelineChanged { .. }
             | RunError::Ambiguous { .. }

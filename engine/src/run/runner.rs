@@ -18,7 +18,7 @@ use super::local_host::LocalHost;
 use super::observer::RunObserver;
 use super::outcome::{DoneGateReport, Outcome, RunOutcome, StopReason};
 use super::plan::Plan;
-use super::replay::SequenceProgress;
+use super::replay::{Position, SequenceProgress};
 use super::resumable;
 use super::run_error::RunError;
 use super::run_id::RunId;
@@ -28,6 +28,7 @@ use super::sequence::SequenceEnd;
 use super::step_timeouts::StepTimeouts;
 use super::vars::{self, VarError, Vars};
 use crate::pipeline::{CheckedPipeline, Pipeline, TerminalReason};
+use crate::policy::{project_policy, PinnedPolicy, PolicyError, PolicySource};
 use crate::redact;
 use crate::store::digest::sha256_hex;
 use crate::store::state_dir::StateDir;
@@ -125,6 +126,8 @@ pub(crate) fn start_on(
     }
     let plan = Plan::new(pipeline)?;
     let secrets = RunSecrets::new(pipeline, &config_secrets(&settings.state_dir)?, &vars);
+    // The gate's policy as the run starts: the run and its steps' spur calls keep it.
+    let (policy, _) = project_policy(&settings.state_dir)?;
     let initial = plan
         .graph
         .initial()
@@ -134,6 +137,7 @@ pub(crate) fn start_on(
     }
     host.create_journal(&run_id)?;
     host.keep_secrets(secrets);
+    host.keep_policy(&policy)?;
     let mut run = Run {
         facts: Facts {
             pipeline,
@@ -143,6 +147,7 @@ pub(crate) fn start_on(
             settings,
             wbs,
             force_reason: request.force_done_reason,
+            policy: PolicySource::Project,
         },
         vars,
         host,
@@ -152,14 +157,20 @@ pub(crate) fn start_on(
         gate_report: None,
         forced: false,
     };
-    run.append(Event::RunStarted {
+    let started = run.append(Event::RunStarted {
         pipeline: request.pipeline_path.display().to_string(),
         pipeline_name: pipeline.name.value.clone(),
         pipeline_sha256: sha256_hex(pipeline.source.text().as_bytes()),
         vars: run.vars.clone(),
         wbs: run.facts.wbs.as_ref().map(|w| w.to_string()),
         force_done_reason: run.facts.force_reason.clone(),
+        policy_sha256: Some(policy.sha256().to_owned()),
     })?;
+    run.facts.policy = PolicySource::Pinned(PinnedPolicy::new(
+        run.facts.run_id.as_str(),
+        policy,
+        started.at,
+    ));
     let outcome = run.enter_initial(Cursor::entering(initial, 0));
     run.redacted(outcome)
 }
@@ -173,6 +184,7 @@ pub(crate) fn resume_on(
 ) -> Result<RunOutcome, RunError> {
     let resumable = resumable::check(&request, settings, host)?;
     let position = resumable.position;
+    let policy = pinned_at_start(host, &request.run_id, &position)?;
     let config = config_secrets(&settings.state_dir)?;
     let mut vars = position.vars.clone();
     let secrets = given_secrets(&request, &config, &mut vars)?;
@@ -187,6 +199,7 @@ pub(crate) fn resume_on(
             settings,
             wbs: resumable.wbs,
             force_reason: request.force_done_reason.clone(),
+            policy,
         },
         vars,
         host,
@@ -212,6 +225,31 @@ pub(crate) fn resume_on(
         run.drive(cursor)
     };
     run.redacted(outcome)
+}
+
+/// The policy a resumed run pinned when it started: its snapshot, checked against the hash
+/// in the journal's `run-started`.
+fn pinned_at_start(
+    host: &mut dyn RunHost,
+    run_id: &RunId,
+    position: &Position,
+) -> Result<PolicySource, RunError> {
+    let pinned = |why: String| PolicyError::Pinned {
+        run_id: run_id.to_string(),
+        why,
+    };
+    let sha256 = position
+        .policy_sha256
+        .as_deref()
+        .ok_or_else(|| pinned("its run-started records no policy".to_owned()))?;
+    let policy = host
+        .kept_policy(sha256)
+        .map_err(|e| pinned(e.to_string()))?;
+    Ok(PolicySource::Pinned(PinnedPolicy::new(
+        run_id.as_str(),
+        policy,
+        position.started_at.clone(),
+    )))
 }
 
 /// A resumed run's vars with its secrets given again: the journal holds each secret var as
@@ -256,6 +294,8 @@ pub(super) struct Facts<'p> {
     pub(super) settings: &'p RunSettings,
     pub(super) wbs: Option<Wbs>,
     pub(super) force_reason: Option<String>,
+    /// The policy the run pinned as it started (the gate's and `verify.run`'s).
+    pub(super) policy: PolicySource,
 }
 
 impl Facts<'_> {

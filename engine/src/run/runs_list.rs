@@ -3,9 +3,10 @@
 
 use serde::Serialize;
 
-use super::journal::{self, Event, JournalError, Record};
+use super::journal::{self, Event, JournalContent, JournalError, Record};
 use super::replay;
 use super::run_id::RunId;
+use crate::store::chain_key::key_for_reading;
 use crate::store::state_dir::StateDir;
 
 /// One line of `spur runs`.
@@ -69,7 +70,13 @@ pub(crate) fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, Jo
 
 /// The journal records of one run (a torn last line is left out).
 pub fn trace(state_dir: &StateDir, id: &RunId) -> Result<Vec<Record>, JournalError> {
-    Ok(journal::read(&journal_path(state_dir, id))?.records)
+    Ok(read_run(state_dir, id)?.records)
+}
+
+/// The journal of one run, read and checked with the key: its records, and whether they
+/// are sealed and verified (a journal whose seals cannot be checked still reads).
+pub fn read_run(state_dir: &StateDir, id: &RunId) -> Result<JournalContent, JournalError> {
+    journal::read(&journal_path(state_dir, id), &key_for_reading(state_dir))
 }
 
 pub(crate) fn journal_path(state_dir: &StateDir, id: &RunId) -> std::path::PathBuf {

@@ -118,6 +118,7 @@ impl RunSecrets {
                 vars,
                 wbs,
                 force_done_reason,
+                policy_sha256,
             } => Event::RunStarted {
                 // The file given on the command line, not a value; `spur continue` finds
                 // the pipeline by it.
@@ -127,6 +128,7 @@ impl RunSecrets {
                 vars: self.vars(vars),
                 wbs,
                 force_done_reason: self.opt(force_done_reason),
+                policy_sha256,
             },
             Event::ActionFinished {
                 state,
@@ -245,6 +247,7 @@ mod tests {
             vars,
             wbs: None,
             force_done_reason: None,
+            policy_sha256: None,
         });
         let text = serde_json::to_string(&event).unwrap();
         assert!(

@@ -170,6 +170,7 @@ impl Run<'_, '_> {
                 timeouts: &facts.settings.timeouts,
                 ask: &mut ask,
                 redactor: &redactor,
+                policy: &facts.policy,
             };
             actions::run(&mut ctx)
         };

@@ -1,11 +1,15 @@
-//! The audit log (`.spur/audit.jsonl`): one JSON line per forced done override,
-//! chained by hashes so an edited, removed, inserted or reordered record is detected.
+//! The audit log (`.spur/audit.jsonl`): one JSON line per forced done override, chained
+//! and sealed so an edited, removed, inserted or reordered record is detected, and one
+//! written without the key is not taken for spur's.
 //!
-//! Each line is a JSON object whose `prevHash` is the sha256 of the previous line's bytes
-//! (64 zeros for the first line) and whose last field, `hash`, is the sha256 of the line's
-//! bytes before `,"hash":` — so even the last line cannot be edited unnoticed. Its first
-//! field, `v`, is the format version; a record without one (logs written before formats
-//! were versioned) reads as format 1.
+//! Each line is a JSON object whose `prevHash` is the chain value of the previous line (its
+//! `mac` when sealed, else the sha256 of its bytes; 64 zeros for the first line) and whose
+//! last fields, `key` and `mac`, seal it (`store::seal`): even the last line cannot be
+//! edited without the key. Its first field, `v`, is the format version. Format 1 (and a
+//! record without `v`, from before formats were versioned) ended with `hash`, the plain
+//! sha256 of the line before it: such records still verify, as *unkeyed*, and sealed
+//! records may follow them, never the other way round. A sealed record whose key is not
+//! at hand is *unverifiable*: `verify` counts it, goes on, and says so.
 
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
@@ -14,13 +18,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::bounded_read::{open_directory, read_bounded, read_capped, ReadError};
+use crate::store::chain_key::{ChainKey, KeyAtHand};
 use crate::store::digest::sha256_hex;
 use crate::store::file_lock::FileLock;
 use crate::store::format_version::{line_version, unknown_version, LineVersion};
+use crate::store::seal::{self, chain_value, find_seal, SealCheck};
 use crate::verdict::Verdict;
 
-/// The format version this spur writes and reads.
-pub(crate) const FORMAT_VERSION: u64 = 1;
+/// The format version this spur writes: sealed records.
+pub(crate) const FORMAT_VERSION: u64 = 2;
+
+/// The format of records before keyed chains (`hash` last): still read, as unkeyed.
+pub(crate) const FORMAT_UNSEALED: u64 = 1;
 
 /// `prevHash` of the first record.
 pub(crate) const GENESIS_HASH: &str =
@@ -49,6 +58,8 @@ pub(crate) struct AuditEntry {
     pub(crate) effective_verdict: Verdict,
     /// What the gate would have said without the override (`None` if it would have allowed).
     pub(crate) deny_message: Option<String>,
+    /// The sha256 of the gate's policy when it was overridden (`crate::policy`).
+    pub(crate) policy_sha256: Option<String>,
 }
 
 /// A record as stored: the entry plus its format version and its place in the chain.
@@ -75,8 +86,37 @@ pub struct AuditRecord {
     /// The verdict the gate computed when it was overridden.
     pub effective_verdict: String,
     pub(crate) deny_message: Option<String>,
+    /// The sha256 of the gate's policy when it was overridden (sealed records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) policy_sha256: Option<String>,
     pub(crate) prev_hash: String,
-    pub(crate) hash: String,
+    /// An unkeyed record's own sha256 (format 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) hash: Option<String>,
+    /// The id of the key that sealed the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) key: Option<String>,
+    /// The record's seal (HMAC-SHA256 of its line up to this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mac: Option<String>,
+}
+
+impl AuditRecord {
+    /// What names the record (a ledger's `auditHash`, the next line's `prevHash`): its
+    /// `mac` when sealed, its `hash` when unkeyed.
+    pub fn id(&self) -> &str {
+        self.mac.as_deref().or(self.hash.as_deref()).unwrap_or_default()
+    }
+
+    /// Whether the record is sealed with a key.
+    pub fn is_keyed(&self) -> bool {
+        self.mac.is_some()
+    }
+
+    /// The policy hash of the override, when recorded.
+    pub fn policy_sha256(&self) -> Option<&str> {
+        self.policy_sha256.as_deref()
+    }
 }
 
 fn format_1() -> u64 {
@@ -127,8 +167,12 @@ coded_diagnostic! {
 }
 
 /// Append `entry` durably (fsync'd before returning) under an exclusive lock, chained to
-/// the last line. Returns the record as written.
-pub(crate) fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, AuditError> {
+/// the last line and sealed with `key`. Returns the record as written.
+pub(crate) fn append(
+    path: &Path,
+    entry: &AuditEntry,
+    key: &ChainKey,
+) -> Result<AuditRecord, AuditError> {
     let write_err = |source| AuditError::Write {
         path: path.display().to_string(),
         source,
@@ -141,8 +185,8 @@ pub(crate) fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, Aud
     let existing = read_capped(&mut *file, MAX_AUDIT_BYTES).map_err(|e| write_err(e.into()))?;
     let prev_hash = match last_line(&existing) {
         Some(line) => {
-            // Chaining a format-1 record onto a newer log would mix formats.
-            if let Ok(LineVersion::Unknown(found)) = line_version(line, FORMAT_VERSION) {
+            // Chaining onto a record of a newer format would mix formats.
+            if let Some(found) = unread_version(line) {
                 return Err(AuditError::UnknownVersion {
                     path: path.display().to_string(),
                     line: existing.iter().filter(|b| **b == b'\n').count()
@@ -150,11 +194,12 @@ pub(crate) fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, Aud
                     problem: unknown_version(found, FORMAT_VERSION),
                 });
             }
-            sha256_hex(line)
+            chain_value(line)
         }
         None => GENESIS_HASH.to_owned(),
     };
-    let line = chain_line(entry, &prev_hash).map_err(|e| write_err(std::io::Error::other(e)))?;
+    let line =
+        chain_line(entry, &prev_hash, key).map_err(|e| write_err(std::io::Error::other(e)))?;
     let mut buf = Vec::with_capacity(line.len() + 2);
     if !existing.is_empty() && !existing.ends_with(b"\n") {
         // A torn last line stays (verify reports it); the new record starts on its own line.
@@ -174,8 +219,12 @@ pub(crate) fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, Aud
     serde_json::from_str(&line).map_err(|e| write_err(std::io::Error::other(e)))
 }
 
-/// The line for `entry` chained after `prev_hash`, `hash` last.
-fn chain_line(entry: &AuditEntry, prev_hash: &str) -> Result<String, serde_json::Error> {
+/// The line for `entry` chained after `prev_hash`, sealed with `key`.
+fn chain_line(
+    entry: &AuditEntry,
+    prev_hash: &str,
+    key: &ChainKey,
+) -> Result<String, serde_json::Error> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Body<'a> {
@@ -189,10 +238,8 @@ fn chain_line(entry: &AuditEntry, prev_hash: &str) -> Result<String, serde_json:
         entry,
         prev_hash,
     })?;
-    // `body` is a JSON object: drop its closing brace, then append the hash of the rest.
-    let open = body.strip_suffix('}').unwrap_or(&body);
-    let hash = sha256_hex(open.as_bytes());
-    Ok(format!("{open}{HASH_FIELD}{hash}\"}}"))
+    // `body` is a JSON object: drop its closing brace, then seal the rest.
+    Ok(seal::seal(body.strip_suffix('}').unwrap_or(&body), key))
 }
 
 fn last_line(bytes: &[u8]) -> Option<&[u8]> {
@@ -211,8 +258,12 @@ fn last_line(bytes: &[u8]) -> Option<&[u8]> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChainCheck {
-    /// Records that verified before the first break (all of them when intact).
+    /// Records checked before the first break (all of them when intact).
     pub records: usize,
+    /// How many of them are unkeyed (format 1: plain sha256, from before keyed chains).
+    pub unkeyed: usize,
+    /// The sealed records whose key is not at hand, if any.
+    pub unverifiable: Option<UnverifiableLines>,
     /// The first line that breaks the chain, if any.
     pub broken: Option<BrokenLine>,
 }
@@ -226,16 +277,34 @@ pub struct BrokenLine {
     pub problem: String,
 }
 
+/// Sealed records that cannot be verified with the key at hand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnverifiableLines {
+    /// The first of them (1-based).
+    pub first_line: usize,
+    /// How many.
+    pub count: usize,
+    /// Why the first cannot be verified.
+    pub why: String,
+}
+
 impl ChainCheck {
-    /// Whether every line verified.
+    /// Whether no line breaks the chain (unverifiable lines do not break it).
     pub fn is_intact(&self) -> bool {
         self.broken.is_none()
     }
+
+    /// Whether every line was verified: intact and none unverifiable.
+    pub fn is_verified(&self) -> bool {
+        self.is_intact() && self.unverifiable.is_none()
+    }
 }
 
-/// Check every line of the log at `path`. An absent log is an intact, empty chain.
-pub fn verify(path: &Path) -> Result<ChainCheck, AuditError> {
-    Ok(verify_bytes(&read_log(path)?))
+/// Check every line of the log at `path`, seals with `key`. An absent log is an intact,
+/// empty chain.
+pub fn verify(path: &Path, key: &KeyAtHand) -> Result<ChainCheck, AuditError> {
+    Ok(verify_bytes(&read_log(path)?, key))
 }
 
 /// The log's bytes; an absent log is empty.
@@ -260,15 +329,22 @@ pub struct AuditAnchor {
 
 /// [`verify`], then check that every anchor (see `task_status::audit_anchors`) names a
 /// record of the log: removing records from the end leaves a valid chain, but the task
-/// histories still name them.
-pub fn verify_anchored(path: &Path, anchors: &[AuditAnchor]) -> Result<ChainCheck, AuditError> {
-    let mut check = verify(path)?;
+/// histories still name them. (A sealed ledger names a record by its `mac`, which no
+/// unkeyed record's sha256 can equal.)
+pub fn verify_anchored(
+    path: &Path,
+    key: &KeyAtHand,
+    anchors: &[AuditAnchor],
+) -> Result<ChainCheck, AuditError> {
+    let mut check = verify(path, key)?;
     if !check.is_intact() {
         return Ok(check);
     }
-    let hashes: std::collections::HashSet<String> =
-        list(path)?.into_iter().map(|r| r.hash).collect();
-    if let Some(anchor) = anchors.iter().find(|a| !hashes.contains(&a.audit_hash)) {
+    let ids: std::collections::HashSet<String> = list(path)?
+        .iter()
+        .map(|r| r.id().to_owned())
+        .collect();
+    if let Some(anchor) = anchors.iter().find(|a| !ids.contains(&a.audit_hash)) {
         check.broken = Some(BrokenLine {
             line: check.records + 1,
             problem: format!(
@@ -281,60 +357,115 @@ pub fn verify_anchored(path: &Path, anchors: &[AuditAnchor]) -> Result<ChainChec
 }
 
 /// Check a whole log held in memory.
-pub(crate) fn verify_bytes(bytes: &[u8]) -> ChainCheck {
+pub(crate) fn verify_bytes(bytes: &[u8], key: &KeyAtHand) -> ChainCheck {
+    let mut check = ChainCheck {
+        records: 0,
+        unkeyed: 0,
+        unverifiable: None,
+        broken: None,
+    };
     let mut prev = GENESIS_HASH.to_owned();
-    let mut records = 0;
+    let mut sealed_before = false;
     let complete = bytes.is_empty() || bytes.ends_with(b"\n");
     let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     if body.is_empty() {
-        return ChainCheck {
-            records: 0,
-            broken: None,
-        };
+        return check;
     }
     let lines: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
     let count = lines.len();
     for (i, line) in lines.into_iter().enumerate() {
         let number = i + 1;
-        let broken = |problem: String| ChainCheck {
-            records,
-            broken: Some(BrokenLine {
-                line: number,
-                problem,
-            }),
+        let found = if number == count && !complete {
+            Err("the last line is incomplete (no newline): a torn write or a truncation".to_owned())
+        } else {
+            check_line(line, &prev, sealed_before, key)
         };
-        if number == count && !complete {
-            return broken(
-                "the last line is incomplete (no newline): a torn write or a truncation".to_owned(),
-            );
+        match found {
+            Err(problem) => {
+                check.broken = Some(BrokenLine {
+                    line: number,
+                    problem,
+                });
+                return check;
+            }
+            Ok(LineSeal::Unkeyed) => check.unkeyed += 1,
+            Ok(LineSeal::Valid) => sealed_before = true,
+            Ok(LineSeal::Unverifiable(why)) => {
+                sealed_before = true;
+                match &mut check.unverifiable {
+                    Some(lines) => lines.count += 1,
+                    None => {
+                        check.unverifiable = Some(UnverifiableLines {
+                            first_line: number,
+                            count: 1,
+                            why,
+                        })
+                    }
+                }
+            }
         }
-        if let Err(problem) = check_line(line, &prev) {
-            return broken(problem);
-        }
-        prev = sha256_hex(line);
-        records += 1;
+        prev = chain_value(line);
+        check.records += 1;
     }
-    ChainCheck {
-        records,
-        broken: None,
+    check
+}
+
+/// How a line that fits the chain is sealed.
+enum LineSeal {
+    Valid,
+    Unkeyed,
+    Unverifiable(String),
+}
+
+/// The version of a line, when it is one this spur does not read.
+fn unread_version(line: &[u8]) -> Option<u64> {
+    match line_version(line, FORMAT_VERSION) {
+        Ok(LineVersion::Unknown(found)) if found != FORMAT_UNSEALED => Some(found),
+        _ => None,
     }
 }
 
-fn check_line(line: &[u8], prev: &str) -> Result<(), String> {
+fn check_line(
+    line: &[u8],
+    prev: &str,
+    sealed_before: bool,
+    key: &KeyAtHand,
+) -> Result<LineSeal, String> {
     let text = std::str::from_utf8(line).map_err(|_| "the line is not UTF-8".to_owned())?;
-    if let Ok(LineVersion::Unknown(found)) = line_version(line, FORMAT_VERSION) {
+    if let Some(found) = unread_version(line) {
         return Err(unknown_version(found, FORMAT_VERSION));
     }
     let record: AuditRecord =
         serde_json::from_str(text).map_err(|e| format!("the line is not an audit record: {e}"))?;
-    let split = text
-        .rfind(HASH_FIELD)
-        .ok_or_else(|| "the line has no trailing hash field".to_owned())?;
-    let (open, rest) = text.split_at(split);
-    let expected = format!("{HASH_FIELD}{}\"}}", record.hash);
-    if rest != expected || sha256_hex(open.as_bytes()) != record.hash {
-        return Err("the record was edited: its content does not match its hash".to_owned());
-    }
+    let sealed = if record.v == FORMAT_VERSION {
+        let seal = find_seal(line).filter(|seal| {
+            record.key.as_deref() == Some(seal.key_id)
+                && record.mac.as_deref() == Some(seal.mac)
+                && record.hash.is_none()
+        });
+        Some(seal.ok_or("the record is not sealed: its last fields are not its key and its mac")?)
+    } else {
+        if sealed_before {
+            return Err(
+                "the record is unkeyed (no seal) after sealed records: it was written without the key"
+                    .to_owned(),
+            );
+        }
+        let hash = record
+            .hash
+            .as_deref()
+            .filter(|_| record.key.is_none() && record.mac.is_none())
+            .ok_or("the line has no trailing hash field")?;
+        let split = text
+            .rfind(HASH_FIELD)
+            .ok_or("the line has no trailing hash field")?;
+        let (open, rest) = text.split_at(split);
+        let expected = format!("{HASH_FIELD}{hash}\"}}");
+        if rest != expected || sha256_hex(open.as_bytes()) != hash {
+            return Err("the record was edited: its content does not match its hash".to_owned());
+        }
+        None
+    };
     if record.prev_hash != prev {
         return Err(if prev == GENESIS_HASH {
             "the first record does not start the chain: records before it were removed".to_owned()
@@ -343,7 +474,17 @@ fn check_line(line: &[u8], prev: &str) -> Result<(), String> {
                 .to_owned()
         });
     }
-    Ok(())
+    let Some(seal) = sealed else {
+        return Ok(LineSeal::Unkeyed);
+    };
+    match seal::check(&seal, key) {
+        SealCheck::Valid => Ok(LineSeal::Valid),
+        SealCheck::Unverifiable(why) => Ok(LineSeal::Unverifiable(why)),
+        SealCheck::Forged => Err(
+            "the record was edited, or sealed without the key: its seal is not the key's MAC of the line"
+                .to_owned(),
+        ),
+    }
 }
 
 /// Every record of the log, in order. Lines that are not records are skipped by
@@ -352,7 +493,7 @@ fn check_line(line: &[u8], prev: &str) -> Result<(), String> {
 pub fn list(path: &Path) -> Result<Vec<AuditRecord>, AuditError> {
     let mut records = Vec::new();
     for (i, line) in read_log(path)?.split(|b| *b == b'\n').enumerate() {
-        if let Ok(LineVersion::Unknown(found)) = line_version(line, FORMAT_VERSION) {
+        if let Some(found) = unread_version(line) {
             return Err(AuditError::UnknownVersion {
                 path: path.display().to_string(),
                 line: i + 1,
@@ -401,6 +542,32 @@ mod tests {
             recomputed_verdict: None,
             effective_verdict: Verdict::Unknown,
             deny_message: Some("missing".into()),
+            policy_sha256: None,
+        }
+    }
+
+    fn key() -> ChainKey {
+        ChainKey::fixed(3)
+    }
+
+    fn at_hand() -> KeyAtHand {
+        KeyAtHand::Key(key())
+    }
+
+    fn verify(path: &Path) -> Result<ChainCheck, AuditError> {
+        super::verify(path, &at_hand())
+    }
+
+    fn append(path: &Path, entry: &AuditEntry) -> Result<AuditRecord, AuditError> {
+        super::append(path, entry, &key())
+    }
+
+    fn intact(records: usize, unkeyed: usize) -> ChainCheck {
+        ChainCheck {
+            records,
+            unkeyed,
+            unverifiable: None,
+            broken: None,
         }
     }
 
@@ -441,18 +608,70 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
         write_lines(&path, &UNVERSIONED_LOG.map(str::to_owned));
-        assert_eq!(
-            verify(&path).unwrap(),
-            ChainCheck {
-                records: 2,
-                broken: None
-            }
-        );
-        assert!(list(&path).unwrap().iter().all(|r| r.v == 1));
+        assert_eq!(verify(&path).unwrap(), intact(2, 2));
+        assert!(list(&path).unwrap().iter().all(|r| r.v == 1 && !r.is_keyed()));
         let appended = append(&path, &entry("after")).unwrap();
         assert_eq!(appended.v, FORMAT_VERSION);
-        assert!(lines(&path)[2].starts_with(r#"{"v":1,"time":"#));
-        assert_eq!(verify(&path).unwrap().records, 3);
+        assert!(appended.is_keyed());
+        assert_eq!(appended.prev_hash, sha256_hex(UNVERSIONED_LOG[1].as_bytes()));
+        assert!(lines(&path)[2].starts_with(r#"{"v":2,"time":"#));
+        assert_eq!(verify(&path).unwrap(), intact(3, 2));
+        // An unkeyed record after a sealed one was written without the key.
+        let mut l = lines(&path);
+        l.push(UNVERSIONED_LOG[0].to_owned());
+        write_lines(&path, &l);
+        let broken = verify(&path).unwrap().broken.unwrap();
+        assert_eq!(broken.line, 4);
+        assert!(broken.problem.contains("unkeyed (no seal) after sealed records"), "{broken:?}");
+    }
+
+    #[test]
+    fn a_log_rewritten_whole_with_a_sha256_chain_reads_as_unkeyed() {
+        let (_dir, path) = log_of(2);
+        let mut prev = GENESIS_HASH.to_owned();
+        let rewritten: Vec<String> = list(&path)
+            .unwrap()
+            .into_iter()
+            .map(|mut r| {
+                r.reason = "edited".into();
+                r.v = 1;
+                r.prev_hash = prev.clone();
+                r.key = None;
+                r.mac = None;
+                r.hash = None;
+                let body = serde_json::to_string(&r).unwrap();
+                let open = body.strip_suffix('}').unwrap().to_owned();
+                let line = format!("{open}{HASH_FIELD}{}\"}}", sha256_hex(open.as_bytes()));
+                prev = sha256_hex(line.as_bytes());
+                line
+            })
+            .collect();
+        write_lines(&path, &rewritten);
+        // A chain as older spurs wrote it: it holds, and every record is unkeyed.
+        assert_eq!(verify(&path).unwrap(), intact(2, 2));
+    }
+
+    #[test]
+    fn without_the_key_sealed_records_are_unverifiable_not_broken() {
+        let (_dir, path) = log_of(2);
+        for key in [
+            KeyAtHand::Missing { file: "/k".into() },
+            KeyAtHand::Key(ChainKey::fixed(4)),
+        ] {
+            let check = super::verify(&path, &key).unwrap();
+            assert!(check.is_intact());
+            assert!(!check.is_verified());
+            let u = check.unverifiable.unwrap();
+            assert_eq!((u.first_line, u.count), (1, 2));
+        }
+        // A seal in the name of the key, not made with it, is a forgery.
+        let mut l = lines(&path);
+        let mac_at = l[1].rfind("\"mac\":\"").unwrap() + 7;
+        l[1].replace_range(mac_at..mac_at + 4, "0000");
+        write_lines(&path, &l);
+        let broken = verify(&path).unwrap().broken.unwrap();
+        assert_eq!(broken.line, 2);
+        assert!(broken.problem.contains("sealed without the key"), "{broken:?}");
     }
 
     #[test]
@@ -460,15 +679,15 @@ mod tests {
         let (_dir, path) = log_of(1);
         let mut l = lines(&path);
         l.push(format!(
-            r#"{{"v":2,"prevHash":"{}","anything":"new"}}"#,
-            sha256_hex(l[0].as_bytes())
+            r#"{{"v":3,"prevHash":"{}","anything":"new"}}"#,
+            chain_value(l[0].as_bytes())
         ));
         write_lines(&path, &l);
         let broken = verify(&path).unwrap().broken.unwrap();
         assert_eq!(broken.line, 2);
         assert_eq!(
             broken.problem,
-            "it was written by a newer spur (format 2); this spur reads format 1"
+            "it was written by a newer spur (format 3); this spur reads format 2"
         );
         let err = list(&path).unwrap_err().to_string();
         assert!(
@@ -476,23 +695,18 @@ mod tests {
             "{err}"
         );
         let err = append(&path, &entry("x")).unwrap_err().to_string();
-        assert!(err.contains("newer spur (format 2)"), "{err}");
+        assert!(err.contains("newer spur (format 3)"), "{err}");
         assert_eq!(lines(&path).len(), 2, "nothing was appended");
     }
 
     #[test]
     fn an_appended_chain_verifies() {
         let (_dir, path) = log_of(3);
-        assert_eq!(
-            verify(&path).unwrap(),
-            ChainCheck {
-                records: 3,
-                broken: None
-            }
-        );
+        assert_eq!(verify(&path).unwrap(), intact(3, 0));
         let records = list(&path).unwrap();
         assert_eq!(records[0].prev_hash, GENESIS_HASH);
-        assert_eq!(records[1].prev_hash, sha256_hex(lines(&path)[0].as_bytes()));
+        assert_eq!(records[1].prev_hash, records[0].id());
+        assert_eq!(records[0].key.as_deref(), Some(key().id()));
     }
 
     #[test]
@@ -509,13 +723,7 @@ mod tests {
                 });
             }
         });
-        assert_eq!(
-            verify(&path).unwrap(),
-            ChainCheck {
-                records: 40,
-                broken: None
-            }
-        );
+        assert_eq!(verify(&path).unwrap(), intact(40, 0));
     }
 
     #[test]
@@ -561,9 +769,14 @@ mod tests {
             }
             let mut bytes = original.clone();
             bytes[i] = if bytes[i] == b'a' { b'b' } else { b'a' };
-            let check = verify_bytes(&bytes);
+            let check = verify_bytes(&bytes, &at_hand());
             let line = original[..i].iter().filter(|b| **b == b'\n').count() + 1;
-            assert_eq!(check.broken.map(|b| b.line), Some(line), "byte {i}");
+            // An edit of the key's id makes the record one of another key: unverifiable.
+            let found = check
+                .broken
+                .map(|b| b.line)
+                .or(check.unverifiable.map(|u| u.first_line));
+            assert_eq!(found, Some(line), "byte {i}");
         }
     }
 

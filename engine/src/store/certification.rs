@@ -1,10 +1,14 @@
 //! Whether a task's status is certified: its task ledger checked, and its view compared
 //! with it. `spur task show` and `spur audit verify` report what this finds.
 //!
-//! - certified: the ledger's last record says done (and the view agrees or is absent);
+//! - certified: the ledger's last status record says done, sealed with the key (and the
+//!   view agrees or is absent);
 //! - uncertified: the view says done and the ledger has no record at all (a fresh clone of
-//!   a repository whose views say done, or a step that wrote one);
+//!   a repository whose views say done, or a step that wrote one), or the ledger's done is
+//!   unkeyed (a ledger of a spur before keyed chains, or rewritten without the key);
 //! - tampered: the ledger's chain is broken, or it has records and the view disagrees;
+//! - unverifiable: the ledger's seals cannot be checked (the key is missing, or another key
+//!   sealed it): neither tampered nor fine;
 //! - none: nothing to certify and nothing wrong.
 
 use serde::Serialize;
@@ -25,17 +29,20 @@ pub enum Certification {
     Uncertified,
     /// The ledger is broken, or a view disagrees with it.
     Tampered,
+    /// The ledger's seals cannot be checked with the key at hand.
+    Unverifiable,
     /// Not done, nothing wrong.
     None,
 }
 
 impl Certification {
-    /// `certified`, `uncertified`, `tampered`, `none`.
+    /// `certified`, `uncertified`, `tampered`, `unverifiable`, `none`.
     pub fn as_str(self) -> &'static str {
         match self {
             Certification::Certified => "certified",
             Certification::Uncertified => "uncertified",
             Certification::Tampered => "tampered",
+            Certification::Unverifiable => "unverifiable",
             Certification::None => "none",
         }
     }
@@ -51,12 +58,16 @@ pub struct LedgerSummary {
     pub records: usize,
     /// Whether the chain holds (a missing ledger is an intact, empty one).
     pub intact: bool,
-    /// The hash of its last intact record's line (the next record's `prev`).
+    /// The chain value of its last intact record's line (the next record's `prev`).
     pub(crate) last_hash: Option<String>,
     /// A torn last line was ignored.
     pub(crate) torn_tail: bool,
     /// Why it is not intact.
     pub(crate) problem: Option<String>,
+    /// How many of its records are unkeyed (from before keyed chains).
+    pub unkeyed: usize,
+    /// Why its seals cannot be checked, from the first record that cannot be.
+    pub(crate) unverifiable: Option<String>,
 }
 
 /// The view's side of a check.
@@ -96,17 +107,32 @@ pub struct TaskCheck {
 pub fn check(state_dir: &StateDir, wbs: &Wbs) -> TaskCheck {
     let ledger_path = state_dir.task_ledger_path(wbs).display().to_string();
     let view_path = state_dir.task_path(wbs).display().to_string();
-    let (records, mut ledger) = match task_ledger::read(state_dir, wbs) {
+    let (records, mut ledger, unkeyed_done) = match task_ledger::read(state_dir, wbs) {
         Ok(read) => {
+            let unverifiable = read
+                .unverifiable
+                .as_ref()
+                .and(read.intact().err())
+                .map(|e| e.to_string());
             let summary = LedgerSummary {
                 path: ledger_path.clone(),
                 records: read.records.len(),
                 intact: read.broken.is_none(),
                 last_hash: (!read.last_hash().is_empty()).then(|| read.last_hash().to_owned()),
                 torn_tail: read.torn_tail,
-                problem: read.intact().err().map(|e| e.to_string()),
+                problem: read
+                    .broken
+                    .as_ref()
+                    .and(read.intact().err())
+                    .map(|e| e.to_string()),
+                unkeyed: read.unkeyed(),
+                unverifiable,
             };
-            (read.records, summary)
+            let unkeyed_done = read
+                .last_status_record()
+                .filter(|r| !r.is_keyed() && r.status().is_some_and(|s| s.to.is_done()))
+                .map(|r| r.seq);
+            (read.records, summary, unkeyed_done)
         }
         Err(e) => (
             Vec::new(),
@@ -117,7 +143,10 @@ pub fn check(state_dir: &StateDir, wbs: &Wbs) -> TaskCheck {
                 last_hash: None,
                 torn_tail: false,
                 problem: Some(e.to_string()),
+                unkeyed: 0,
+                unverifiable: None,
             },
+            None,
         ),
     };
     let record = TaskRecord::from_ledger(wbs, &records);
@@ -131,13 +160,21 @@ pub fn check(state_dir: &StateDir, wbs: &Wbs) -> TaskCheck {
             View::Missing | View::Record(_) => None,
         },
     };
-    let by_ledger = if record.status.is_done() {
-        Certification::Certified
-    } else {
-        Certification::None
+    let by_ledger = match unkeyed_done {
+        Some(seq) => (
+            Certification::Uncertified,
+            Some(format!(
+                "its done record (task ledger {ledger_path} seq {seq}) is unkeyed: written by a spur \
+                 before keyed chains, or without the key, so it is no proof"
+            )),
+        ),
+        None if record.status.is_done() => (Certification::Certified, None),
+        None => (Certification::None, None),
     };
     let (certification, detail) = if let Some(problem) = &ledger.problem {
         (Certification::Tampered, Some(problem.clone()))
+    } else if let Some(why) = &ledger.unverifiable {
+        (Certification::Unverifiable, Some(why.clone()))
     } else if records.is_empty() {
         match &view {
             View::Record(claim) if claim.status.is_done() => (
@@ -156,7 +193,7 @@ pub fn check(state_dir: &StateDir, wbs: &Wbs) -> TaskCheck {
         }
     } else {
         match &view {
-            View::Missing => (by_ledger, None),
+            View::Missing => by_ledger,
             View::Unreadable(problem) => (
                 Certification::Tampered,
                 Some(format!(
@@ -164,7 +201,7 @@ pub fn check(state_dir: &StateDir, wbs: &Wbs) -> TaskCheck {
                     record.status
                 )),
             ),
-            View::Record(claim) if *claim == record => (by_ledger, None),
+            View::Record(claim) if *claim == record => by_ledger,
             View::Record(claim) => (
                 Certification::Tampered,
                 Some(differences(claim, &record, &view_path)),
@@ -294,15 +331,15 @@ mod tests {
         let (_d, state, wbs) = state();
         set(&state, &wbs, "in-progress");
         set(&state, &wbs, "review");
-        // The first record edited: the second's prev no longer matches. The view is the
-        // honest one spur wrote.
+        // The first record edited: its seal no longer matches. The view is the honest one
+        // spur wrote.
         let path = state.task_ledger_path(&wbs);
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, text.replacen("ada", "eve", 1)).unwrap();
         let check = check(&state, &wbs);
         assert_eq!(check.certification, Certification::Tampered);
         assert!(!check.ledger.intact);
-        assert!(check.detail.unwrap().contains("broken at seq 1"));
+        assert!(check.detail.unwrap().contains("broken at seq 0"));
     }
 
     #[test]

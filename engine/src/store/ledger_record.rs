@@ -1,8 +1,9 @@
-//! The records of a task ledger (`store::task_ledger`), by kind. Format 2 tags every record
-//! with `kind`: `status` (a status change, the only kind a task's status is read from),
+//! The records of a task ledger (`store::task_ledger`), by kind. Every record since format 2
+//! has a `kind`: `status` (a status change, the only kind a task's status is read from),
 //! `verdict-written` (spur wrote the task's verdict artifact, with its sha256) and
-//! `verified` (a verify run's gate results at a tree fingerprint). Format 1 held status
-//! records only, without `kind`; such lines still read, as `status` records.
+//! `verified` (a verify run's gate results at a tree fingerprint). Format 3 seals each
+//! record with the key (`key`, `mac`: `store::seal`). Format 2 (unsealed) and format 1
+//! (status records only, without `kind`) still read, as *unkeyed* records.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,11 +30,24 @@ pub struct LedgerRecord {
     /// The record's kind and its kind's fields (`kind` in the line).
     #[serde(flatten)]
     pub entry: LedgerEntry,
-    /// Lowercase hex sha256 of the previous line's bytes; `""` for the first record.
+    /// The previous line's chain value (its `mac` when sealed, else the lowercase hex
+    /// sha256 of its bytes); `""` for the first record.
     pub prev: String,
+    /// The id of the key that sealed the record (format 3); `None` for an unkeyed record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The record's seal: HMAC-SHA256 of its line up to this field (format 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
 }
 
 impl LedgerRecord {
+    /// Whether the record is sealed with the key: only sealed records are proof (an
+    /// unkeyed one is history from before keyed chains, or written without the key).
+    pub fn is_keyed(&self) -> bool {
+        self.mac.is_some()
+    }
+
     /// The status change, when this is a `status` record.
     pub fn status(&self) -> Option<&StatusRecord> {
         match &self.entry {
@@ -96,6 +110,10 @@ pub struct StatusRecord {
     pub verdict_sha256: Option<String>,
     /// The hash of the audit record of a forced override.
     pub audit_hash: Option<String>,
+    /// The sha256 of the gate's policy when it certified done (`crate::policy`); `None`
+    /// for other changes and records from before the policy was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_sha256: Option<String>,
 }
 
 /// How the gate certified a `done` record.
@@ -162,6 +180,10 @@ pub struct Verified {
     pub gates: Vec<VerifiedGate>,
     /// The ids of gates whose run changed the fingerprint (may be empty).
     pub tree_changed_by: Vec<String>,
+    /// The sha256 of the policy the verify run ran its gates under (`crate::policy`);
+    /// `None` in records from before the policy was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_sha256: Option<String>,
 }
 
 /// One gate's result in a [`Verified`] record.
@@ -207,8 +229,11 @@ impl From<FormatOneRecord> for LedgerRecord {
                 gate: r.gate,
                 verdict_sha256: r.verdict_sha256,
                 audit_hash: r.audit_hash,
+                policy_sha256: None,
             }),
             prev: r.prev,
+            key: None,
+            mac: None,
         }
     }
 }

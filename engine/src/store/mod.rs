@@ -3,18 +3,20 @@
 //! Nothing here knows about pipelines or verdicts beyond the records it stores: the state
 //! directory's layout, atomic writes, advisory locks (the per-task data lock among them),
 //! bounded reads of files spur did not create, timestamps, digests, format versions, the
-//! audit chain of forced overrides, and task status: the task ledger, its views, and
-//! whether a task is certified.
+//! key of the chains and the seal of their lines, the audit chain of forced overrides, and
+//! task status: the task ledger, its views, and whether a task is certified.
 
 pub(crate) mod atomic_file;
 pub mod audit;
 pub mod bounded_read;
 pub mod certification;
+pub mod chain_key;
 pub mod data_lock;
 pub mod digest;
 pub(crate) mod file_lock;
 pub(crate) mod format_version;
 pub mod ledger_record;
+pub mod seal;
 pub mod state_dir;
 pub mod task_ledger;
 pub mod task_status;

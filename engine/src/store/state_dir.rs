@@ -3,15 +3,18 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::store::chain_key::KeyFile;
 use crate::wbs::Wbs;
 
 /// The most of `.spur/config.yaml` its readers read: it is a few keys of hand-written YAML.
 pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
-/// The root of spur's state (`.spur/`) and the paths inside it.
+/// The root of spur's state (`.spur/`) and the paths inside it, and where the key of its
+/// chains lives (outside it: see `store::chain_key`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateDir {
     root: PathBuf,
+    key_file: KeyFile,
 }
 
 impl StateDir {
@@ -24,20 +27,32 @@ impl StateDir {
             } else {
                 cwd.join(dir)
             };
-            return Self { root };
+            return Self::at(root);
         }
         let found = cwd
             .ancestors()
             .map(|d| d.join(".spur"))
             .find(|candidate| candidate.is_dir());
-        Self {
-            root: found.unwrap_or_else(|| cwd.join(".spur")),
-        }
+        Self::at(found.unwrap_or_else(|| cwd.join(".spur")))
     }
 
-    /// The state directory at `root` (`.spur/` of a project, usually).
+    /// The state directory at `root` (`.spur/` of a project, usually), with the key file
+    /// the environment names ([`KeyFile::from_env`]).
     pub fn at(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        let root = root.into();
+        let key_file = default_key_file(&root);
+        Self { root, key_file }
+    }
+
+    /// The same state directory with its chains keyed by the key in `key_file`.
+    pub fn with_key_file(mut self, key_file: KeyFile) -> Self {
+        self.key_file = key_file;
+        self
+    }
+
+    /// Where the key of its chains lives.
+    pub fn key_file(&self) -> &KeyFile {
+        &self.key_file
     }
 
     /// The directory itself.
@@ -109,6 +124,28 @@ impl StateDir {
     pub fn config_path(&self) -> PathBuf {
         self.root.join("config.yaml")
     }
+
+    /// `.spur/policies/`: snapshots of the gate's policy, each named by its sha256.
+    pub fn policies_dir(&self) -> PathBuf {
+        self.root.join("policies")
+    }
+
+    /// `.spur/policies/<sha256>.json`.
+    pub(crate) fn policy_path(&self, sha256: &str) -> PathBuf {
+        self.policies_dir().join(format!("{sha256}.json"))
+    }
+}
+
+/// The environment's key file; in the engine's own unit tests a file in the state
+/// directory, so that no test ever reads or makes the key of the user running it.
+#[cfg(not(test))]
+fn default_key_file(_root: &Path) -> KeyFile {
+    KeyFile::from_env()
+}
+
+#[cfg(test)]
+fn default_key_file(root: &Path) -> KeyFile {
+    KeyFile::at(root.join("test-key"))
 }
 
 #[cfg(test)]

@@ -1,15 +1,23 @@
 //! The task ledger (`<state>/ledger/tasks/<wbs>.jsonl`): the one record of a task's status,
-//! and of what spur did to its evidence. Append-only JSON lines, each carrying the sha256 of
-//! the line before it, so an edited, removed, inserted or reordered record breaks the chain.
-//! Records have kinds (`store::ledger_record`): `status` changes, `verdict-written` (spur
-//! wrote the verdict artifact) and `verified` (a verify run's results at a tree
-//! fingerprint); one chain holds them all, and a status is read from `status` records only.
+//! and of what spur did to its evidence. Append-only JSON lines, each carrying the chain
+//! value of the line before it (`prev`) and sealed with the key (`store::seal`: the id of
+//! the key and an HMAC of the line), so an edited, removed, inserted or reordered record
+//! breaks the chain, and a record written without the key is not proof. Records have kinds
+//! (`store::ledger_record`): `status` changes, `verdict-written` (spur wrote the verdict
+//! artifact) and `verified` (a verify run's results at a tree fingerprint); one chain holds
+//! them all, and a status is read from `status` records only.
 //!
 //! A record that says `to: "done"` is made only from the done gate's
 //! [`Done`](crate::done_gate::Done) token (through [`StatusChange::Done`]). Every append,
 //! of any kind, goes through [`append`], under the task's [`DataLock`], and is fsync'd
 //! before it returns. A broken chain fails closed: it is never read as a status, and
-//! nothing is appended to it.
+//! nothing is appended to it. So does a chain whose seals cannot be checked (the key is
+//! missing, or another key sealed it): it is *unverifiable*, neither tampered nor fine.
+//!
+//! Ledgers of spurs before keyed chains (formats 1 and 2) still read: their records are
+//! *unkeyed*, chained by plain sha256, and sealed records may follow them (never the other
+//! way round). Unkeyed records are history, not proof: the gate takes neither a done nor
+//! evidence from one (ARCHITECTURE.md, *Keyed chains*).
 
 use std::fs::OpenOptions;
 use std::io;
@@ -21,28 +29,34 @@ use crate::diagnostic::{coded_diagnostic, Code};
 use crate::done_gate::{AllowReason, DoneVia, GateDecision};
 use crate::store::atomic_file::append_line_durable;
 use crate::store::bounded_read::{open_regular_as, read_bounded, ReadError};
+use crate::store::chain_key::{key_for_reading, key_for_writing, KeyAtHand, KeyError};
 use crate::store::data_lock::DataLock;
-use crate::store::digest::sha256_hex;
 use crate::store::format_version::{line_version, unknown_version, LineVersion};
 use crate::store::ledger_record::{is_sha256_hex, FormatOneRecord};
 pub use crate::store::ledger_record::{
     GateRecord, LedgerEntry, LedgerRecord, StatusRecord, VerdictWriter, VerdictWritten, Verified,
     VerifiedGate,
 };
+use crate::store::seal::{self, chain_value, find_seal, SealCheck};
 use crate::store::state_dir::StateDir;
 use crate::store::task_status::{ChangeContext, Status, StatusChange};
 use crate::wbs::Wbs;
 
-/// The format version this spur writes: records with a `kind`.
-pub const FORMAT_VERSION: u64 = 2;
+/// The format version this spur writes: records with a `kind`, sealed with the key.
+pub const FORMAT_VERSION: u64 = 3;
 
-/// The format before record kinds: status records only, still read (as `status` records).
+/// The format of records with a `kind` before keyed chains: still read, as unkeyed.
+pub const FORMAT_UNSEALED: u64 = 2;
+
+/// The format before record kinds: status records only, still read (as unkeyed `status`
+/// records).
 pub const FORMAT_STATUS_ONLY: u64 = 1;
 
 /// The most of a ledger that is read: a record is about 300 bytes.
 pub(crate) const MAX_LEDGER_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The ledger as read: the records of its intact prefix and, if the chain breaks, where.
+/// The ledger as read: the records of its intact prefix and, if the chain breaks or its
+/// seals cannot be checked, where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerRead {
     /// The ledger file.
@@ -51,11 +65,13 @@ pub struct LedgerRead {
     pub(crate) records: Vec<LedgerRecord>,
     /// The first record that does not fit the chain.
     pub(crate) broken: Option<LedgerBreak>,
+    /// The first record whose seal cannot be checked with the key at hand.
+    pub(crate) unverifiable: Option<LedgerUnverifiable>,
     /// A last line without its newline (a torn append) was ignored.
     pub(crate) torn_tail: bool,
     /// Bytes of the complete lines (where the next record goes).
     complete_len: u64,
-    /// sha256 of the last complete line; `""` when there is none.
+    /// Chain value of the last complete line; `""` when there is none.
     last_hash: String,
 }
 
@@ -71,11 +87,32 @@ pub(crate) struct LedgerBreak {
     pub(crate) unknown_version: Option<u64>,
 }
 
+/// The first record of a ledger whose seal cannot be checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct LedgerUnverifiable {
+    /// Its seq.
+    pub(crate) seq: u64,
+    /// Why (which key sealed it, and what the key file holds).
+    pub(crate) why: String,
+}
+
 impl LedgerRead {
     /// The status the ledger records: its last `status` record's `to`, `todo` with none. Of
     /// the intact prefix: callers that act on it check [`LedgerRead::intact`] first.
     pub fn status(&self) -> Status {
         last_status(&self.records)
+    }
+
+    /// The last `status` record of the intact prefix.
+    pub fn last_status_record(&self) -> Option<&LedgerRecord> {
+        self.records.iter().rev().find(|r| r.status().is_some())
+    }
+
+    /// The done record that makes the task done, when the ledger says done through a
+    /// sealed record: an unkeyed done is history, not proof.
+    pub fn certified_done(&self) -> Option<&LedgerRecord> {
+        self.last_status_record()
+            .filter(|r| r.is_keyed() && r.status().is_some_and(|s| s.to.is_done()))
     }
 
     /// The last `verdict-written` record of the intact prefix, with the record it is in.
@@ -94,8 +131,20 @@ impl LedgerRead {
             .find_map(|r| r.verified().map(|v| (r, v)))
     }
 
-    /// The records, or the error that the chain is broken.
+    /// How many records of the intact prefix are unkeyed (from before keyed chains).
+    pub fn unkeyed(&self) -> usize {
+        self.records.iter().filter(|r| !r.is_keyed()).count()
+    }
+
+    /// The records, or the error that the chain is broken or cannot be verified.
     pub fn intact(&self) -> Result<&[LedgerRecord], LedgerError> {
+        if let Some(unverifiable) = &self.unverifiable {
+            return Err(LedgerError::Unverifiable {
+                path: self.path.display().to_string(),
+                seq: unverifiable.seq,
+                why: unverifiable.why.clone(),
+            });
+        }
         match &self.broken {
             None => Ok(&self.records),
             Some(broken) => Err(match broken.unknown_version {
@@ -114,7 +163,7 @@ impl LedgerRead {
         }
     }
 
-    /// The hash the next record's `prev` must carry (hex sha256 of the last line).
+    /// The chain value the next record's `prev` must carry.
     pub(crate) fn last_hash(&self) -> &str {
         &self.last_hash
     }
@@ -142,6 +191,16 @@ pub enum LedgerError {
         /// What is wrong with it.
         problem: String,
     },
+    /// A record's seal cannot be checked with the key at hand.
+    #[error("the task ledger {path} cannot be verified from seq {seq}: {why}")]
+    Unverifiable {
+        /// The ledger file.
+        path: String,
+        /// The seq of the first record that cannot be verified.
+        seq: u64,
+        /// Why.
+        why: String,
+    },
     /// A record of a format this spur does not read.
     #[error("the task ledger {path} cannot be read at seq {seq}: {problem}")]
     UnknownVersion {
@@ -154,6 +213,9 @@ pub enum LedgerError {
         /// The record's version.
         found: u64,
     },
+    /// There is no key to seal the record with.
+    #[error(transparent)]
+    Key(#[from] KeyError),
     /// The record could not be written.
     #[error("could not append to the task ledger {path}: {source}")]
     Write {
@@ -167,12 +229,19 @@ pub enum LedgerError {
 
 coded_diagnostic! {
     LedgerError {
+        forward { Key }
         Self::Read { .. } => Code::TaskLedgerReadFailed;
         Self::Broken { .. } => Code::TaskLedgerBroken,
             help(
                 "the ledger is the record of the task's status: spur neither reads a status from a \
                  broken one nor appends to it. Restore it from a copy (git) or investigate who \
                  edited it; `spur audit verify` lists every ledger's state"
+            );
+        Self::Unverifiable { .. } => Code::TaskLedgerUnverifiable,
+            help(
+                "spur neither reads a status from a ledger it cannot verify nor appends to it. \
+                 Restore the key that sealed it (or point SPUR_KEY_FILE at it); if that key is \
+                 lost, move the ledger aside and certify the task again (book: Keys)"
             );
         Self::UnknownVersion { .. } => Code::TaskLedgerFormat,
             help("use the spur that wrote it (or a newer one)");
@@ -181,13 +250,17 @@ coded_diagnostic! {
     }
 }
 
-/// Read and check the ledger of `wbs`. A missing ledger has no records; only a file that
-/// cannot be read at all is an error.
+/// Read and check the ledger of `wbs`, its seals with the state directory's key. A
+/// missing ledger has no records; only a file that cannot be read at all is an error.
 pub fn read(state_dir: &StateDir, wbs: &Wbs) -> Result<LedgerRead, LedgerError> {
-    read_path(&state_dir.task_ledger_path(wbs), wbs)
+    read_path(
+        &state_dir.task_ledger_path(wbs),
+        wbs,
+        &key_for_reading(state_dir),
+    )
 }
 
-fn read_path(path: &Path, wbs: &Wbs) -> Result<LedgerRead, LedgerError> {
+fn read_path(path: &Path, wbs: &Wbs, key: &KeyAtHand) -> Result<LedgerRead, LedgerError> {
     let bytes = match read_bounded(path, MAX_LEDGER_BYTES) {
         Ok(bytes) => bytes,
         Err(ReadError::Missing) => Vec::new(),
@@ -198,17 +271,18 @@ fn read_path(path: &Path, wbs: &Wbs) -> Result<LedgerRead, LedgerError> {
             })
         }
     };
-    Ok(check_chain(path, wbs, &bytes))
+    Ok(check_chain(path, wbs, &bytes, key))
 }
 
 /// Check every complete line; a last line without its newline is a torn append, ignored.
-fn check_chain(path: &Path, wbs: &Wbs, bytes: &[u8]) -> LedgerRead {
+fn check_chain(path: &Path, wbs: &Wbs, bytes: &[u8], key: &KeyAtHand) -> LedgerRead {
     let complete_len = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     let (complete, tail) = bytes.split_at(complete_len);
     let mut read = LedgerRead {
         path: path.to_path_buf(),
         records: Vec::new(),
         broken: None,
+        unverifiable: None,
         torn_tail: !tail.is_empty(),
         complete_len: u64::try_from(complete_len).unwrap_or(u64::MAX),
         last_hash: String::new(),
@@ -218,17 +292,30 @@ fn check_chain(path: &Path, wbs: &Wbs, bytes: &[u8]) -> LedgerRead {
         return read;
     }
     let mut status = Status::initial();
+    let mut sealed_before = false;
     for (seq, line) in (0u64..).zip(body.split(|b| *b == b'\n')) {
-        match check_line(line, seq, wbs, &read.last_hash, &status) {
+        let place = Place {
+            seq,
+            wbs,
+            prev: &read.last_hash,
+            status: &status,
+            sealed_before,
+        };
+        match check_line(line, &place, key) {
             Ok(record) => {
                 if let Some(change) = record.status() {
                     status = change.to.clone();
                 }
+                sealed_before |= record.is_keyed();
                 read.records.push(record);
-                read.last_hash = sha256_hex(line);
+                read.last_hash = chain_value(line);
             }
-            Err(broken) => {
+            Err(LineProblem::Broken(broken)) => {
                 read.broken = Some(broken);
+                break;
+            }
+            Err(LineProblem::Unverifiable(why)) => {
+                read.unverifiable = Some(LedgerUnverifiable { seq, why });
                 break;
             }
         }
@@ -236,17 +323,33 @@ fn check_chain(path: &Path, wbs: &Wbs, bytes: &[u8]) -> LedgerRead {
     read
 }
 
-fn check_line(
-    line: &[u8],
+/// Where a line stands in the chain: what it must follow.
+struct Place<'a> {
     seq: u64,
-    wbs: &Wbs,
-    prev: &str,
-    status: &Status,
-) -> Result<LedgerRecord, LedgerBreak> {
-    let broken = |problem: String| LedgerBreak {
-        seq,
-        problem,
-        unknown_version: None,
+    wbs: &'a Wbs,
+    /// The chain value of the line before.
+    prev: &'a str,
+    /// The status the records before it leave.
+    status: &'a Status,
+    /// Whether a sealed record came before it.
+    sealed_before: bool,
+}
+
+/// Why a line is not taken.
+enum LineProblem {
+    Broken(LedgerBreak),
+    /// Its seal cannot be checked with the key at hand (why).
+    Unverifiable(String),
+}
+
+fn check_line(line: &[u8], at: &Place<'_>, key: &KeyAtHand) -> Result<LedgerRecord, LineProblem> {
+    let seq = at.seq;
+    let broken = |problem: String| {
+        LineProblem::Broken(LedgerBreak {
+            seq,
+            problem,
+            unknown_version: None,
+        })
     };
     let not_a_record =
         |e: serde_json::Error| broken(format!("the line is not a task ledger record: {e}"));
@@ -260,40 +363,69 @@ fn check_line(
                 .map_err(not_a_record)?
                 .into()
         }
+        Ok(LineVersion::Unknown(FORMAT_UNSEALED)) => {
+            let record: LedgerRecord = serde_json::from_slice(line).map_err(not_a_record)?;
+            if record.key.is_some() || record.mac.is_some() {
+                return Err(broken(format!(
+                    "a record of format {FORMAT_UNSEALED} carries no seal (key, mac)"
+                )));
+            }
+            record
+        }
         Ok(LineVersion::Unknown(found)) => {
-            return Err(LedgerBreak {
+            return Err(LineProblem::Broken(LedgerBreak {
                 seq,
                 problem: unknown_version(found, FORMAT_VERSION),
                 unknown_version: Some(found),
-            })
+            }))
         }
         Ok(LineVersion::Supported) => serde_json::from_slice(line).map_err(not_a_record)?,
     };
+    let sealed = if record.v == FORMAT_VERSION {
+        let seal = find_seal(line).filter(|seal| {
+            record.key.as_deref() == Some(seal.key_id) && record.mac.as_deref() == Some(seal.mac)
+        });
+        match seal {
+            Some(seal) => Some(seal),
+            None => {
+                return Err(broken(
+                    "it is not sealed: its last fields are not its key and its mac".to_owned(),
+                ))
+            }
+        }
+    } else {
+        None
+    };
+    if sealed.is_none() && at.sealed_before {
+        return Err(broken(
+            "it is unkeyed (no seal) after sealed records: it was written without the key".to_owned(),
+        ));
+    }
     if record.seq != seq {
         return Err(broken(format!(
             "its seq is {}, the line's place says {seq}: a record was removed, inserted or reordered",
             record.seq
         )));
     }
-    if record.prev != prev {
+    if record.prev != at.prev {
         return Err(broken(if seq == 0 {
             "the first record does not start the chain (its prev is not empty): records before it were removed".to_owned()
         } else {
-            "its prev is not the sha256 of the line before it: a record was edited, removed, inserted or reordered".to_owned()
+            "its prev is not the chain value of the line before it: a record was edited, removed, inserted or reordered".to_owned()
         }));
     }
-    if record.wbs != wbs.as_str() {
+    if record.wbs != at.wbs.as_str() {
         return Err(broken(format!(
-            "it is a record of task {:?}, not {wbs}",
-            record.wbs
+            "it is a record of task {:?}, not {}",
+            record.wbs, at.wbs
         )));
     }
     match &record.entry {
         LedgerEntry::Status(change) => {
-            if change.from != *status {
+            if change.from != *at.status {
                 return Err(broken(format!(
-                    "it changes the status from {}, but the status was {status}",
-                    change.from
+                    "it changes the status from {}, but the status was {}",
+                    change.from, at.status
                 )));
             }
             consistent_gate(change).map_err(broken)?;
@@ -312,6 +444,18 @@ fn check_line(
                     "its fingerprint {:?} is not 64 lowercase hex digits",
                     verified.fingerprint
                 )));
+            }
+        }
+    }
+    if let Some(seal) = sealed {
+        match seal::check(&seal, key) {
+            SealCheck::Valid => {}
+            SealCheck::Unverifiable(why) => return Err(LineProblem::Unverifiable(why)),
+            SealCheck::Forged => {
+                return Err(broken(
+                    "its seal is not the key's MAC of the line: the record was edited, or sealed without the key"
+                        .to_owned(),
+                ))
             }
         }
     }
@@ -380,11 +524,12 @@ pub(crate) enum NewRecord<'a> {
     Verified(Verified),
 }
 
-/// Append `new` to the ledger of the locked task, chained to its last record and fsync'd:
-/// the one way any record gets into a task ledger. A change to the current status writes
-/// nothing. A broken or unreadable ledger is an error and is left as it is; a torn last
-/// line (an append that never completed) is cut off first, so the new record follows the
-/// last complete one.
+/// Append `new` to the ledger of the locked task, chained to its last record, sealed with
+/// the key and fsync'd: the one way any record gets into a task ledger. A change to the
+/// current status writes nothing (except a done over an unkeyed done: the sealed record
+/// is what makes it proof). A broken, unverifiable or unreadable ledger is an error and is
+/// left as it is; a torn last line (an append that never completed) is cut off first, so
+/// the new record follows the last complete one.
 pub(crate) fn append(
     lock: &DataLock,
     state_dir: &StateDir,
@@ -393,10 +538,12 @@ pub(crate) fn append(
 ) -> Result<Appended, LedgerError> {
     let wbs = lock.wbs();
     let path = state_dir.task_ledger_path(wbs);
-    let read = read_path(&path, wbs)?;
+    let key = key_for_writing(state_dir)?;
+    let read = read_path(&path, wbs, &KeyAtHand::Key(key.clone()))?;
     let mut records = read.intact()?.to_vec();
+    let sealed_status = read.last_status_record().is_none_or(LedgerRecord::is_keyed);
     let entry = match new {
-        NewRecord::Status(change) => match status_entry(change, read.status()) {
+        NewRecord::Status(change) => match status_entry(change, read.status(), sealed_status) {
             Some(entry) => entry,
             None => return Ok(Appended::Unchanged(records)),
         },
@@ -412,12 +559,16 @@ pub(crate) fn append(
         run: context.run_id.map(str::to_owned),
         entry,
         prev: read.last_hash().to_owned(),
+        key: None,
+        mac: None,
     };
     let write_err = |source| LedgerError::Write {
         path: path.display().to_string(),
         source,
     };
-    let line = serde_json::to_string(&record).map_err(|e| write_err(io::Error::other(e)))?;
+    let open = serde_json::to_string(&record).map_err(|e| write_err(io::Error::other(e)))?;
+    let line = seal::seal(open.strip_suffix('}').unwrap_or(&open), &key);
+    let record = serde_json::from_str(&line).map_err(|e| write_err(io::Error::other(e)))?;
     if read.torn_tail {
         cut_torn_tail(&path, read.complete_len).map_err(write_err)?;
     }
@@ -426,8 +577,13 @@ pub(crate) fn append(
     Ok(Appended::Written(records))
 }
 
-/// The status record of `change` from status `from`; `None` when it changes nothing.
-fn status_entry(change: StatusChange<'_>, from: Status) -> Option<LedgerEntry> {
+/// The status record of `change` from status `from`; `None` when it changes nothing: the
+/// same status, unless it is done and `from` came from an unkeyed record (`sealed` false).
+fn status_entry(change: StatusChange<'_>, from: Status, sealed: bool) -> Option<LedgerEntry> {
+    let policy_sha256 = match &change {
+        StatusChange::To(_) => None,
+        StatusChange::Done(done) => done.policy_sha256().map(str::to_owned),
+    };
     let (to, gate, verdict_sha256, audit_hash) = match change {
         StatusChange::To(open) => (open.status().clone(), None, None, None),
         StatusChange::Done(done) => {
@@ -453,12 +609,14 @@ fn status_entry(change: StatusChange<'_>, from: Status) -> Option<LedgerEntry> {
             )
         }
     };
-    (to != from).then_some(LedgerEntry::Status(StatusRecord {
+    let changes = to != from || (to.is_done() && !sealed);
+    changes.then_some(LedgerEntry::Status(StatusRecord {
         from,
         to,
         gate,
         verdict_sha256,
         audit_hash,
+        policy_sha256,
     }))
 }
 
@@ -491,6 +649,8 @@ pub(crate) fn ledgered_tasks(state_dir: &StateDir) -> Vec<Wbs> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::chain_key::ChainKey;
+    use crate::store::digest::sha256_hex;
     use crate::store::task_status::Status;
 
     struct Fixture {
@@ -554,6 +714,7 @@ mod tests {
                 },
             ],
             tree_changed_by: vec!["gate-fmt".into()],
+            policy_sha256: None,
         });
         append(&lock, &f.state, new, &ctx()).unwrap()
     }
@@ -575,6 +736,17 @@ mod tests {
         read(&f.state, &f.wbs).unwrap().broken
     }
 
+    /// The fixture's key (the engine's unit tests keep it in the state directory).
+    fn key(f: &Fixture) -> ChainKey {
+        f.state.key_file().load().unwrap().unwrap()
+    }
+
+    /// `open` (a record's text without its closing brace) sealed as spur seals: what a
+    /// forger who holds the key writes.
+    fn sealed(f: &Fixture, open: &str) -> String {
+        seal::seal(open, &key(f))
+    }
+
     #[test]
     fn appends_chain_and_skip_no_changes() {
         let f = fixture();
@@ -584,13 +756,17 @@ mod tests {
         to(&f, "review");
         let lines = lines(&f);
         assert_eq!(lines.len(), 2);
-        assert_eq!(
-            lines[0],
-            r#"{"v":2,"seq":0,"wbs":"T1","at":"2026-12-01T10:00:00.000Z","user":"ada","run":null,"kind":"status","from":"todo","to":"in-progress","gate":null,"verdictSha256":null,"auditHash":null,"prev":""}"#
-        );
+        let open = r#"{"v":3,"seq":0,"wbs":"T1","at":"2026-12-01T10:00:00.000Z","user":"ada","run":null,"kind":"status","from":"todo","to":"in-progress","gate":null,"verdictSha256":null,"auditHash":null,"prev":"""#;
+        assert_eq!(lines[0], sealed(&f, open));
         let ledger = read(&f.state, &f.wbs).unwrap();
         assert_eq!(ledger.broken, None);
-        assert_eq!(ledger.records[1].prev, sha256_hex(lines[0].as_bytes()));
+        assert!(ledger.records.iter().all(LedgerRecord::is_keyed));
+        assert_eq!(ledger.records[1].prev, chain_value(lines[0].as_bytes()));
+        assert_eq!(
+            Some(ledger.records[0].prev.as_str()),
+            Some(""),
+            "the first record starts the chain"
+        );
         assert_eq!(
             ledger.records[1].status().unwrap().from.as_str(),
             "in-progress"
@@ -607,8 +783,8 @@ mod tests {
             (
                 "edited",
                 &|l| l[1] = l[1].replace("ada", "eve"),
-                2,
-                "prev is not the sha256",
+                1,
+                "seal is not the key's MAC",
             ),
             ("removed", &|l| drop(l.remove(1)), 1, "seq is 2"),
             ("reordered", &|l| l.swap(1, 2), 1, "seq is 2"),
@@ -621,7 +797,7 @@ mod tests {
             ),
             (
                 "unversioned",
-                &|l| l[0] = l[0].replace(r#""v":2,"#, ""),
+                &|l| l[0] = l[0].replace(r#""v":3,"#, ""),
                 0,
                 "no format version",
             ),
@@ -677,17 +853,17 @@ mod tests {
         to(&f, "in-progress");
         let mut l = lines(&f);
         l.push(format!(
-            r#"{{"v":3,"seq":1,"prev":"{}","whatever":true}}"#,
-            sha256_hex(l[0].as_bytes())
+            r#"{{"v":4,"seq":1,"prev":"{}","whatever":true}}"#,
+            chain_value(l[0].as_bytes())
         ));
         write_lines(&f, &l);
         let ledger = read(&f.state, &f.wbs).unwrap();
         let err = ledger.intact().unwrap_err();
-        assert!(matches!(err, LedgerError::UnknownVersion { found: 3, .. }));
+        assert!(matches!(err, LedgerError::UnknownVersion { found: 4, .. }));
         let text = err.to_string();
         assert!(text.contains("T1.jsonl"), "{text}");
         assert!(
-            text.contains("written by a newer spur (format 3); this spur reads format 2"),
+            text.contains("written by a newer spur (format 4); this spur reads format 3"),
             "{text}"
         );
     }
@@ -698,7 +874,7 @@ mod tests {
         to(&f, "in-progress");
         let path = f.state.task_ledger_path(&f.wbs);
         let mut bytes = std::fs::read(&path).unwrap();
-        bytes.extend_from_slice(br#"{"v":2,"seq":1,"wbs":"T1","kind":"sta"#);
+        bytes.extend_from_slice(br#"{"v":3,"seq":1,"wbs":"T1","kind":"sta"#);
         std::fs::write(&path, &bytes).unwrap();
         let ledger = read(&f.state, &f.wbs).unwrap();
         assert!(ledger.torn_tail);
@@ -749,13 +925,17 @@ mod tests {
         assert_eq!(done.gate.as_ref().unwrap().reason, AllowReason::Pass);
         assert_eq!(done.verdict_sha256.as_deref(), Some(SHA_A));
         assert_eq!(ledger.records[1].run.as_deref(), Some("run-1"));
-        // A format-2 record follows a format-1 one on the same chain.
+        // Unkeyed: its done is history, not proof.
+        assert_eq!(ledger.unkeyed(), 2);
+        assert_eq!(ledger.certified_done(), None);
+        // A sealed record follows an unkeyed one on the same chain, its prev the sha256.
         to(&f, "in-progress");
         let l = lines(&f);
         assert_eq!(&l[..2], &old[..]);
-        assert!(l[2].starts_with(r#"{"v":2,"seq":2,"#), "{}", l[2]);
+        assert!(l[2].starts_with(r#"{"v":3,"seq":2,"#), "{}", l[2]);
         let ledger = read(&f.state, &f.wbs).unwrap();
         assert_eq!(ledger.broken, None);
+        assert_eq!(ledger.records[2].prev, sha256_hex(l[1].as_bytes()));
         assert_eq!(ledger.status().as_str(), "in-progress");
         // Format 1 is as strict as it always was: a field it never had breaks it.
         let mut l = old.clone();
@@ -823,24 +1003,29 @@ mod tests {
     #[test]
     fn an_edited_or_forged_verdict_written_record_breaks_the_chain() {
         let other = SHA_A.replace('a', "d");
+        let f = fixture();
+        // A forger holding the key: the record is sealed, so what breaks is what it says.
         let chained_after_first = |l: &[String], body: &str| {
-            format!(
-                r#"{{"v":2,"seq":1,"wbs":"T1","at":"t","user":"eve","run":null,"kind":"verdict-written",{body},"prev":"{}"}}"#,
-                sha256_hex(l[0].as_bytes())
+            sealed(
+                &f,
+                &format!(
+                    r#"{{"v":3,"seq":1,"wbs":"T1","at":"t","user":"eve","run":null,"kind":"verdict-written",{body},"prev":"{}""#,
+                    chain_value(l[0].as_bytes())
+                ),
             )
         };
-        let cases: [(&str, &Mutation<'_>, u64, &str); 6] = [
+        let cases: [(&str, &Mutation<'_>, u64, &str); 7] = [
             (
                 "its sha256 edited",
                 &|l| l[1] = l[1].replace(SHA_A, &other),
-                2,
-                "prev is not the sha256",
+                1,
+                "seal is not the key's MAC",
             ),
             (
                 "its writer edited",
                 &|l| l[1] = l[1].replace("task-verdict", "verify"),
-                2,
-                "prev is not the sha256",
+                1,
+                "seal is not the key's MAC",
             ),
             (
                 "appended without the chain",
@@ -848,7 +1033,18 @@ mod tests {
                     l.push(l[1].replace(r#""seq":1"#, r#""seq":3"#));
                 },
                 3,
-                "prev is not the sha256",
+                "prev is not the chain value",
+            ),
+            (
+                "written without the key, chained by sha256 as before",
+                &|l| {
+                    l[1] = format!(
+                        r#"{{"v":2,"seq":1,"wbs":"T1","at":"t","user":"eve","run":null,"kind":"verdict-written","sha256":"{SHA_A}","writer":"verify","prev":"{}"}}"#,
+                        sha256_hex(l[0].as_bytes())
+                    )
+                },
+                1,
+                "unkeyed (no seal) after sealed records",
             ),
             (
                 "an unknown writer",
@@ -878,7 +1074,7 @@ mod tests {
             ),
         ];
         for (name, mutate, seq, fragment) in cases {
-            let f = fixture();
+            std::fs::remove_file(f.state.task_ledger_path(&f.wbs)).ok();
             to(&f, "in-progress");
             written(&f, SHA_A, VerdictWriter::TaskVerdict);
             to(&f, "review");
@@ -896,10 +1092,11 @@ mod tests {
         let f = fixture();
         to(&f, "in-progress");
         let mut l = lines(&f);
-        l.push(format!(
-            r#"{{"v":2,"seq":1,"wbs":"T1","at":"t","user":"eve","run":null,"kind":"certified","prev":"{}"}}"#,
-            sha256_hex(l[0].as_bytes())
-        ));
+        let open = format!(
+            r#"{{"v":3,"seq":1,"wbs":"T1","at":"t","user":"eve","run":null,"kind":"certified","prev":"{}""#,
+            chain_value(l[0].as_bytes())
+        );
+        l.push(sealed(&f, &open));
         write_lines(&f, &l);
         let broken = broken(&f).unwrap();
         assert_eq!(broken.seq, 1);
@@ -907,6 +1104,84 @@ mod tests {
             broken.problem.contains("unknown variant `certified`"),
             "{broken:?}"
         );
+    }
+
+    /// The ledger rewritten whole as today's spur before keyed chains would write it:
+    /// format 2, every `prev` the sha256 of the line before, the status ending done.
+    fn rewritten_with_a_sha256_chain(f: &Fixture) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let statuses = [("todo", "in-progress", "null"), ("in-progress", "done", r#"{"decision":"allow","reason":"pass"}"#)];
+        for (seq, (from, to, gate)) in statuses.iter().enumerate() {
+            let prev = out.last().map_or(String::new(), |l| sha256_hex(l.as_bytes()));
+            out.push(format!(
+                r#"{{"v":2,"seq":{seq},"wbs":"T1","at":"2026-12-01T10:00:00.000Z","user":"eve","run":null,"kind":"status","from":"{from}","to":"{to}","gate":{gate},"verdictSha256":null,"auditHash":null,"prev":"{prev}"}}"#
+            ));
+        }
+        write_lines(f, &out);
+        out
+    }
+
+    #[test]
+    fn a_ledger_rewritten_whole_with_a_sha256_chain_is_unkeyed_and_not_done() {
+        let f = fixture();
+        to(&f, "in-progress");
+        to(&f, "review");
+        rewritten_with_a_sha256_chain(&f);
+        let ledger = read(&f.state, &f.wbs).unwrap();
+        assert_eq!(ledger.broken, None, "it reads, as a ledger of an older spur");
+        assert_eq!(ledger.status().as_str(), "done");
+        assert_eq!(ledger.unkeyed(), 2);
+        assert_eq!(ledger.certified_done(), None, "an unkeyed done is no proof");
+        // The gate's done over it is written, sealed, though the status stays done.
+        let done = crate::done_gate::Done::for_tests();
+        let lock = DataLock::acquire(&f.state, &f.wbs).unwrap();
+        let appended =
+            append(&lock, &f.state, NewRecord::Status(StatusChange::Done(&done)), &ctx()).unwrap();
+        assert!(matches!(appended, Appended::Written(_)));
+        let ledger = read(&f.state, &f.wbs).unwrap();
+        assert_eq!(ledger.broken, None);
+        assert_eq!(ledger.certified_done().map(|r| r.seq), Some(2));
+        // A second done changes nothing.
+        let again =
+            append(&lock, &f.state, NewRecord::Status(StatusChange::Done(&done)), &ctx()).unwrap();
+        assert!(matches!(again, Appended::Unchanged(_)));
+    }
+
+    #[test]
+    fn without_its_key_a_ledger_is_unverifiable_and_takes_no_record() {
+        let f = fixture();
+        to(&f, "in-progress");
+        to(&f, "review");
+        let key_path = f.state.key_file().path().unwrap().to_path_buf();
+        let kept = std::fs::read(&key_path).unwrap();
+        std::fs::remove_file(&key_path).unwrap();
+        let ledger = read(&f.state, &f.wbs).unwrap();
+        assert_eq!(ledger.broken, None);
+        let unverifiable = ledger.unverifiable.clone().unwrap();
+        assert_eq!(unverifiable.seq, 0);
+        assert!(
+            unverifiable.why.contains("there is no key file"),
+            "{unverifiable:?}"
+        );
+        let err = ledger.intact().unwrap_err();
+        assert!(matches!(err, LedgerError::Unverifiable { seq: 0, .. }), "{err}");
+        // No new key is made over sealed records, and nothing is appended.
+        let lock = DataLock::acquire(&f.state, &f.wbs).unwrap();
+        let open = NewRecord::Status(StatusChange::To(Status::open("todo").unwrap()));
+        let err = append(&lock, &f.state, open, &ctx()).unwrap_err();
+        assert!(matches!(err, LedgerError::Key(KeyError::Missing { .. })), "{err}");
+        assert!(!key_path.exists());
+        // Another key: unverifiable too, and still nothing appended.
+        crate::store::chain_key::KeyFile::at(&key_path).create().unwrap();
+        let ledger = read(&f.state, &f.wbs).unwrap();
+        assert!(ledger.unverifiable.unwrap().why.contains("the key file holds key"));
+        let open = NewRecord::Status(StatusChange::To(Status::open("todo").unwrap()));
+        let err = append(&lock, &f.state, open, &ctx()).unwrap_err();
+        assert!(matches!(err, LedgerError::Unverifiable { .. }), "{err}");
+        assert_eq!(lines(&f).len(), 2);
+        // The key back: verified again.
+        std::fs::write(&key_path, kept).unwrap();
+        assert!(read(&f.state, &f.wbs).unwrap().intact().is_ok());
     }
 
     #[test]

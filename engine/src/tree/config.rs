@@ -1,6 +1,7 @@
-//! The project's `doneGate.fingerprintExclude` (read with the rest of `doneGate:` by
+//! The policy's `doneGate.fingerprintExclude` (read with the rest of `doneGate:` by
 //! [`VerifyConfig`]), compiled for the tree fingerprint.
 
+use crate::policy::{PolicyError, PolicySource};
 use crate::store::state_dir::StateDir;
 use crate::verify::config::VerifyConfig;
 use crate::verify::config_error::VerifyConfigErrors;
@@ -19,9 +20,13 @@ pub(crate) fn config_excludes(
     )
 }
 
-/// The project's excludes: `.spur/config.yaml` read, then compiled.
-pub fn project_excludes(state_dir: &StateDir) -> Result<Excludes, ExcludesError> {
-    let config = VerifyConfig::load(state_dir)?;
+/// The excludes of the policy `source` names (the project's config, or a run's pinned
+/// policy), compiled.
+pub fn policy_excludes(
+    state_dir: &StateDir,
+    source: &PolicySource,
+) -> Result<Excludes, ExcludesError> {
+    let config = source.resolve(state_dir)?.config?;
     Ok(config_excludes(state_dir, &config)?)
 }
 
@@ -36,6 +41,10 @@ pub enum ExcludesError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Glob(#[from] TreeError),
+    /// The policy cannot be read (a run's pinned one cannot be found).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Policy(#[from] PolicyError),
 }
 
 #[cfg(test)]
@@ -77,7 +86,7 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(
-            project_excludes(&state),
+            policy_excludes(&state, &PolicySource::Project),
             Err(ExcludesError::Glob(TreeError::InvalidExclude { .. }))
         ));
     }

@@ -7,5 +7,5 @@ mod fingerprint;
 mod task_sections;
 
 pub(crate) use config::config_excludes;
-pub use config::{project_excludes, ExcludesError};
+pub use config::{policy_excludes, ExcludesError};
 pub use fingerprint::{fingerprint, Excludes, Fingerprint, TreeError};

@@ -16,7 +16,9 @@ use super::plan;
 use super::standard_gates::STANDARD_GATES;
 use crate::diagnostic::Diagnostic;
 use crate::source::SourceFile;
+#[cfg(test)]
 use crate::store::bounded_read::read_string;
+#[cfg(test)]
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
 use crate::yaml::{parse_config, Loader};
 
@@ -46,7 +48,9 @@ pub(crate) struct VerifyConfig {
 }
 
 impl VerifyConfig {
-    /// Read `<state dir>/config.yaml`; a missing file is an empty configuration.
+    /// Read `<state dir>/config.yaml`; a missing file is an empty configuration. (spur
+    /// itself reads the config through `crate::policy`, which hashes what it read.)
+    #[cfg(test)]
     pub(crate) fn load(state_dir: &StateDir) -> Result<Self, VerifyConfigErrors> {
         let path = state_dir.config_path();
         match read_string(&path, MAX_CONFIG_BYTES) {

@@ -24,6 +24,7 @@ use super::scope::VerifyScope;
 use super::status::{Confidence, GateStatus};
 use super::verdict_checks::{check_name, gate_check, merge_gate_checks, MergeTarget};
 use crate::diagnostic::{coded_diagnostic, did_you_mean, Code};
+use crate::policy::{GatePolicy, Policy, PolicyError, PolicySource};
 use crate::store::data_lock::DataLock;
 use crate::store::file_lock::FileLock;
 use crate::store::ledger_record::{Verified, VerifiedGate};
@@ -54,6 +55,9 @@ pub struct VerifyRequest {
     /// A run's secrets: replaced in the gates' output before evidence, findings, report
     /// or ledger see it (book: *Secrets*).
     pub(crate) redactor: crate::redact::Redactor,
+    /// Where the gates come from: the project's config, or the policy of the run this
+    /// verify runs for (a run's `verify.run`, or `spur verify` from one of its steps).
+    pub policy: PolicySource,
 }
 
 impl VerifyRequest {
@@ -66,6 +70,7 @@ impl VerifyRequest {
             run_id: None,
             env: Vec::new(),
             redactor: crate::redact::Redactor::default(),
+            policy: PolicySource::Project,
         }
     }
 }
@@ -77,6 +82,10 @@ pub enum VerifyError {
     /// `.spur/config.yaml` is unreadable or invalid.
     #[error(transparent)]
     Config(#[from] VerifyConfigErrors),
+
+    /// The policy cannot be read or found (a run's pinned one).
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
 
     /// `--gate` names no gate, configured or standard.
     #[error("no gate named `{name}` in the verify configuration")]
@@ -126,7 +135,7 @@ pub enum VerifyError {
 
 coded_diagnostic! {
     VerifyError {
-        forward { Config }
+        forward { Config, Policy }
         Self::UnknownGate { help, .. } => Code::VerifyUnknownGate,
             help("{help}");
         Self::UnconfiguredGate { name, .. } => Code::VerifyUnconfiguredGate,
@@ -156,7 +165,8 @@ impl VerifyError {
 /// Run the configured gates and record their results: evidence files, ledger lines, the
 /// report, and (with a task) `checks[]` rows in the verdict artifact.
 pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> {
-    let config = VerifyConfig::load(&request.state_dir)?;
+    let GatePolicy { policy, config, .. } = request.policy.resolve(&request.state_dir)?;
+    let config = config?;
     let project_root = request.state_dir.project_root().to_path_buf();
     let scope = VerifyScope::new(&request.state_dir, request.wbs.as_ref());
     let mut problems = Vec::new();
@@ -172,7 +182,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
     let tree_before = request
         .wbs
         .as_ref()
-        .map(|_| fingerprint_tree(&request.state_dir));
+        .map(|_| fingerprint_tree(&request.state_dir, &config));
     let origin = Instant::now();
     let run_id = request.run_id.clone().unwrap_or_else(new_run_id);
     // A full run stages its evidence and publishes it whole at the end, so no gate's stale
@@ -392,7 +402,7 @@ pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> 
             let bound = record_verified(
                 &request.state_dir,
                 task,
-                &run_id,
+                (&run_id, &policy, &config),
                 &gates,
                 before,
                 &mut problems,
@@ -452,9 +462,9 @@ fn plan_from_task_file(state_dir: &StateDir, wbs: &Wbs, problems: &mut Vec<Probl
     plan::evidence_command_gates(&task, artifact.as_ref())
 }
 
-/// The tree fingerprint with the project's excludes, or the problem to report.
-fn fingerprint_tree(state_dir: &StateDir) -> Result<String, Problem> {
-    let excludes = tree::project_excludes(state_dir).map_err(|e| problem(&e))?;
+/// The tree fingerprint with the policy's excludes, or the problem to report.
+fn fingerprint_tree(state_dir: &StateDir, config: &VerifyConfig) -> Result<String, Problem> {
+    let excludes = tree::config_excludes(state_dir, config).map_err(|e| problem(&e))?;
     tree::fingerprint(state_dir.project_root(), state_dir.root(), &excludes)
         .map(|f| f.hex)
         .map_err(|e| problem(&e))
@@ -469,7 +479,7 @@ fn fingerprint_tree(state_dir: &StateDir) -> Result<String, Problem> {
 fn record_verified(
     state_dir: &StateDir,
     task: &Wbs,
-    run_id: &str,
+    (run_id, policy, config): (&str, &Policy, &VerifyConfig),
     gates: &[GateResult],
     before: Result<String, Problem>,
     problems: &mut Vec<Problem>,
@@ -488,7 +498,7 @@ fn record_verified(
         Ok(before) => before,
         Err(p) => return fail(problems, p),
     };
-    let after = match fingerprint_tree(state_dir) {
+    let after = match fingerprint_tree(state_dir, config) {
         Ok(after) => after,
         Err(p) => return fail(problems, p),
     };
@@ -519,7 +529,11 @@ fn record_verified(
             })
             .collect(),
         tree_changed_by: tree_changed_by.clone(),
+        policy_sha256: Some(policy.sha256().to_owned()),
     };
+    // Best effort: the record names the policy either way; the snapshot lets `spur audit
+    // verify` say what changed.
+    let _ = policy.store(state_dir);
     let user = crate::store::audit::current_user();
     let context = ChangeContext {
         user: &user,

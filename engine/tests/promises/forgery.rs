@@ -1,8 +1,9 @@
 //! Non-bypass against a forger: the generated pipelines of `non_bypass`, with a step that
 //! writes what it should not — a task view that says done, a done record in the task
-//! ledger that does not chain, records in the run's journal (garbage, unchained, or chained
-//! exactly as spur chains them) — after which the run is "killed" right behind the forgery
-//! and resumed. Whatever was forged, a task ends done only through a recomputed PASS or an
+//! ledger that does not chain, records in the run's journal (garbage, unchained, chained by
+//! plain sha256 as spur chained them before keyed chains, or sealed with the key exactly as
+//! spur seals them: a step that read the key file) — after which the run is "killed" right
+//! behind the forgery and resumed. Whatever was forged, a task ends done only through a recomputed PASS or an
 //! audited force. The oracle is this test's own record of what it forged and of the
 //! artifact it wrote, never spur's output.
 
@@ -12,6 +13,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use spur_engine::run::{Outcome, StopReason};
+use spur_engine::store::chain_key::key_for_reading;
+use spur_engine::store::seal::{chain_value, seal};
 use spur_engine::store::{audit, task_ledger};
 use spur_engine::wbs::Wbs;
 
@@ -34,13 +37,16 @@ enum JournalForgery {
     Unchained {
         transition: usize,
     },
-    /// Records chained exactly as spur chains them: a guard that "passed" (when the
-    /// transition has a guard, or always when `claim_guard`), then the transition; from
-    /// its own source state, or from another state.
+    /// Records chained as spur chains them: a guard that "passed" (when the transition has
+    /// a guard, or always when `claim_guard`), then the transition; from its own source
+    /// state, or from another state. `keyed`: sealed with the key, as spur seals them (a
+    /// forger who read the key file); else chained by plain sha256 (format 1, a forger
+    /// without the key).
     Chained {
         transition: usize,
         claim_guard: bool,
         from_elsewhere: bool,
+        keyed: bool,
     },
 }
 
@@ -59,11 +65,12 @@ fn forgery() -> impl Strategy<Value = Forgery> {
         3 => Just(JournalForgery::None),
         1 => Just(JournalForgery::Garbage),
         1 => (0usize..32).prop_map(|transition| JournalForgery::Unchained { transition }),
-        4 => (0usize..32, any::<bool>(), any::<bool>()).prop_map(
-            |(transition, claim_guard, from_elsewhere)| JournalForgery::Chained {
+        4 => (0usize..32, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+            |(transition, claim_guard, from_elsewhere, keyed)| JournalForgery::Chained {
                 transition,
                 claim_guard,
                 from_elsewhere,
+                keyed,
             }
         ),
     ];
@@ -81,9 +88,13 @@ fn forgery() -> impl Strategy<Value = Forgery> {
 
 /// `forge.sh`, written into the project for the forging step. It appends below what the
 /// run has written so far, and leaves the journal's size before and after in
-/// `forge.start` / `forge.end`, where the test cuts the journal (the "kill").
+/// `forge.start` / `forge.end`, where the test cuts the journal (the "kill"). Records to be
+/// sealed with the key it leaves in `forge.events`, one event per line: the test seals
+/// them as spur would (an HMAC is not a shell one-liner) and appends them after the cut.
 fn forge_script(yaml: &Value, forgery: &Forgery) -> String {
-    let mut script = String::from(
+    let keyed = matches!(forgery.journal, JournalForgery::Chained { keyed: true, .. });
+    let mut script = format!("keyed={}\n", u8::from(keyed));
+    script.push_str(
         "set -e\n\
          [ -e \"$mark/forged\" ] && exit 0\n\
          touch \"$mark/forged\"\n\
@@ -92,6 +103,7 @@ fn forge_script(yaml: &Value, forgery: &Forgery) -> String {
          seq=$(tail -n 1 \"$j\" | sed 's/.*\"seq\":\\([0-9]*\\).*/\\1/')\n\
          at=2026-01-01T00:00:00.000Z\n\
          line() {\n\
+           if [ \"$keyed\" = 1 ]; then printf '%s\\n' \"$1\" >> \"$mark/forge.events\"; return; fi\n\
            seq=$((seq + 1))\n\
            prev=$(tail -n 1 \"$j\" | tr -d '\\n' | sha256sum | cut -d' ' -f1)\n\
            body=\"{\\\"v\\\":1,\\\"seq\\\":$seq,\\\"at\\\":\\\"$at\\\",\\\"prev\\\":\\\"$prev\\\",$1\"\n\
@@ -133,6 +145,7 @@ fn forge_script(yaml: &Value, forgery: &Forgery) -> String {
             transition,
             claim_guard,
             from_elsewhere,
+            ..
         } => {
             if let Some(t) = pick(*transition) {
                 let index = transition % transitions.len();
@@ -165,6 +178,37 @@ fn forge_script(yaml: &Value, forgery: &Forgery) -> String {
     }
     script.push_str("wc -c < \"$j\" > \"$mark/forge.end\"\n");
     script
+}
+
+/// Append the events the forging step left in `forge.events` to `journal`, each sealed
+/// with the project's key and chained exactly as spur chains: a forger who read the key.
+fn append_sealed(project: &Project, journal: &std::path::Path) {
+    let Ok(events) = std::fs::read_to_string(project.root().join("forge.events")) else {
+        return;
+    };
+    let key = project
+        .key_file()
+        .load()
+        .expect("the key reads")
+        .expect("the run made a key");
+    for event in events.lines() {
+        let text = std::fs::read_to_string(journal).unwrap();
+        let last = text.lines().last().expect("the journal has a line");
+        let seq = serde_json::from_str::<Value>(last).unwrap()["seq"]
+            .as_u64()
+            .unwrap();
+        let body = format!(
+            r#"{{"v":2,"seq":{},"at":"2026-01-01T00:00:00.000Z","prev":"{}",{event}"#,
+            seq + 1,
+            chain_value(last.as_bytes())
+        );
+        let line = seal(&body, &key);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(journal)
+            .unwrap();
+        std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    }
 }
 
 /// How many work states (`w0`, `w1`, …) the pipeline has.
@@ -258,9 +302,10 @@ fn no_forged_view_ledger_line_or_journal_record_certifies_a_task() {
             };
             let audited = |project: &Project| -> Result<usize, TestCaseError> {
                 let path = project.state_dir().audit_path();
-                let chain = audit::verify(&path)
+                let key = key_for_reading(&project.state_dir());
+                let chain = audit::verify(&path, &key)
                     .map_err(|e| TestCaseError::fail(format!("audit: {e:?}")))?;
-                prop_assert!(chain.is_intact(), "audit chain broken: {chain:?}");
+                prop_assert!(chain.is_verified(), "audit chain broken: {chain:?}");
                 Ok(audit::list(&path)
                     .map_err(|e| TestCaseError::fail(format!("audit: {e:?}")))?
                     .len())
@@ -314,15 +359,17 @@ fn no_forged_view_ledger_line_or_journal_record_certifies_a_task() {
                     .unwrap();
                 file.set_len(end).unwrap();
                 drop(file);
+                append_sealed(&project, &journal);
                 match project.resume(&checked, &outcome.run_id) {
                     Err(_) => {
                         tally.resumes_refused.fetch_add(1, Ordering::Relaxed);
                     }
                     Ok(resumed) => {
                         tally.resumes_run.fetch_add(1, Ordering::Relaxed);
-                        // Only a forgery chained exactly as spur chains can get this far.
+                        // Only a forgery sealed with the key exactly as spur seals can get
+                        // this far: a sha256 chain in a keyed journal is a broken chain.
                         prop_assert!(
-                            matches!(forgery.journal, JournalForgery::Chained { .. }),
+                            matches!(forgery.journal, JournalForgery::Chained { keyed: true, .. }),
                             "a resume accepted {:?}: {:?}",
                             forgery.journal,
                             resumed

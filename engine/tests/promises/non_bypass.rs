@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use spur_engine::run::journal::{self, Event};
 use spur_engine::run::{Outcome, StopReason};
 use spur_engine::store::{audit, task_status};
+use spur_engine::store::chain_key::key_for_reading;
 use spur_engine::verdict::{aggregate, parse_artifact, Artifact, ArtifactOutcome, Verdict};
 use spur_engine::wbs::Wbs;
 
@@ -420,7 +421,7 @@ fn a_run_ends_done_only_through_a_recomputed_pass_or_an_audited_force() {
 
             let entered = |id: &str| project.root().join(format!("entered-{id}")).exists();
             let journal_path = project.journal_path(&outcome.run_id);
-            let records = journal::read(&journal_path)
+            let records = journal::read(&journal_path, &key_for_reading(&state_dir))
                 .map_err(|e| TestCaseError::fail(format!("journal: {e:?}")))?
                 .records;
             let entered_in_journal = |id: &str| {
@@ -437,9 +438,9 @@ fn a_run_ends_done_only_through_a_recomputed_pass_or_an_audited_force() {
             let audit_records = audit::list(&state_dir.audit_path())
                 .map_err(|e| TestCaseError::fail(format!("audit: {e:?}")))?
                 .len();
-            let chain = audit::verify(&state_dir.audit_path())
+            let chain = audit::verify(&state_dir.audit_path(), &key_for_reading(&state_dir))
                 .map_err(|e| TestCaseError::fail(format!("audit: {e:?}")))?;
-            prop_assert!(chain.is_intact(), "audit chain broken: {chain:?}");
+            prop_assert!(chain.is_verified(), "audit chain broken: {chain:?}");
 
             let route = spec.route();
             let certified = artifact.certifies() || force.is_some();

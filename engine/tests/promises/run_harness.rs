@@ -12,6 +12,7 @@ use spur_engine::run::{
     StartRequest, TaskDoneGate,
 };
 use spur_engine::source::SourceFile;
+use spur_engine::store::chain_key::KeyFile;
 use spur_engine::store::data_lock::DataLock;
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::store::task_ledger::VerdictWriter;
@@ -28,15 +29,19 @@ pub(crate) fn one_run_at_a_time() -> MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// A temporary project: the pipeline file, `.spur/`, and a place for markers.
+/// A temporary project: the pipeline file, `.spur/`, and a place for markers; and, outside
+/// it, a directory of its own for the key of its chains, so that no case ever reads or
+/// makes the key of the user running the tests.
 pub(crate) struct Project {
     pub dir: tempfile::TempDir,
+    key_dir: tempfile::TempDir,
 }
 
 impl Project {
     pub(crate) fn new() -> Self {
         Self {
             dir: tempfile::tempdir().expect("a temporary directory"),
+            key_dir: tempfile::tempdir().expect("a temporary directory"),
         }
     }
 
@@ -44,8 +49,13 @@ impl Project {
         self.dir.path()
     }
 
+    /// The key file of the project's chains (made at the first keyed write).
+    pub(crate) fn key_file(&self) -> KeyFile {
+        KeyFile::at(self.key_dir.path().join("key"))
+    }
+
     pub(crate) fn state_dir(&self) -> StateDir {
-        StateDir::at(self.root().join(".spur"))
+        StateDir::at(self.root().join(".spur")).with_key_file(self.key_file())
     }
 
     pub(crate) fn settings(&self) -> RunSettings {

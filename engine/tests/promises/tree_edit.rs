@@ -18,6 +18,7 @@ use proptest::prelude::*;
 use spur_engine::done_gate::{
     evaluate_done_transition, AllowReason, DoneDecision, DoneRequest, ForceReason,
 };
+use spur_engine::policy::PolicySource;
 use spur_engine::store::audit;
 use spur_engine::store::data_lock::DataLock;
 use spur_engine::verify::{run_gates, VerifyRequest};
@@ -232,6 +233,7 @@ fn tree_edits_after_verify_never_end_done_without_a_green_verify_at_the_tree_or_
                 state_dir: &state,
                 run_id: None,
                 user: "ada",
+                policy: &PolicySource::Project,
             });
             let green_here = verified.get(&model).copied().unwrap_or(false);
             let audited = audit::list(&state.audit_path())

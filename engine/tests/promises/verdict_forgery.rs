@@ -1,6 +1,7 @@
 //! Non-bypass extended to verdict writes: over random sequences of spur's writes of the
 //! verdict artifact and a step's forged writes and edits of it (and of the task ledger's
-//! `verdict-written` records, unchained or chained over another sha256), a run ends `done`
+//! `verdict-written` records: unchained, chained by plain sha256 as spur chained them before
+//! keyed chains, or sealed with the key over another sha256), a run ends `done`
 //! only when the artifact on disk is the one spur wrote last and is a PASS, or the project
 //! says `doneGate.externalVerdicts: allow` (and the gate then says `external`), or the run
 //! was forced with a reason (audited); a broken ledger stops even a force. The forged
@@ -44,8 +45,12 @@ enum Op {
     ForgeRestore,
     /// A step appends a `verdict-written` record whose `prev` does not chain.
     ForgeUnchainedRecord,
-    /// A step appends a correctly chained `verdict-written` record of another sha256.
-    ForgeChainedRecordOfAnotherSha,
+    /// A step appends a `verdict-written` record of another sha256 chained by plain sha256,
+    /// unsealed (format 2): a forger without the key.
+    ForgeSha256ChainedRecord,
+    /// A step appends a `verdict-written` record of another sha256, sealed with the key
+    /// exactly as spur seals (openssl): a forger who read the key file.
+    ForgeSealedRecordOfAnotherSha,
 }
 
 impl fmt::Debug for Op {
@@ -56,7 +61,8 @@ impl fmt::Debug for Op {
             Op::ForgeEdit => f.write_str("ForgeEdit"),
             Op::ForgeRestore => f.write_str("ForgeRestore"),
             Op::ForgeUnchainedRecord => f.write_str("ForgeUnchainedRecord"),
-            Op::ForgeChainedRecordOfAnotherSha => f.write_str("ForgeChainedRecordOfAnotherSha"),
+            Op::ForgeSha256ChainedRecord => f.write_str("ForgeSha256ChainedRecord"),
+            Op::ForgeSealedRecordOfAnotherSha => f.write_str("ForgeSealedRecordOfAnotherSha"),
         }
     }
 }
@@ -85,7 +91,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => Just(Op::ForgeEdit),
         1 => Just(Op::ForgeRestore),
         1 => Just(Op::ForgeUnchainedRecord),
-        2 => Just(Op::ForgeChainedRecordOfAnotherSha),
+        1 => Just(Op::ForgeSha256ChainedRecord),
+        2 => Just(Op::ForgeSealedRecordOfAnotherSha),
     ]
 }
 
@@ -96,8 +103,10 @@ struct Record {
     on_disk: Option<(Vec<u8>, bool)>,
     /// The bytes of spur's last write, and whether they certify.
     spurs_last: Option<(Vec<u8>, bool)>,
-    /// The sha256 the ledger's last `verdict-written` record names.
+    /// The sha256 the ledger's last sealed `verdict-written` record names.
     last_recorded: Option<String>,
+    /// The ledger holds a sealed record (after which an unsealed one breaks it).
+    sealed: bool,
     /// An unchained record was appended: the ledger is broken from there on.
     broken: bool,
 }
@@ -116,8 +125,14 @@ impl Record {
 }
 
 /// The shell a step would run for a forged `op` (number `i`), and its effect on `record`.
-/// Payloads are written beside the project first, so the shell only copies them.
-fn forge(op: &Op, i: usize, root: &Path, state: &StateDir, record: &mut Record) -> String {
+/// Payloads are written beside the project first, so the shell only copies them. `key`:
+/// the project's key file and its id, which a sealing forger read.
+fn forge(
+    op: &Op,
+    i: usize,
+    (root, state, key): (&Path, &StateDir, &(String, String)),
+    record: &mut Record,
+) -> String {
     let artifact = state.verdict_path(&Wbs::parse("T1").expect("wbs"));
     let ledger = state.task_ledger_path(&Wbs::parse("T1").expect("wbs"));
     let (v, l) = (artifact.display(), ledger.display());
@@ -168,16 +183,39 @@ fn forge(op: &Op, i: usize, root: &Path, state: &StateDir, record: &mut Record) 
                 zeros = "0".repeat(64),
             )
         }
-        Op::ForgeChainedRecordOfAnotherSha => {
+        Op::ForgeSha256ChainedRecord => {
             let sha = sha256_hex(format!("forged-{i}").as_bytes());
-            if !record.broken {
-                record.last_recorded = Some(sha.clone());
+            // After a sealed record an unsealed one breaks the chain; before any, it is an
+            // unkeyed record, which is no proof: it names no artifact as spur's.
+            if record.sealed {
+                record.broken = true;
             }
             format!(
                 "mkdir -p '{dir}' && touch '{l}'\n\
                  seq=$(wc -l < '{l}' | tr -d ' ')\n\
                  if [ \"$seq\" -gt 0 ]; then prev=$(printf '%s' \"$(tail -n 1 '{l}')\" | sha256sum | cut -d' ' -f1); else prev=; fi\n\
                  printf '{{\"v\":2,\"seq\":%s,\"wbs\":\"T1\",\"at\":\"2026-01-01T00:00:00.000Z\",\"user\":\"forger\",\"run\":null,\"kind\":\"verdict-written\",\"sha256\":\"{sha}\",\"writer\":\"verify\",\"prev\":\"%s\"}}\\n' \"$seq\" \"$prev\" >> '{l}'\n",
+                dir = state.task_ledgers_dir().display(),
+            )
+        }
+        Op::ForgeSealedRecordOfAnotherSha => {
+            let sha = sha256_hex(format!("forged-{i}").as_bytes());
+            if !record.broken {
+                record.last_recorded = Some(sha.clone());
+                record.sealed = true;
+            }
+            let (key_path, key_id) = key;
+            format!(
+                "mkdir -p '{dir}' && touch '{l}'\n\
+                 seq=$(wc -l < '{l}' | tr -d ' ')\n\
+                 last=$(tail -n 1 '{l}')\n\
+                 if [ \"$seq\" -eq 0 ]; then prev=; else case \"$last\" in\n\
+                   *'\"mac\":\"'*) prev=$(printf '%s' \"$last\" | sed 's/.*\"mac\":\"\\([0-9a-f]*\\)\".*/\\1/') ;;\n\
+                   *) prev=$(printf '%s' \"$last\" | sha256sum | cut -d' ' -f1) ;;\n\
+                 esac; fi\n\
+                 body=$(printf '{{\"v\":3,\"seq\":%s,\"wbs\":\"T1\",\"at\":\"2026-01-01T00:00:00.000Z\",\"user\":\"forger\",\"run\":null,\"kind\":\"verdict-written\",\"sha256\":\"{sha}\",\"writer\":\"verify\",\"prev\":\"%s\",\"key\":\"{key_id}\"' \"$seq\" \"$prev\")\n\
+                 mac=$(printf '%s' \"$body\" | openssl dgst -sha256 -mac HMAC -macopt \"hexkey:$(cat '{key_path}')\" | sed 's/^.*= //')\n\
+                 printf '%s,\"mac\":\"%s\"}}\\n' \"$body\" \"$mac\" >> '{l}'\n",
                 dir = state.task_ledgers_dir().display(),
             )
         }
@@ -204,6 +242,14 @@ struct Tally {
 
 #[test]
 fn no_verdict_written_or_edited_outside_spur_certifies_a_task_unless_allowed() {
+    let openssl = std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        openssl,
+        "the sealing forger needs `openssl` (HMAC in sh): install it (apt-get install openssl)"
+    );
     let force = prop_oneof![4 => Just(None), 1 => Just(Some(REASON))];
     let config = prop_oneof![
         2 => Just(Config::Absent),
@@ -218,6 +264,13 @@ fn no_verdict_written_or_edited_outside_spur_certifies_a_task_unless_allowed() {
         |(ops, config, force)| {
             let project = Project::new();
             let state = project.state_dir();
+            // The key exists from the start, so that a forger can read it.
+            let key_file = project.key_file();
+            let key = key_file.create().expect("a key");
+            let key = (
+                key_file.path().expect("a key file").display().to_string(),
+                key.id().to_owned(),
+            );
             let wbs = Wbs::parse("T1").expect("valid wbs");
             std::fs::create_dir_all(state.run_dir()).expect("run dir");
             match config {
@@ -249,10 +302,12 @@ fn no_verdict_written_or_edited_outside_spur_certifies_a_task_unless_allowed() {
                         if !record.broken {
                             record.spurs_last = Some((text.clone().into_bytes(), pass));
                             record.last_recorded = Some(sha256_hex(text.as_bytes()));
+                            record.sealed = true;
                         }
                     }
                     forged => {
-                        let script = forge(forged, i, project.root(), &state, &mut record);
+                        let script =
+                            forge(forged, i, (project.root(), &state, &key), &mut record);
                         if last_spur.is_some_and(|last| i < last) {
                             sh(&script)?;
                         } else {

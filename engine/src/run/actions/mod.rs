@@ -53,6 +53,8 @@ pub(crate) struct ActionContext<'a> {
     pub(crate) ask: &'a mut dyn FnMut(&HitlQuestion) -> Option<String>,
     /// The run's secrets, for what an action writes itself (verify evidence).
     pub(crate) redactor: &'a crate::redact::Redactor,
+    /// The policy the run pinned (`verify.run` runs its gates).
+    pub(crate) policy: &'a crate::policy::PolicySource,
 }
 
 /// How an action ended.

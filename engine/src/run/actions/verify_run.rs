@@ -1,4 +1,4 @@
-//! `verify.run`: run the verify gates of `.spur/config.yaml` (`crate::verify::run_gates`,
+//! `verify.run`: run the verify gates of the run's pinned policy (`crate::verify::run_gates`,
 //! the same as `spur verify`). Options: `gate` (only this gate), `wbs` (default: the run's
 //! `wbs` var; results merge into its verdict artifact). The action fails when a gate is
 //! FAIL or ERROR or a result could not be recorded (`softFail: true` records and goes on).
@@ -36,6 +36,7 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &VerifyRunOptions) -> Action
     request.run_id = Some(ctx.run_id.to_owned());
     request.env = ctx.env.to_vec();
     request.redactor = ctx.redactor.clone();
+    request.policy = ctx.policy.clone();
     match run_gates(&request) {
         Ok(outcome) => {
             let _ = std::fs::write(ctx.log_path, &outcome.markdown);
