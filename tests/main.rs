@@ -14,6 +14,8 @@ mod done_gate;
 mod graph;
 mod journal_forgery;
 mod jq;
+mod keyed_chains;
+mod pinned_policy;
 mod run;
 mod run_crash;
 mod run_injection;

@@ -278,10 +278,14 @@ const UNVERSIONED_AUDIT_LOG: &str = concat!(
 fn an_audit_log_written_before_format_versions_still_verifies() {
     let project = project();
     project.file(".spur/audit.jsonl", UNVERSIONED_AUDIT_LOG);
+    // It reads and its chain holds, but nothing shows it was not rewritten whole: exit 3.
     let (code, text) = audit_verify(&project);
-    assert_eq!(code, 0, "{text}");
+    assert_eq!(code, 3, "{text}");
     assert!(text.contains("is intact: 2 records"), "{text}");
-    assert!(text.contains("2 records are unkeyed"), "{text}");
+    assert!(
+        text.contains("is unkeyed: its 2 records are chained by plain sha256"),
+        "{text}"
+    );
     // A new override chains onto it, sealed ("v":2), and the whole log still verifies.
     update(
         &project,
@@ -292,10 +296,14 @@ fn an_audit_log_written_before_format_versions_still_verifies() {
         log.lines().nth(2).unwrap().starts_with(r#"{"v":2,"#),
         "{log}"
     );
+    // The sealed record anchors the two before it: verified.
     let (code, text) = audit_verify(&project);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("is intact: 3 records"), "{text}");
-    assert!(text.contains("2 records are unkeyed"), "{text}");
+    assert!(
+        text.contains("2 unkeyed records from before keyed chains, anchored"),
+        "{text}"
+    );
 }
 
 /// A run of task T1 whose step appends a forged `done` record to the task's ledger, with a

@@ -317,8 +317,16 @@ fn a_forged_verdict_written_record_fails_closed() {
     let hand = format!("{HAND_PASS}\n");
     for (name, chained, recorded) in [
         ("unchained", Chained::Not, sha(&hand)),
-        ("chained by sha256, its own sha256", Chained::BySha256, sha(&hand)),
-        ("sealed, another sha256", Chained::Sealed, sha("something else")),
+        (
+            "chained by sha256, its own sha256",
+            Chained::BySha256,
+            sha(&hand),
+        ),
+        (
+            "sealed, another sha256",
+            Chained::Sealed,
+            sha("something else"),
+        ),
     ] {
         let project = project();
         project
@@ -359,7 +367,8 @@ fn a_forged_verdict_written_record_fails_closed() {
                 "{name}: {message}"
             ),
             Chained::BySha256 => assert!(
-                message.contains("is broken at seq 1: it is unkeyed (no seal) after sealed records"),
+                message
+                    .contains("is broken at seq 1: it is unkeyed (no seal) after sealed records"),
                 "{name}: {message}"
             ),
             Chained::Not => {

@@ -104,7 +104,9 @@ fn bench(c: &mut Criterion) {
         wbs: wbs.clone(),
         answer: root.join("answer.md"),
         task: None,
-        state_dir: StateDir::at(root.join(".spur")),
+        // The key of its chains beside the project, never in the home of who benches.
+        state_dir: StateDir::at(root.join(".spur"))
+            .with_key_file(spur_engine::store::chain_key::KeyFile::at(root.join("key"))),
         project_root: root.to_path_buf(),
         write: true,
         writer: spur_engine::store::task_ledger::VerdictWriter::TaskVerdict,

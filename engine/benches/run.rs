@@ -57,7 +57,10 @@ fn bench(c: &mut Criterion) {
     ] {
         let dir = tempfile::tempdir().expect("temp dir");
         let settings = RunSettings {
-            state_dir: StateDir::at(dir.path().join(".spur")),
+            // The key of its chains beside the project, never in the home of who benches.
+            state_dir: StateDir::at(dir.path().join(".spur")).with_key_file(
+                spur_engine::store::chain_key::KeyFile::at(dir.path().join("key")),
+            ),
             durability,
             path_prefix: None,
             spur_bin: None,

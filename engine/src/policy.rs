@@ -24,8 +24,8 @@ use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
 use crate::yaml::parse_config;
 
 pub use history::{decisions, policy_changes, PolicyChange, PolicyDecision};
-pub use source::{pinned_policy_of_run, GatePolicy, PinnedPolicy, PolicySource};
 pub(crate) use source::project_policy;
+pub use source::{pinned_policy_of_run, GatePolicy, PinnedPolicy, PolicySource};
 
 /// A policy in its canonical form.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -59,6 +59,8 @@ struct VerifyJson<'a> {
     records: usize,
     /// Audit records from before keyed chains.
     unkeyed: usize,
+    /// Those no sealed record follows.
+    unanchored: usize,
     unverifiable: Option<&'a audit::UnverifiableLines>,
     broken: Option<&'a audit::BrokenLine>,
     tasks: Vec<TaskJson<'a>>,
@@ -73,6 +75,7 @@ struct TaskJson<'a> {
     detail: Option<&'a str>,
     records: usize,
     unkeyed: usize,
+    unanchored: usize,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -87,7 +90,9 @@ pub fn run(args: Args) -> CliResult {
             let tasks = certification::check_all(&state_dir);
             let has = |c: Certification| tasks.iter().any(|t| t.certification == c);
             let intact = check.is_intact() && !has(Certification::Tampered);
-            let verified = intact && check.is_verified() && !has(Certification::Unverifiable);
+            let unanchored = tasks.iter().any(|t| t.ledger.unanchored > 0);
+            let verified =
+                intact && check.is_verified() && !has(Certification::Unverifiable) && !unanchored;
             let changes = policy_changes(&state_dir);
             if json {
                 let document = VerifyJson {
@@ -96,6 +101,7 @@ pub fn run(args: Args) -> CliResult {
                     verified,
                     records: check.records,
                     unkeyed: check.unkeyed,
+                    unanchored: check.unanchored,
                     unverifiable: check.unverifiable.as_ref(),
                     broken: check.broken.as_ref(),
                     tasks: tasks.iter().map(task_json).collect(),
@@ -157,6 +163,7 @@ fn task_json(task: &TaskCheck) -> TaskJson<'_> {
         detail: task.detail.as_deref(),
         records: task.ledger.records,
         unkeyed: task.ledger.unkeyed,
+        unanchored: task.ledger.unanchored,
     }
 }
 
@@ -183,11 +190,16 @@ fn render_log(path: &str, check: &audit::ChainCheck) {
             u.why
         );
     }
-    if check.unkeyed > 0 {
+    if check.unanchored > 0 {
+        eprintln!(
+            "audit log {path} is unkeyed: {} (written before keyed chains, or rewritten without the key: nothing shows which)",
+            unanchored(check.unanchored)
+        );
+    } else if check.unkeyed > 0 {
         outln!(
-            "audit log {path}: {} {} unkeyed, from before keyed chains (checked by sha256; no proof against a rewrite)",
+            "audit log {path}: {} unkeyed {} from before keyed chains, anchored by the sealed records after them",
             check.unkeyed,
-            plural(check.unkeyed, "record is", "records are")
+            plural(check.unkeyed, "record", "records")
         );
     }
 }
@@ -231,6 +243,13 @@ fn render_tasks(tasks: &[TaskCheck]) {
             "task ledgers and views: {summary}, {tampered} tampered, {unverifiable} unverifiable"
         ),
     }
+    for task in tasks.iter().filter(|t| t.ledger.unanchored > 0) {
+        eprintln!(
+            "task {} has an unkeyed task ledger: {} (written before keyed chains, or rewritten without the key: nothing shows which); its next change seals it",
+            task.wbs,
+            unanchored(task.ledger.unanchored)
+        );
+    }
     for task in tasks {
         let detail = task.detail.as_deref().unwrap_or_default();
         match task.certification {
@@ -253,6 +272,15 @@ fn render_tasks(tasks: &[TaskCheck]) {
             "{uncertified} uncertified {} listed above: not a failure of the audit",
             plural(uncertified, "task", "tasks")
         );
+    }
+}
+
+/// "its 2 records are chained by plain sha256, and no sealed record follows them".
+fn unanchored(n: usize) -> String {
+    if n == 1 {
+        "its 1 record is chained by plain sha256, and no sealed record follows it".to_owned()
+    } else {
+        format!("its {n} records are chained by plain sha256, and no sealed record follows them")
     }
 }
 

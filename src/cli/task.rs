@@ -168,7 +168,12 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    outln!("task {wbs}: {status}");
+    if check.certification == Certification::Unverifiable {
+        // Its records' claims cannot be checked: no status is shown as if it were one.
+        outln!("task {wbs}: unverifiable");
+    } else {
+        outln!("task {wbs}: {status}");
+    }
     let detail = check.detail.as_deref().unwrap_or_default();
     match check.certification {
         Certification::Certified => {
@@ -206,7 +211,7 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
         Certification::None if !detail.is_empty() => outln!("  note: {detail}"),
         Certification::None => {}
     }
-    if history.is_empty() {
+    if history.is_empty() && check.certification != Certification::Unverifiable {
         outln!("  no status changes recorded");
     }
     for entry in history {

@@ -25,7 +25,10 @@ pub(crate) fn project(read_only: bool) -> tempfile::TempDir {
 
 /// Run the project's gates; every one must pass.
 pub(crate) fn verify(root: &Path) {
-    let request = VerifyRequest::new(StateDir::at(root.join(".spur")));
+    // The key of its chains beside the project, never in the home of who benches.
+    let state = StateDir::at(root.join(".spur"))
+        .with_key_file(spur_engine::store::chain_key::KeyFile::at(root.join("key")));
+    let request = VerifyRequest::new(state);
     let outcome = run_gates(&request).expect("verify runs");
     assert!(outcome.passed && outcome.summary.pass == GATES);
 }

@@ -356,12 +356,7 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     };
     let gate_policy = match gate_policy {
         Ok(gate_policy) => gate_policy,
-        Err(e) => {
-            return deny(
-                format!("task {wbs} cannot be marked done: {e}"),
-                evaluation,
-            )
-        }
+        Err(e) => return deny(format!("task {wbs} cannot be marked done: {e}"), evaluation),
     };
     if let Err(message) = policy_unchanged(request.state_dir, wbs, &gate_policy) {
         return deny(message, evaluation);
@@ -411,7 +406,11 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
 
 /// In a run: `Err(deny message)` when `.spur/config.yaml` no longer holds the policy the
 /// run pinned, naming what changed. Outside runs there is nothing to compare.
-fn policy_unchanged(state_dir: &StateDir, wbs: &Wbs, gate_policy: &GatePolicy) -> Result<(), String> {
+fn policy_unchanged(
+    state_dir: &StateDir,
+    wbs: &Wbs,
+    gate_policy: &GatePolicy,
+) -> Result<(), String> {
     let Some(pinned) = &gate_policy.pinned else {
         return Ok(());
     };
@@ -422,13 +421,11 @@ fn policy_unchanged(state_dir: &StateDir, wbs: &Wbs, gate_policy: &GatePolicy) -
     );
     let now = match policy::project_policy(state_dir) {
         Ok((now, _)) => now,
-        Err(e) => {
-            return Err(format!(
-                "task {wbs} cannot be marked done: the done-gate policy of run {} cannot be compared \
+        Err(e) => return Err(format!(
+            "task {wbs} cannot be marked done: the done-gate policy of run {} cannot be compared \
                  with the config on disk: {e}. {tail}",
-                pinned.run_id
-            ))
-        }
+            pinned.run_id
+        )),
     };
     if now.sha256() == pinned.policy.sha256() {
         return Ok(());

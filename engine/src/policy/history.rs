@@ -75,7 +75,10 @@ pub fn decisions(state_dir: &StateDir) -> Vec<PolicyDecision> {
                     _ => continue,
                 },
                 LedgerEntry::Verified(verified) => match &verified.policy_sha256 {
-                    Some(policy) => (format!("verified (verify run {})", verified.verify_run), policy),
+                    Some(policy) => (
+                        format!("verified (verify run {})", verified.verify_run),
+                        policy,
+                    ),
                     None => continue,
                 },
                 LedgerEntry::VerdictWritten(_) => continue,

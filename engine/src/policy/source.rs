@@ -171,7 +171,10 @@ pub(crate) fn project_policy(
 
 /// The policy run `run_id` pinned: its journal read and verified with the key, its
 /// `run-started` record's policy hash, and the snapshot of that hash.
-pub fn pinned_policy_of_run(state_dir: &StateDir, run_id: &str) -> Result<PinnedPolicy, PolicyError> {
+pub fn pinned_policy_of_run(
+    state_dir: &StateDir,
+    run_id: &str,
+) -> Result<PinnedPolicy, PolicyError> {
     let pinned = |why: String| PolicyError::Pinned {
         run_id: run_id.to_owned(),
         why,
@@ -191,7 +194,9 @@ pub fn pinned_policy_of_run(state_dir: &StateDir, run_id: &str) -> Result<Pinned
         return Err(pinned("its journal is empty".to_owned()));
     };
     let Event::RunStarted { policy_sha256, .. } = &first.event else {
-        return Err(pinned("its journal does not start with run-started".to_owned()));
+        return Err(pinned(
+            "its journal does not start with run-started".to_owned(),
+        ));
     };
     let sha256 = policy_sha256
         .as_deref()

@@ -5,7 +5,6 @@
 //! journals elsewhere (a durable workflow engine) implements the same calls and bridges
 //! to async itself: the runner stays synchronous.
 
-use crate::policy::Policy;
 use super::actions::{ActionRun, HitlQuestion};
 use super::done_gate_port::{GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
@@ -14,6 +13,7 @@ use super::observer::RunObserver;
 use super::run_error::RunError;
 use super::run_id::RunId;
 use super::secrets::RunSecrets;
+use crate::policy::Policy;
 use crate::store::timestamp::Timestamp;
 use crate::wbs::Wbs;
 use spur_guards::GuardResult;

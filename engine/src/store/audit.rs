@@ -105,7 +105,10 @@ impl AuditRecord {
     /// What names the record (a ledger's `auditHash`, the next line's `prevHash`): its
     /// `mac` when sealed, its `hash` when unkeyed.
     pub fn id(&self) -> &str {
-        self.mac.as_deref().or(self.hash.as_deref()).unwrap_or_default()
+        self.mac
+            .as_deref()
+            .or(self.hash.as_deref())
+            .unwrap_or_default()
     }
 
     /// Whether the record is sealed with a key.
@@ -262,6 +265,9 @@ pub struct ChainCheck {
     pub records: usize,
     /// How many of them are unkeyed (format 1: plain sha256, from before keyed chains).
     pub unkeyed: usize,
+    /// How many unkeyed records no sealed record follows: nothing shows they were not
+    /// rewritten whole (a sealed record's `prev` anchors every line before it).
+    pub unanchored: usize,
     /// The sealed records whose key is not at hand, if any.
     pub unverifiable: Option<UnverifiableLines>,
     /// The first line that breaks the chain, if any.
@@ -295,9 +301,10 @@ impl ChainCheck {
         self.broken.is_none()
     }
 
-    /// Whether every line was verified: intact and none unverifiable.
+    /// Whether every line was verified: intact, none unverifiable, and every unkeyed one
+    /// anchored by a sealed record after it.
     pub fn is_verified(&self) -> bool {
-        self.is_intact() && self.unverifiable.is_none()
+        self.is_intact() && self.unverifiable.is_none() && self.unanchored == 0
     }
 }
 
@@ -340,10 +347,8 @@ pub fn verify_anchored(
     if !check.is_intact() {
         return Ok(check);
     }
-    let ids: std::collections::HashSet<String> = list(path)?
-        .iter()
-        .map(|r| r.id().to_owned())
-        .collect();
+    let ids: std::collections::HashSet<String> =
+        list(path)?.iter().map(|r| r.id().to_owned()).collect();
     if let Some(anchor) = anchors.iter().find(|a| !ids.contains(&a.audit_hash)) {
         check.broken = Some(BrokenLine {
             line: check.records + 1,
@@ -361,6 +366,7 @@ pub(crate) fn verify_bytes(bytes: &[u8], key: &KeyAtHand) -> ChainCheck {
     let mut check = ChainCheck {
         records: 0,
         unkeyed: 0,
+        unanchored: 0,
         unverifiable: None,
         broken: None,
     };
@@ -406,6 +412,10 @@ pub(crate) fn verify_bytes(bytes: &[u8], key: &KeyAtHand) -> ChainCheck {
         }
         prev = chain_value(line);
         check.records += 1;
+    }
+    // Unkeyed records come first; any sealed record after them anchors them all.
+    if !sealed_before {
+        check.unanchored = check.unkeyed;
     }
     check
 }
@@ -562,10 +572,11 @@ mod tests {
         super::append(path, entry, &key())
     }
 
-    fn intact(records: usize, unkeyed: usize) -> ChainCheck {
+    fn intact(records: usize, unkeyed: usize, unanchored: usize) -> ChainCheck {
         ChainCheck {
             records,
             unkeyed,
+            unanchored,
             unverifiable: None,
             broken: None,
         }
@@ -608,21 +619,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
         write_lines(&path, &UNVERSIONED_LOG.map(str::to_owned));
-        assert_eq!(verify(&path).unwrap(), intact(2, 2));
-        assert!(list(&path).unwrap().iter().all(|r| r.v == 1 && !r.is_keyed()));
+        let check = verify(&path).unwrap();
+        assert_eq!(check, intact(2, 2, 2));
+        assert!(!check.is_verified(), "nothing anchors them yet");
+        assert!(list(&path)
+            .unwrap()
+            .iter()
+            .all(|r| r.v == 1 && !r.is_keyed()));
         let appended = append(&path, &entry("after")).unwrap();
         assert_eq!(appended.v, FORMAT_VERSION);
         assert!(appended.is_keyed());
-        assert_eq!(appended.prev_hash, sha256_hex(UNVERSIONED_LOG[1].as_bytes()));
+        assert_eq!(
+            appended.prev_hash,
+            sha256_hex(UNVERSIONED_LOG[1].as_bytes())
+        );
         assert!(lines(&path)[2].starts_with(r#"{"v":2,"time":"#));
-        assert_eq!(verify(&path).unwrap(), intact(3, 2));
+        let check = verify(&path).unwrap();
+        assert_eq!(check, intact(3, 2, 0), "the sealed record anchors them");
+        assert!(check.is_verified());
         // An unkeyed record after a sealed one was written without the key.
         let mut l = lines(&path);
         l.push(UNVERSIONED_LOG[0].to_owned());
         write_lines(&path, &l);
         let broken = verify(&path).unwrap().broken.unwrap();
         assert_eq!(broken.line, 4);
-        assert!(broken.problem.contains("unkeyed (no seal) after sealed records"), "{broken:?}");
+        assert!(
+            broken
+                .problem
+                .contains("unkeyed (no seal) after sealed records"),
+            "{broken:?}"
+        );
     }
 
     #[test]
@@ -647,8 +673,11 @@ mod tests {
             })
             .collect();
         write_lines(&path, &rewritten);
-        // A chain as older spurs wrote it: it holds, and every record is unkeyed.
-        assert_eq!(verify(&path).unwrap(), intact(2, 2));
+        // A chain as older spurs wrote it: it holds, every record is unkeyed, and nothing
+        // anchors them: not verified.
+        let check = verify(&path).unwrap();
+        assert_eq!(check, intact(2, 2, 2));
+        assert!(!check.is_verified());
     }
 
     #[test]
@@ -671,7 +700,10 @@ mod tests {
         write_lines(&path, &l);
         let broken = verify(&path).unwrap().broken.unwrap();
         assert_eq!(broken.line, 2);
-        assert!(broken.problem.contains("sealed without the key"), "{broken:?}");
+        assert!(
+            broken.problem.contains("sealed without the key"),
+            "{broken:?}"
+        );
     }
 
     #[test]
@@ -702,7 +734,7 @@ mod tests {
     #[test]
     fn an_appended_chain_verifies() {
         let (_dir, path) = log_of(3);
-        assert_eq!(verify(&path).unwrap(), intact(3, 0));
+        assert_eq!(verify(&path).unwrap(), intact(3, 0, 0));
         let records = list(&path).unwrap();
         assert_eq!(records[0].prev_hash, GENESIS_HASH);
         assert_eq!(records[1].prev_hash, records[0].id());
@@ -723,7 +755,7 @@ mod tests {
                 });
             }
         });
-        assert_eq!(verify(&path).unwrap(), intact(40, 0));
+        assert_eq!(verify(&path).unwrap(), intact(40, 0, 0));
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub struct LedgerSummary {
     pub(crate) problem: Option<String>,
     /// How many of its records are unkeyed (from before keyed chains).
     pub unkeyed: usize,
+    /// How many unkeyed records no sealed record follows (see `LedgerRead::unanchored`).
+    pub unanchored: usize,
     /// Why its seals cannot be checked, from the first record that cannot be.
     pub(crate) unverifiable: Option<String>,
 }
@@ -126,6 +128,7 @@ pub fn check(state_dir: &StateDir, wbs: &Wbs) -> TaskCheck {
                     .and(read.intact().err())
                     .map(|e| e.to_string()),
                 unkeyed: read.unkeyed(),
+                unanchored: read.unanchored(),
                 unverifiable,
             };
             let unkeyed_done = read
@@ -144,6 +147,7 @@ pub fn check(state_dir: &StateDir, wbs: &Wbs) -> TaskCheck {
                 torn_tail: false,
                 problem: Some(e.to_string()),
                 unkeyed: 0,
+                unanchored: 0,
                 unverifiable: None,
             },
             None,

@@ -133,7 +133,10 @@ impl KeyFile {
             Ok(file) => file,
             Err(ReadError::Missing) => return Ok(None),
             Err(ReadError::NotRegular { kind }) => {
-                return Err(KeyError::NotRegular { path: shown(), kind })
+                return Err(KeyError::NotRegular {
+                    path: shown(),
+                    kind,
+                })
             }
             Err(e) => {
                 return Err(KeyError::Unreadable {
@@ -298,7 +301,7 @@ impl ChainKey {
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len())
@@ -349,7 +352,9 @@ impl KeyAtHand {
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
     /// No variable names a place for the key.
-    #[error("spur has no place for its key: {KEY_FILE_VAR}, XDG_STATE_HOME and HOME are all unset")]
+    #[error(
+        "spur has no place for its key: {KEY_FILE_VAR}, XDG_STATE_HOME and HOME are all unset"
+    )]
     NoPlace,
     /// The key file cannot be read.
     #[error("cannot read the key file {path}: {source}")]
@@ -369,7 +374,7 @@ pub enum KeyError {
         kind: &'static str,
     },
     /// The key file can be read by others.
-    #[error("the key file {path} has mode {mode:04o}: others than you can read it")]
+    #[error("the key file {path} has mode {mode:04o}: others than you can read it (chmod 600 it)")]
     Exposed {
         /// The key file.
         path: String,
@@ -477,7 +482,13 @@ pub fn first_sealed_record(state_dir: &StateDir) -> Option<(String, String)> {
         let mut found: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .map(|e| e.path())
-            .map(|p| if p.is_dir() { p.join("journal.jsonl") } else { p })
+            .map(|p| {
+                if p.is_dir() {
+                    p.join("journal.jsonl")
+                } else {
+                    p
+                }
+            })
             .collect();
         found.sort();
         files.extend(found);
@@ -574,7 +585,10 @@ mod tests {
         file.create().unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let err = file.load().unwrap_err();
-        assert!(matches!(err, KeyError::Exposed { mode: 0o644, .. }), "{err}");
+        assert!(
+            matches!(err, KeyError::Exposed { mode: 0o644, .. }),
+            "{err}"
+        );
         assert!(err.to_string().contains("mode 0644"), "{err}");
         std::fs::remove_file(&path).unwrap();
         std::fs::create_dir(&path).unwrap();

@@ -99,7 +99,10 @@ mod tests {
         assert!(line.starts_with(r#"{"a":1,"b":"x","key":""#), "{line}");
         let found = find_seal(line.as_bytes()).unwrap();
         assert_eq!(found.key_id, key.id());
-        assert_eq!(check(&found, &KeyAtHand::Key(key.clone())), SealCheck::Valid);
+        assert_eq!(
+            check(&found, &KeyAtHand::Key(key.clone())),
+            SealCheck::Valid
+        );
         assert_eq!(chain_value(line.as_bytes()), found.mac);
         let plain = br#"{"a":1}"#;
         assert_eq!(find_seal(plain), None);
@@ -114,10 +117,15 @@ mod tests {
         assert_eq!(check(&found, &KeyAtHand::Key(key)), SealCheck::Forged);
         let other = self::key();
         match check(&found, &KeyAtHand::Key(other)) {
-            SealCheck::Unverifiable(why) => assert!(why.contains("the key file holds key"), "{why}"),
+            SealCheck::Unverifiable(why) => {
+                assert!(why.contains("the key file holds key"), "{why}")
+            }
             found => panic!("{found:?}"),
         }
         let missing = KeyAtHand::Missing { file: "/k".into() };
-        assert!(matches!(check(&found, &missing), SealCheck::Unverifiable(_)));
+        assert!(matches!(
+            check(&found, &missing),
+            SealCheck::Unverifiable(_)
+        ));
     }
 }

@@ -94,6 +94,10 @@ pub(crate) struct LedgerUnverifiable {
     pub(crate) seq: u64,
     /// Why (which key sealed it, and what the key file holds).
     pub(crate) why: String,
+    /// The key file is there but refused (others can read it, not a file of the user's):
+    /// the fix is the key file's, not the ledger's.
+    #[serde(skip)]
+    pub(crate) key_refused: bool,
 }
 
 impl LedgerRead {
@@ -136,13 +140,30 @@ impl LedgerRead {
         self.records.iter().filter(|r| !r.is_keyed()).count()
     }
 
+    /// How many unkeyed records no sealed record follows: nothing shows the ledger was not
+    /// rewritten whole. (A sealed record's `prev` anchors the lines before it; unkeyed
+    /// records are always the first ones.)
+    pub fn unanchored(&self) -> usize {
+        if self.records.iter().any(LedgerRecord::is_keyed) {
+            0
+        } else {
+            self.records.len()
+        }
+    }
+
     /// The records, or the error that the chain is broken or cannot be verified.
     pub fn intact(&self) -> Result<&[LedgerRecord], LedgerError> {
         if let Some(unverifiable) = &self.unverifiable {
-            return Err(LedgerError::Unverifiable {
-                path: self.path.display().to_string(),
-                seq: unverifiable.seq,
-                why: unverifiable.why.clone(),
+            let path = self.path.display().to_string();
+            let why = unverifiable.why.clone();
+            return Err(if unverifiable.key_refused {
+                LedgerError::KeyRefused { path, why }
+            } else {
+                LedgerError::Unverifiable {
+                    path,
+                    seq: unverifiable.seq,
+                    why,
+                }
             });
         }
         match &self.broken {
@@ -201,6 +222,14 @@ pub enum LedgerError {
         /// Why.
         why: String,
     },
+    /// The key file is there, but spur refuses it.
+    #[error("the task ledger {path} cannot be verified: {why}")]
+    KeyRefused {
+        /// The ledger file.
+        path: String,
+        /// What is wrong with the key file.
+        why: String,
+    },
     /// A record of a format this spur does not read.
     #[error("the task ledger {path} cannot be read at seq {seq}: {problem}")]
     UnknownVersion {
@@ -243,6 +272,9 @@ coded_diagnostic! {
                  Restore the key that sealed it (or point SPUR_KEY_FILE at it); if that key is \
                  lost, move the ledger aside and certify the task again (book: Keys)"
             );
+        Self::KeyRefused { .. } => Code::KeyRefused,
+            help("fix the key file (`spur key show` says where it is): spur uses only a regular file \
+                  of yours that no one else can read");
         Self::UnknownVersion { .. } => Code::TaskLedgerFormat,
             help("use the spur that wrote it (or a newer one)");
         Self::Write { .. } => Code::TaskLedgerWriteFailed,
@@ -315,7 +347,12 @@ fn check_chain(path: &Path, wbs: &Wbs, bytes: &[u8], key: &KeyAtHand) -> LedgerR
                 break;
             }
             Err(LineProblem::Unverifiable(why)) => {
-                read.unverifiable = Some(LedgerUnverifiable { seq, why });
+                let key_refused = matches!(key, KeyAtHand::Unusable { .. });
+                read.unverifiable = Some(LedgerUnverifiable {
+                    seq,
+                    why,
+                    key_refused,
+                });
                 break;
             }
         }
@@ -398,7 +435,8 @@ fn check_line(line: &[u8], at: &Place<'_>, key: &KeyAtHand) -> Result<LedgerReco
     };
     if sealed.is_none() && at.sealed_before {
         return Err(broken(
-            "it is unkeyed (no seal) after sealed records: it was written without the key".to_owned(),
+            "it is unkeyed (no seal) after sealed records: it was written without the key"
+                .to_owned(),
         ));
     }
     if record.seq != seq {
@@ -1110,9 +1148,18 @@ mod tests {
     /// format 2, every `prev` the sha256 of the line before, the status ending done.
     fn rewritten_with_a_sha256_chain(f: &Fixture) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        let statuses = [("todo", "in-progress", "null"), ("in-progress", "done", r#"{"decision":"allow","reason":"pass"}"#)];
+        let statuses = [
+            ("todo", "in-progress", "null"),
+            (
+                "in-progress",
+                "done",
+                r#"{"decision":"allow","reason":"pass"}"#,
+            ),
+        ];
         for (seq, (from, to, gate)) in statuses.iter().enumerate() {
-            let prev = out.last().map_or(String::new(), |l| sha256_hex(l.as_bytes()));
+            let prev = out
+                .last()
+                .map_or(String::new(), |l| sha256_hex(l.as_bytes()));
             out.push(format!(
                 r#"{{"v":2,"seq":{seq},"wbs":"T1","at":"2026-12-01T10:00:00.000Z","user":"eve","run":null,"kind":"status","from":"{from}","to":"{to}","gate":{gate},"verdictSha256":null,"auditHash":null,"prev":"{prev}"}}"#
             ));
@@ -1128,22 +1175,35 @@ mod tests {
         to(&f, "review");
         rewritten_with_a_sha256_chain(&f);
         let ledger = read(&f.state, &f.wbs).unwrap();
-        assert_eq!(ledger.broken, None, "it reads, as a ledger of an older spur");
+        assert_eq!(
+            ledger.broken, None,
+            "it reads, as a ledger of an older spur"
+        );
         assert_eq!(ledger.status().as_str(), "done");
         assert_eq!(ledger.unkeyed(), 2);
         assert_eq!(ledger.certified_done(), None, "an unkeyed done is no proof");
         // The gate's done over it is written, sealed, though the status stays done.
         let done = crate::done_gate::Done::for_tests();
         let lock = DataLock::acquire(&f.state, &f.wbs).unwrap();
-        let appended =
-            append(&lock, &f.state, NewRecord::Status(StatusChange::Done(&done)), &ctx()).unwrap();
+        let appended = append(
+            &lock,
+            &f.state,
+            NewRecord::Status(StatusChange::Done(&done)),
+            &ctx(),
+        )
+        .unwrap();
         assert!(matches!(appended, Appended::Written(_)));
         let ledger = read(&f.state, &f.wbs).unwrap();
         assert_eq!(ledger.broken, None);
         assert_eq!(ledger.certified_done().map(|r| r.seq), Some(2));
         // A second done changes nothing.
-        let again =
-            append(&lock, &f.state, NewRecord::Status(StatusChange::Done(&done)), &ctx()).unwrap();
+        let again = append(
+            &lock,
+            &f.state,
+            NewRecord::Status(StatusChange::Done(&done)),
+            &ctx(),
+        )
+        .unwrap();
         assert!(matches!(again, Appended::Unchanged(_)));
     }
 
@@ -1164,17 +1224,29 @@ mod tests {
             "{unverifiable:?}"
         );
         let err = ledger.intact().unwrap_err();
-        assert!(matches!(err, LedgerError::Unverifiable { seq: 0, .. }), "{err}");
+        assert!(
+            matches!(err, LedgerError::Unverifiable { seq: 0, .. }),
+            "{err}"
+        );
         // No new key is made over sealed records, and nothing is appended.
         let lock = DataLock::acquire(&f.state, &f.wbs).unwrap();
         let open = NewRecord::Status(StatusChange::To(Status::open("todo").unwrap()));
         let err = append(&lock, &f.state, open, &ctx()).unwrap_err();
-        assert!(matches!(err, LedgerError::Key(KeyError::Missing { .. })), "{err}");
+        assert!(
+            matches!(err, LedgerError::Key(KeyError::Missing { .. })),
+            "{err}"
+        );
         assert!(!key_path.exists());
         // Another key: unverifiable too, and still nothing appended.
-        crate::store::chain_key::KeyFile::at(&key_path).create().unwrap();
+        crate::store::chain_key::KeyFile::at(&key_path)
+            .create()
+            .unwrap();
         let ledger = read(&f.state, &f.wbs).unwrap();
-        assert!(ledger.unverifiable.unwrap().why.contains("the key file holds key"));
+        assert!(ledger
+            .unverifiable
+            .unwrap()
+            .why
+            .contains("the key file holds key"));
         let open = NewRecord::Status(StatusChange::To(Status::open("todo").unwrap()));
         let err = append(&lock, &f.state, open, &ctx()).unwrap_err();
         assert!(matches!(err, LedgerError::Unverifiable { .. }), "{err}");

@@ -220,19 +220,30 @@ fn no_run_of_an_older_spur_is_resumed() {
         let path = project.journal_path(legacy.run_id);
         let before = std::fs::read(&path).unwrap();
         match project.resume(&checked, legacy.run_id) {
-            Err(e @ RunError::OlderJournal { .. }) if legacy.format() == JournalFormat::Unversioned => {
+            Err(e @ RunError::OlderJournal { .. })
+                if legacy.format() == JournalFormat::Unversioned =>
+            {
                 assert_eq!(e.class(), ErrorClass::CannotStart, "{}", legacy.name);
                 let text = e.to_string();
                 assert!(text.contains("older spur"), "{}: {text}", legacy.name);
                 assert!(text.contains(legacy.run_id), "{}: {text}", legacy.name);
             }
-            Err(e @ RunError::UnkeyedJournal { .. }) if legacy.format() == JournalFormat::Unkeyed => {
+            Err(e @ RunError::UnkeyedJournal { .. })
+                if legacy.format() == JournalFormat::Unkeyed =>
+            {
                 assert_eq!(e.class(), ErrorClass::CannotStart, "{}", legacy.name);
                 let text = e.to_string();
-                assert!(text.contains("not sealed with a key"), "{}: {text}", legacy.name);
+                assert!(
+                    text.contains("not sealed with a key"),
+                    "{}: {text}",
+                    legacy.name
+                );
                 assert!(text.contains(legacy.run_id), "{}: {text}", legacy.name);
             }
-            other => panic!("{}: expected an older journal refused, got {other:?}", legacy.name),
+            other => panic!(
+                "{}: expected an older journal refused, got {other:?}",
+                legacy.name
+            ),
         }
         assert_eq!(std::fs::read(&path).unwrap(), before, "{}", legacy.name);
         assert!(

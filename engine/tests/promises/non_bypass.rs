@@ -13,8 +13,8 @@ use proptest::sample::select;
 use serde_json::{json, Value};
 use spur_engine::run::journal::{self, Event};
 use spur_engine::run::{Outcome, StopReason};
-use spur_engine::store::{audit, task_status};
 use spur_engine::store::chain_key::key_for_reading;
+use spur_engine::store::{audit, task_status};
 use spur_engine::verdict::{aggregate, parse_artifact, Artifact, ArtifactOutcome, Verdict};
 use spur_engine::wbs::Wbs;
 

@@ -306,8 +306,7 @@ fn no_verdict_written_or_edited_outside_spur_certifies_a_task_unless_allowed() {
                         }
                     }
                     forged => {
-                        let script =
-                            forge(forged, i, (project.root(), &state, &key), &mut record);
+                        let script = forge(forged, i, (project.root(), &state, &key), &mut record);
                         if last_spur.is_some_and(|last| i < last) {
                             sh(&script)?;
                         } else {
