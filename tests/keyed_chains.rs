@@ -330,6 +330,16 @@ fn without_its_key_every_sealed_record_is_unverifiable_and_nothing_is_written() 
     assert_eq!(project.read(".spur/ledger/tasks/T1.jsonl"), ledger);
     assert!(!key.exists(), "a missing key is never made again silently");
 
+    // trace still shows the journal, saying it cannot be verified.
+    let out = project.args(["trace", &run_id]).run().success();
+    assert!(out.stdout().contains("run-started"), "{}", out.stdout());
+    assert!(
+        out.stderr()
+            .contains("note: this journal cannot be verified from seq 1"),
+        "{}",
+        out.stderr()
+    );
+
     // A resume: exit 4, refused before anything runs.
     let out = project.args(["continue", &run_id]).run().code(4);
     insta::assert_snapshot!(

@@ -118,7 +118,12 @@ fn nested_spur_calls_from_a_step_use_the_pinned_policy() {
     let steps = "cp weakened.yaml .spur/config.yaml\n\
                  \"$SPUR_BIN\" task update \"$wbs\" done --json > nested.json; echo $? > nested.code\n\
                  env -u SPUR_RUN_ID \"$SPUR_BIN\" task update \"$wbs\" done --json > unset.json; echo $? > unset.code\n\
-                 \"$SPUR_BIN\" verify --wbs \"$wbs\" --json > verify.json 2> verify.err; echo $? > verify.code\n";
+                 \"$SPUR_BIN\" verify --wbs \"$wbs\" --json > verify.json 2> verify.err; echo $? > verify.code\n\
+                 \"$SPUR_BIN\" run inner.yaml --json > inner.json\n";
+    project.file(
+        "inner.yaml",
+        "name: inner\ninitialState: a\nterminalStates: [b]\nstates: [{id: a}, {id: b}]\ntransitions: [{from: a, to: b}]\n",
+    );
     let out = run(&project, &pipeline(steps, "failed"));
     let run_id = out["runId"].as_str().unwrap();
     // Named by SPUR_RUN_ID, or found by the task's run lock when a step unsets it: the
@@ -161,6 +166,15 @@ fn nested_spur_calls_from_a_step_use_the_pinned_policy() {
     assert_eq!(
         verified["policySha256"],
         sha256_hex(GATED_CANONICAL.as_bytes())
+    );
+    // A run started from a step keeps the outer run's pin, not the edited config's.
+    let inner: Value = serde_json::from_str(&project.read("inner.json")).unwrap();
+    let trace = project.trace(inner["runId"].as_str().unwrap());
+    assert_eq!(
+        trace[0]["policySha256"],
+        sha256_hex(GATED_CANONICAL.as_bytes()),
+        "{}",
+        trace[0]
     );
 }
 

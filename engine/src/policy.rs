@@ -21,6 +21,7 @@ use crate::store::bounded_read::read_string;
 use crate::store::digest::sha256_hex;
 use crate::store::ledger_record::is_sha256_hex;
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
+use crate::verify::config_error::VerifyConfigErrors;
 use crate::yaml::parse_config;
 
 pub use history::{decisions, policy_changes, PolicyChange, PolicyDecision};
@@ -121,14 +122,9 @@ pub fn short(sha256: &str) -> &str {
 /// Why a policy could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    /// The config file cannot be read or is not YAML.
-    #[error("the gate's policy cannot be read from {path}: {why}")]
-    Config {
-        /// The config file.
-        path: PathBuf,
-        /// Why.
-        why: String,
-    },
+    /// The config file cannot be read or is not YAML (its diagnostics, with their spans).
+    #[error(transparent)]
+    Config(#[from] VerifyConfigErrors),
     /// A snapshot cannot be kept.
     #[error("the policy snapshot {path} cannot be written: {why}")]
     Store {
@@ -157,9 +153,8 @@ pub enum PolicyError {
 
 coded_diagnostic! {
     PolicyError {
-        Self::Config { .. } => Code::PolicyUnreadable,
-            help("fix .spur/config.yaml: the done gate and verify read their policy from it");
-        Self::Store { .. } => Code::PolicyUnreadable,
+        forward { Config }
+        Self::Store { .. } => Code::PolicyStoreFailed,
             help("make .spur/policies/ writable");
         Self::Snapshot { .. } => Code::PolicyPinned,
             help("a policy snapshot is named by its sha256; spur does not use one whose bytes changed. \

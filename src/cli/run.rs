@@ -93,12 +93,15 @@ impl CommonRunArgs {
             let exe = spur_bin.as_deref()?;
             spur_guards::jq_shim::ensure_shim_dir(&dir, exe).ok()
         });
+        // A run started from a step of another run keeps that run's pin.
+        let policy = super::run_policy::policy_for(&state_dir, None)?;
         Ok(RunSettings {
             state_dir,
             durability,
             path_prefix,
             spur_bin,
             timeouts: loaded.timeouts,
+            policy,
         })
     }
 }

@@ -268,8 +268,8 @@ codes! {
     /// `spur key init` found a key file already there
     KeyExists = "spur::key::exists",
 
-    /// the gate's policy (`verify`, `doneGate` of `.spur/config.yaml`) cannot be read or pinned
-    PolicyUnreadable = "spur::policy::unreadable",
+    /// a snapshot of the gate's policy cannot be written to `.spur/policies/`
+    PolicyStoreFailed = "spur::policy::store-failed",
     /// a run's pinned policy cannot be found or does not match the hash its journal recorded
     PolicyPinned = "spur::policy::pinned",
 

@@ -421,11 +421,13 @@ fn policy_unchanged(
     );
     let now = match policy::project_policy(state_dir) {
         Ok((now, _)) => now,
-        Err(e) => return Err(format!(
+        Err(e) => {
+            return Err(format!(
             "task {wbs} cannot be marked done: the done-gate policy of run {} cannot be compared \
                  with the config on disk: {e}. {tail}",
             pinned.run_id
-        )),
+        ))
+        }
     };
     if now.sha256() == pinned.policy.sha256() {
         return Ok(());

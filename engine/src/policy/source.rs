@@ -141,32 +141,43 @@ impl PolicySource {
 }
 
 /// The project's policy now, and its verify configuration, from one read of
-/// `.spur/config.yaml` (a missing file: no policy, an empty configuration).
+/// `.spur/config.yaml` (a missing file: no policy, an empty configuration). A file that
+/// cannot be read, or is not YAML, has no policy: the error is the configuration's own,
+/// with its spans.
 pub(crate) fn project_policy(
     state_dir: &StateDir,
 ) -> Result<(Policy, Result<VerifyConfig, VerifyConfigErrors>), PolicyError> {
     let path = state_dir.config_path();
     let text = match read_string(&path, MAX_CONFIG_BYTES) {
         Ok(text) => text,
-        Err(e) if e.is_missing() => {
-            let empty = Policy::of_config_text("").map_err(|why| PolicyError::Config {
-                path: path.clone(),
-                why,
-            })?;
-            return Ok((empty, Ok(VerifyConfig::empty(path))));
-        }
+        Err(e) if e.is_missing() => String::new(),
         Err(e) => {
-            return Err(PolicyError::Config {
+            return Err(VerifyConfigErrors::Unreadable {
                 path,
-                why: e.to_string(),
-            })
+                source: e.into(),
+            }
+            .into())
         }
     };
-    let policy = Policy::of_config_text(&text).map_err(|why| PolicyError::Config {
-        path: path.clone(),
-        why,
-    })?;
-    Ok((policy, VerifyConfig::parse(&path, &text)))
+    let config = if text.is_empty() {
+        Ok(VerifyConfig::empty(path.clone()))
+    } else {
+        VerifyConfig::parse(&path, &text)
+    };
+    match Policy::of_config_text(&text) {
+        Ok(policy) => Ok((policy, config)),
+        // Not YAML: the configuration's parse error says where.
+        Err(_) => Err(config.err().map_or_else(
+            || {
+                VerifyConfigErrors::Unreadable {
+                    path: path.clone(),
+                    source: std::io::Error::other("it is not YAML"),
+                }
+                .into()
+            },
+            PolicyError::from,
+        )),
+    }
 }
 
 /// The policy run `run_id` pinned: its journal read and verified with the key, its

@@ -173,6 +173,7 @@ fn run_on(host: &mut MemoryHost, yaml: &str) -> (super::RunOutcome, tempfile::Te
         path_prefix: None,
         spur_bin: None,
         timeouts: Default::default(),
+        policy: crate::policy::PolicySource::Project,
     };
     let checked = checked(yaml);
     let outcome = start_on(
@@ -294,6 +295,7 @@ fn a_host_answer_that_is_not_a_choice_is_refused() {
         path_prefix: None,
         spur_bin: None,
         timeouts: Default::default(),
+        policy: crate::policy::PolicySource::Project,
     };
     let checked = checked(
         "name: p\ninitialState: ask\nterminalStates: [end]\n\

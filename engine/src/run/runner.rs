@@ -48,6 +48,9 @@ pub struct RunSettings {
     pub spur_bin: Option<PathBuf>,
     /// How long a shell step, agent step or shell guard without its own `timeoutMs` may run.
     pub timeouts: StepTimeouts,
+    /// The policy a new run pins: `Project`, the config as it is when the run starts; or,
+    /// for a run started from a step of another run, that run's pin (`crate::policy`).
+    pub policy: PolicySource,
 }
 
 /// A new run.
@@ -127,7 +130,10 @@ pub(crate) fn start_on(
     let plan = Plan::new(pipeline)?;
     let secrets = RunSecrets::new(pipeline, &config_secrets(&settings.state_dir)?, &vars);
     // The gate's policy as the run starts: the run and its steps' spur calls keep it.
-    let (policy, _) = project_policy(&settings.state_dir)?;
+    let policy = match &settings.policy {
+        PolicySource::Project => project_policy(&settings.state_dir)?.0,
+        PolicySource::Pinned(outer) => outer.policy().clone(),
+    };
     let initial = plan
         .graph
         .initial()

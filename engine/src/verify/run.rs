@@ -165,7 +165,14 @@ impl VerifyError {
 /// Run the configured gates and record their results: evidence files, ledger lines, the
 /// report, and (with a task) `checks[]` rows in the verdict artifact.
 pub fn run_gates(request: &VerifyRequest) -> Result<VerifyOutcome, VerifyError> {
-    let GatePolicy { policy, config, .. } = request.policy.resolve(&request.state_dir)?;
+    let GatePolicy { policy, config, .. } =
+        request
+            .policy
+            .resolve(&request.state_dir)
+            .map_err(|e| match e {
+                PolicyError::Config(config) => VerifyError::Config(config),
+                e => VerifyError::Policy(e),
+            })?;
     let config = config?;
     let project_root = request.state_dir.project_root().to_path_buf();
     let scope = VerifyScope::new(&request.state_dir, request.wbs.as_ref());
