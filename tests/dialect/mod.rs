@@ -3,5 +3,8 @@
 //! runners) does. Each test is named after the reference test or source it mirrors, which
 //! its doc comment cites. The deliberate differences are in the book's Compatibility page.
 
+mod builtins;
+mod options;
 mod same_state_vars;
 mod semantics;
+mod validation;

@@ -1,5 +1,6 @@
 //! Templates rendered just before use: `${vars.X}`, `${env.X}` (allow-listed
-//! only), `${workflow}`, `${runId}`, `${state}`, `${iteration}`, parsed by
+//! only) and the built-ins (`${workflow}`, `${runId}`, `${task}`, `${state}`, `${node}`,
+//! `${iteration}`, `${run}`, `${runtime}`), parsed by
 //! [`crate::template`] (shell's `$name` is not a template). In shell command text every substitution is escaped for its
 //! quoting context (ARCHITECTURE.md, *Threat model*), so a value is always exactly one literal string.
 
@@ -82,16 +83,25 @@ fn pieces(text: &str, ctx: &RenderContext<'_>) -> Result<Vec<Piece>, RenderError
                     }
                     Piece::Value(std::env::var(&name.value).unwrap_or_default())
                 }
-                Segment::Builtin(b) => Piece::Value(match b.value {
-                    Builtin::Workflow => ctx.workflow.to_owned(),
-                    Builtin::RunId => ctx.run_id.to_owned(),
-                    Builtin::State => ctx.state.to_owned(),
-                    Builtin::Iteration => ctx.iteration.to_string(),
-                }),
+                Segment::Builtin(b) => Piece::Value(builtin(b.value, ctx)),
             })
         })
         .collect()
 }
+
+/// The value of a built-in name, as the reference engine's `runtimeBuiltins` gives it.
+fn builtin(name: Builtin, ctx: &RenderContext<'_>) -> String {
+    match name {
+        Builtin::Workflow | Builtin::Task => ctx.workflow.to_owned(),
+        Builtin::RunId | Builtin::Run => ctx.run_id.to_owned(),
+        Builtin::State | Builtin::Node => ctx.state.to_owned(),
+        Builtin::Iteration => ctx.iteration.to_string(),
+        Builtin::Runtime => RUNTIME.to_owned(),
+    }
+}
+
+/// The dialect a run executes, the value of `${runtime}`.
+const RUNTIME: &str = "state-machine";
 
 /// Render `text` in `mode`.
 pub(crate) fn render(

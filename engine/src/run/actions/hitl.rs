@@ -1,6 +1,7 @@
 //! `hitl.confirm` / `hitl.select`: ask the operator. On a terminal the CLI prompts; with
 //! none the run pauses and `spur continue RUN --answer A` supplies the answer. The answer
-//! lands in `__hitlAnswer` (and in `options.var` for a select).
+//! lands in `__hitlAnswer` (and in `options.var`). With `decision: {mode: evidence}` the
+//! action defers instead of asking (spur has no DecisionMaker).
 
 use super::{ActionContext, ActionResult, ActionRun};
 use crate::pipeline::ActionKind;
@@ -69,13 +70,18 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         Ok(q) => q,
         Err(e) => return ActionRun::Finished(ActionResult::failed(e)),
     };
-    let var = match kind {
-        ActionKind::HitlSelect(o) => match ctx.optional(o.var.as_ref()) {
-            Ok(var) => var.filter(|v| crate::run::vars::is_var_name(v)),
-            Err(e) => return ActionRun::Finished(ActionResult::failed(e)),
-        },
-        _ => None,
+    let (var, decision) = match kind {
+        ActionKind::HitlSelect(o) => (o.var.as_ref(), o.decision.as_ref()),
+        ActionKind::HitlConfirm(o) => (o.var.as_ref(), o.decision.as_ref()),
+        _ => (None, None),
     };
+    let var = match ctx.optional(var) {
+        Ok(var) => var.filter(|v| crate::run::vars::is_var_name(v)),
+        Err(e) => return ActionRun::Finished(ActionResult::failed(e)),
+    };
+    if let Some(decision) = decision.filter(|d| d.is_evidence()) {
+        return ActionRun::Finished(deferred(ctx, &question, var, decision));
+    }
     let answer = match ctx.answer {
         Some(a) => Some(a.to_owned()),
         None => (ctx.ask)(&question),
@@ -100,4 +106,37 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         result.set_vars.insert(var, answer);
     }
     ActionRun::Finished(result)
+}
+
+/// `decision: {mode: evidence}`: the reference lets its DecisionMaker answer from the
+/// recorded evidence, and with none configured it defers. spur has none: it defers, as the
+/// reference does without one — the answer vars are cleared (an answer of an earlier visit
+/// cannot steer this one) and `statusVar` records `deferred`. The operator is not asked.
+fn deferred(
+    ctx: &ActionContext<'_>,
+    question: &HitlQuestion,
+    var: Option<String>,
+    decision: &crate::pipeline::DecisionOptions,
+) -> ActionResult {
+    let status = match ctx.optional(decision.status_var.as_ref()) {
+        Ok(Some(s)) if crate::run::vars::is_var_name(&s) => s,
+        Ok(_) => {
+            return ActionResult::failed(format!(
+                "{}: decision mode evidence needs a `statusVar` that is a var name",
+                ctx.kind()
+            ))
+        }
+        Err(e) => return ActionResult::failed(e),
+    };
+    let mut result = ActionResult::ok();
+    result.message = Some(format!(
+        "{} → deferred (decision mode evidence: spur has no DecisionMaker)",
+        question.prompt
+    ));
+    result.set_vars.insert("__hitlAnswer".into(), String::new());
+    if let Some(var) = var {
+        result.set_vars.insert(var, String::new());
+    }
+    result.set_vars.insert(status, "deferred".into());
+    result
 }
