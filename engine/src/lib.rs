@@ -26,6 +26,7 @@ pub mod answer;
 pub mod diagnostic;
 pub mod done_gate;
 pub mod graph;
+pub mod lifecycle;
 pub mod pipeline;
 pub mod redact;
 pub mod run;

@@ -159,6 +159,11 @@ impl RunObserver for Progress {
             }
             Event::Interrupted { state } => self.line(&format!("interrupted at {state}")),
             Event::RunFinished { .. } => self.stop_ticker(),
+            // A lifecycle instance's records: never written by a run.
+            Event::LifecycleBound { .. }
+            | Event::TransitionRequested { .. }
+            | Event::Reseeded { .. }
+            | Event::TransitionDenied { .. } => {}
         }
     }
 

@@ -4,6 +4,7 @@
 //! its doc comment cites. The deliberate differences are in the book's Compatibility page.
 
 mod builtins;
+mod lifecycle;
 mod options;
 mod same_state_vars;
 mod semantics;

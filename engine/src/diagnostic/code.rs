@@ -233,6 +233,25 @@ codes! {
     /// the task's data lock cannot be taken (nothing was written)
     TaskDataLock = "spur::task::data-lock",
 
+    /// not an entity key (`task:<wbs>` or `feature:<id>`)
+    LifecycleEntity = "spur::lifecycle::entity",
+    /// the pipeline's name cannot name a lifecycle's directory
+    LifecyclePipelineName = "spur::lifecycle::pipeline-name",
+    /// the pipeline does not declare the var the entity binds (`wbs`, `featureId`)
+    LifecycleEntityVar = "spur::lifecycle::entity-var",
+    /// a state the request names is not one of the pipeline's
+    LifecycleUnknownState = "spur::lifecycle::unknown-state",
+    /// a task's lifecycle state that is not a task status
+    LifecycleNotAStatus = "spur::lifecycle::not-a-status",
+    /// `--from` for a task, whose status is its ledger's
+    LifecycleTaskStatus = "spur::lifecycle::task-status",
+    /// the instance's journal is not the lifecycle journal of the entity
+    LifecycleWrongInstance = "spur::lifecycle::wrong-instance",
+    /// the state directory cannot be written for a lifecycle
+    LifecycleIo = "spur::lifecycle::io",
+    /// a requested transition was refused (no such transition, a guard, the done gate)
+    LifecycleDenied = "spur::lifecycle::denied",
+
     /// no task file for the task id
     TaskFileNotFound = "spur::task-file::not-found",
     /// several task files match the task id

@@ -87,6 +87,8 @@ pub struct Position {
     pub(crate) pipeline_sha256: String,
     /// The run's task, if any.
     pub wbs: Option<String>,
+    /// The entity, when the journal is a lifecycle instance's (`lifecycle-bound`).
+    pub lifecycle: Option<String>,
     /// `--force-done --reason`: the reason the run was started with, if forced.
     pub force_done_reason: Option<String>,
     pub(crate) started_at: String,
@@ -162,6 +164,7 @@ impl Position {
             pipeline_name: pipeline_name.clone(),
             pipeline_sha256: pipeline_sha256.clone(),
             wbs: wbs.clone(),
+            lifecycle: None,
             force_done_reason: force_done_reason.clone(),
             started_at: first.at.clone(),
             vars: vars.clone(),
@@ -293,6 +296,24 @@ fn apply(p: &mut Position, record: &Record) {
             });
         }
         Event::Interrupted { .. } => p.interrupted = true,
+        Event::LifecycleBound { entity } => p.lifecycle = Some(entity.clone()),
+        // A request starts afresh: no guard of an earlier one counts for it.
+        Event::TransitionRequested { .. } | Event::TransitionDenied { .. } => {
+            p.chosen = None;
+            p.gate = None;
+        }
+        // The state set from outside, as a new visit (no transition taken).
+        Event::Reseeded { to, .. } => {
+            p.state = Some(to.clone());
+            p.enter = SequenceProgress::default();
+            p.exit = SequenceProgress::default();
+            p.enter_complete = false;
+            p.last_action_ok = None;
+            p.answered_in_visit = false;
+            p.chosen = None;
+            p.gate = None;
+            p.paused = None;
+        }
         Event::RunFinished {
             outcome,
             state,
