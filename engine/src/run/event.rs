@@ -102,7 +102,7 @@ pub enum Event {
         exit_code: Option<i32>,
         /// Wall-clock time the action took, in milliseconds.
         duration_ms: u64,
-        /// Vars the action set; merged after the whole sequence.
+        /// Vars the action set; merged at once, so the next action sees them.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         set_vars: BTreeMap<String, String>,
         /// A line for people (a note's message, a gate's PASS/FAIL…).
