@@ -149,7 +149,7 @@ pub fn verify_certs(
         .allowed_signers
         .clone()
         .unwrap_or_else(|| configured.allowed_signers());
-    let signers = read_allowed_signers(&root.join(&signers_path))?;
+    let signers = read_allowed_signers(&root.join(&signers_path), &signers_path)?;
     let accepted = if options.accept.is_empty() {
         vec![AllowReason::Pass]
     } else {
@@ -353,9 +353,10 @@ pub(crate) fn verify_signature(message: &[u8], signature: &str) -> Result<KeyDat
     Ok(key)
 }
 
-fn read_allowed_signers(path: &Path) -> Result<AllowedSigners, VerifyCertsError> {
+/// Read and parse the file at `path` (`shown` as given, for messages).
+fn read_allowed_signers(path: &Path, shown: &Path) -> Result<AllowedSigners, VerifyCertsError> {
     let error = |reason: String| VerifyCertsError::AllowedSigners {
-        path: path.to_path_buf(),
+        path: shown.to_path_buf(),
         reason,
     };
     let bytes = read_bounded(path, ALLOWED_SIGNERS_LIMIT).map_err(|e| {
