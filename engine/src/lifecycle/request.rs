@@ -20,10 +20,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::done_gate::AllowReason;
 use crate::pipeline::{CheckedPipeline, Pipeline, TerminalReason, Transition};
 use crate::run::child_env::{inject_vars_for, step_env, StepPlace};
-use crate::run::done_gate_port::{DoneGate, GateAnswer, GateRequest};
+use crate::run::done_gate_port::{DoneGate, GateRequest};
 use crate::run::effect::GuardStep;
 use crate::run::event::DenialReason;
 use crate::run::finish::classified_success;
@@ -444,28 +443,16 @@ impl Request<'_> {
             run_id: &self.id,
             force_reason: force,
         });
-        let (verdict, message, reason) = match &answer {
-            GateAnswer::Noop => (None, Some(format!("task {wbs} was already done")), None),
-            GateAnswer::Allow { reason, verdict } => (verdict.clone(), None, Some(*reason)),
-            GateAnswer::Deny { verdict, message } => {
-                (Some(verdict.clone()), Some(message.clone()), None)
-            }
-        };
-        let decision = answer.decision();
+        let (report, forced) = answer.report(&wbs);
         self.append(Event::DoneGate {
             state: from.to_owned(),
             transition: Some(chosen),
-            decision,
-            verdict: verdict.clone(),
-            message: message.clone(),
-            forced: reason == Some(AllowReason::Forced),
+            decision: report.decision,
+            verdict: report.verdict.clone(),
+            message: report.message.clone(),
+            forced,
         })?;
-        Ok(DoneGateReport {
-            decision,
-            reason,
-            verdict,
-            message,
-        })
+        Ok(report)
     }
 
     /// A task's new status into its ledger (not done: the gate records that itself).
