@@ -5,6 +5,7 @@
 
 mod builtins;
 mod lifecycle;
+mod newer_actions;
 mod options;
 mod same_state_vars;
 mod semantics;

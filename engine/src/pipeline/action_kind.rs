@@ -23,6 +23,10 @@ pub(crate) enum ActionKind {
     JsonUpdate(JsonUpdateOptions),
     VerdictDerive(VerdictDeriveOptions),
     VerifyRun(VerifyRunOptions),
+    FileExists(FileExistsActionOptions),
+    FileRead(FileReadTextOptions),
+    HitlInput(HitlInputOptions),
+    EventEmit(EventEmitOptions),
     /// Any other kind: the plugin `spur-action-<name>`, given the options as JSON.
     Plugin(String),
 }
@@ -67,6 +71,37 @@ pub(crate) struct HitlSelectOptions {
     pub(crate) choices: Option<Templated<Vec<String>>>,
     pub(crate) var: Option<Templated<String>>,
     pub(crate) decision: Option<DecisionOptions>,
+}
+
+/// `hitl.input`: free text, into `var` (default `__hitlInput`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HitlInputOptions {
+    pub(crate) prompt: Option<Templated<String>>,
+    pub(crate) var: Option<Templated<String>>,
+}
+
+/// `file.exists`: ok when `path` exists (when it does not, with `negate: true`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FileExistsActionOptions {
+    pub(crate) path: Templated<String>,
+    pub(crate) negate: Option<Templated<bool>>,
+}
+
+/// `file.read`: a file's text, checked (size, UTF-8, inside the project), into `var` when
+/// one is named.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FileReadTextOptions {
+    pub(crate) path: Templated<String>,
+    pub(crate) max_size: Option<Templated<u64>>,
+    pub(crate) var: Option<Templated<String>>,
+    pub(crate) allow_outside: Option<Templated<bool>>,
+}
+
+/// `event.emit`: a named event with a payload, recorded in the run.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EventEmitOptions {
+    pub(crate) name: Templated<String>,
+    pub(crate) payload: Option<Templated<serde_json::Value>>,
 }
 
 /// `decision:` of an hitl action: who may answer it. The reference lets a DecisionMaker
@@ -182,7 +217,7 @@ pub(crate) struct VerifyRunOptions {
 
 impl ActionKind {
     /// The built-in kinds, as written.
-    pub(crate) const NAMES: [&'static str; 12] = [
+    pub(crate) const NAMES: [&'static str; 16] = [
         "shell",
         "note",
         "file.read.into-var",
@@ -195,6 +230,10 @@ impl ActionKind {
         "json.update",
         "verdict.derive",
         "verify.run",
+        "file.exists",
+        "file.read",
+        "hitl.input",
+        "event.emit",
     ];
 
     /// The kind as written.
@@ -212,6 +251,10 @@ impl ActionKind {
             ActionKind::JsonUpdate(_) => "json.update",
             ActionKind::VerdictDerive(_) => "verdict.derive",
             ActionKind::VerifyRun(_) => "verify.run",
+            ActionKind::FileExists(_) => "file.exists",
+            ActionKind::FileRead(_) => "file.read",
+            ActionKind::HitlInput(_) => "hitl.input",
+            ActionKind::EventEmit(_) => "event.emit",
             ActionKind::Plugin(name) => name,
         }
     }
@@ -225,6 +268,8 @@ impl ActionKind {
             ActionKind::ProofFingerprint(o) => (Some(&o.var), None),
             ActionKind::HitlConfirm(o) => (o.var.as_ref(), o.decision.as_ref()),
             ActionKind::HitlSelect(o) => (o.var.as_ref(), o.decision.as_ref()),
+            ActionKind::HitlInput(o) => (o.var.as_ref(), None),
+            ActionKind::FileRead(o) => (o.var.as_ref(), None),
             _ => (None, None),
         };
         let status = decision
@@ -320,6 +365,24 @@ impl ActionKind {
                 gate: r.optional("gate"),
                 wbs: r.optional("wbs"),
                 soft_fail: r.optional("softFail"),
+            }),
+            "file.exists" => ActionKind::FileExists(FileExistsActionOptions {
+                path: r.required("path"),
+                negate: r.optional("negate"),
+            }),
+            "file.read" => ActionKind::FileRead(FileReadTextOptions {
+                path: r.required("path"),
+                max_size: r.optional("maxSize"),
+                var: r.optional("var"),
+                allow_outside: r.optional("allowOutside"),
+            }),
+            "hitl.input" => ActionKind::HitlInput(HitlInputOptions {
+                prompt: r.optional("prompt"),
+                var: r.optional("var"),
+            }),
+            "event.emit" => ActionKind::EventEmit(EventEmitOptions {
+                name: r.required("name"),
+                payload: r.optional("payload"),
             }),
             other => {
                 r.free_form();

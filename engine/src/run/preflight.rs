@@ -15,6 +15,7 @@ use super::vars::Vars;
 pub(crate) fn unset_template_vars(pipeline: &Pipeline, vars: &Vars) -> Vec<String> {
     let mut known: BTreeSet<String> = vars.keys().cloned().collect();
     known.insert("__hitlAnswer".to_owned());
+    known.insert("__hitlInput".to_owned());
     let mut used = BTreeSet::new();
     for state in &pipeline.states {
         for action in state.on_enter.iter().chain(&state.on_exit) {

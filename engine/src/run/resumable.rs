@@ -178,15 +178,15 @@ impl Stop<'_> {
                 None => {
                     return Err(RunError::AnswerRequired {
                         run_id: run_id.to_string(),
+                        choices: question.shown_choices(", "),
                         prompt: question.prompt,
-                        choices: question.choices.join(", "),
                     })
                 }
                 Some(a) if !question.accepts(a) => {
                     return Err(RunError::AnswerInvalid {
                         answer: a.to_owned(),
+                        choices: question.shown_choices(", "),
                         prompt: question.prompt,
-                        choices: question.choices.join(", "),
                     })
                 }
                 Some(_) => {}

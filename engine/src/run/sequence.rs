@@ -79,7 +79,8 @@ impl Run<'_, '_> {
                 ActionRun::Finished(r) => r,
             };
             c.last_action_ok = Some(result.ok);
-            if result.set_vars.contains_key("__hitlAnswer") {
+            let free_text = matches!(action.kind.value, ActionKind::HitlInput(_));
+            if result.set_vars.contains_key("__hitlAnswer") || (free_text && result.ok) {
                 c.answered = true;
             }
             // The next action of the list sees what this one set (the reference engine since

@@ -20,7 +20,7 @@ use crate::diagnostic::Diagnostic;
 use crate::pipeline::model::{Action, Pipeline};
 
 /// Vars the runtime always provides (the TypeScript runtime injects them too).
-pub(crate) const RUNTIME_VARS: &[&str] = &["__runId", "__hitlAnswer"];
+pub(crate) const RUNTIME_VARS: &[&str] = &["__runId", "__hitlAnswer", "__hitlInput"];
 
 /// What the check groups share: the pipeline and the names templates may use.
 struct Context<'p> {

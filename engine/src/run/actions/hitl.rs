@@ -1,4 +1,4 @@
-//! `hitl.confirm` / `hitl.select`: ask the operator. On a terminal the CLI prompts; with
+//! `hitl.confirm` / `hitl.select` / `hitl.input`: ask the operator. On a terminal the CLI prompts; with
 //! none the run pauses and `spur continue RUN --answer A` supplies the answer. The answer
 //! lands in `__hitlAnswer` (and in `options.var`). With `decision: {mode: evidence}` the
 //! action defers instead of asking (spur has no DecisionMaker).
@@ -32,11 +32,19 @@ impl HitlQuestion {
         let (prompt, select) = match kind {
             ActionKind::HitlConfirm(o) => (o.prompt.as_ref(), None),
             ActionKind::HitlSelect(o) => (o.prompt.as_ref(), Some(o)),
+            ActionKind::HitlInput(o) => (o.prompt.as_ref(), None),
             _ => (None, None),
         };
         let prompt = render
             .resolve_lenient(prompt)
             .map_err(|e| failed(e.into()))?;
+        if let ActionKind::HitlInput(_) = kind {
+            // Free text: no choices, any answer.
+            return Ok(Self {
+                prompt: prompt.unwrap_or_else(|| "Input?".to_owned()),
+                choices: Vec::new(),
+            });
+        }
         let Some(select) = select else {
             return Ok(Self::confirm(prompt));
         };
@@ -58,9 +66,19 @@ impl HitlQuestion {
         })
     }
 
-    /// Whether `answer` is exactly one of the choices.
+    /// Whether `answer` is exactly one of the choices (any text for a question without
+    /// choices: `hitl.input`).
     pub fn accepts(&self, answer: &str) -> bool {
-        self.choices.iter().any(|c| c == answer)
+        self.choices.is_empty() || self.choices.iter().any(|c| c == answer)
+    }
+
+    /// The accepted answers for people, joined by `sep` (`any text` for free text).
+    pub fn shown_choices(&self, sep: &str) -> String {
+        if self.choices.is_empty() {
+            "any text".to_owned()
+        } else {
+            self.choices.join(sep)
+        }
     }
 }
 
@@ -73,6 +91,7 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     let (var, decision) = match kind {
         ActionKind::HitlSelect(o) => (o.var.as_ref(), o.decision.as_ref()),
         ActionKind::HitlConfirm(o) => (o.var.as_ref(), o.decision.as_ref()),
+        ActionKind::HitlInput(o) => (o.var.as_ref(), None),
         _ => (None, None),
     };
     let var = match ctx.optional(var) {
@@ -95,6 +114,20 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
             ctx.kind(),
             question.choices.join(", ")
         )));
+    }
+    if let ActionKind::HitlInput(_) = kind {
+        // The reference's `hitl.input`: the text into `var`, `__hitlInput` by default.
+        let _ = std::fs::write(ctx.log_path, format!("{}\n> {answer}\n", question.prompt));
+        let mut result = ActionResult::ok();
+        result.message = Some(format!(
+            "{} → {} characters",
+            question.prompt,
+            answer.chars().count()
+        ));
+        result
+            .set_vars
+            .insert(var.unwrap_or_else(|| "__hitlInput".to_owned()), answer);
+        return ActionRun::Finished(result);
     }
     let _ = std::fs::write(ctx.log_path, format!("{}\n> {answer}\n", question.prompt));
     let mut result = ActionResult::ok();
