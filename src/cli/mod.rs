@@ -34,6 +34,7 @@ mod schema;
 mod task;
 mod task_certify;
 mod task_verdict;
+mod task_verify_certs;
 mod trace;
 mod verdict;
 mod verify;
