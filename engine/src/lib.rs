@@ -31,6 +31,7 @@ pub mod lifecycle;
 pub mod pipeline;
 pub mod redact;
 pub mod run;
+pub(crate) mod shell_text;
 pub mod source;
 pub mod store;
 pub mod task_file;

@@ -51,6 +51,7 @@ pub(crate) fn step_env(
     env.push(("SPUR_STATE".into(), place.state.to_owned()));
     env.push(("SPUR_ITERATION".into(), place.iteration.to_string()));
     env.push(("SPUR_WORKFLOW".into(), place.workflow.to_owned()));
+    env.push(("SPUR_RUNTIME".into(), super::render::RUNTIME.to_owned()));
     env.push((
         "SPUR_STATE_DIR".into(),
         settings.state_dir.root().display().to_string(),
