@@ -24,12 +24,15 @@
 
 pub mod answer;
 pub mod diagnostic;
+pub mod done_certificate;
 pub mod done_gate;
 pub mod graph;
+pub mod lifecycle;
 pub mod pipeline;
 pub mod policy;
 pub mod redact;
 pub mod run;
+pub(crate) mod shell_text;
 pub mod source;
 pub mod store;
 pub mod task_file;

@@ -23,12 +23,12 @@ pub(crate) mod plugin;
 #[allow(unsafe_code)]
 pub mod process;
 pub mod shell_guard;
-pub mod shell_quote;
+pub mod shell_template;
 #[allow(unsafe_code)]
 mod spawn;
 
 pub use file_exists::file_exists_guard;
 pub use guard_result::GuardResult;
 pub use jq_guard::{jq_file_guard, jq_guard_passes};
-pub use plugin::{plugin_action, plugin_guard, PluginError, PluginRun};
+pub use plugin::{find_plugin, plugin_action, plugin_guard, PluginError, PluginRole, PluginRun};
 pub use shell_guard::shell_guard;

@@ -28,6 +28,7 @@ mod failure;
 mod graph;
 mod jq;
 mod key;
+mod lifecycle;
 mod run;
 mod run_policy;
 mod run_progress;
@@ -36,6 +37,7 @@ mod schema;
 mod task;
 mod task_certify;
 mod task_verdict;
+mod task_verify_certs;
 mod trace;
 mod verdict;
 mod verify;
@@ -81,6 +83,8 @@ enum Command {
     Verdict(verdict::Args),
     /// Task status: update and certify (done through the done gate), show.
     Task(task::Args),
+    /// Lifecycles driven from outside: ask an entity's instance to move, show it.
+    Lifecycle(lifecycle::Args),
     /// The audit log of forced done overrides.
     Audit(audit::Args),
     /// The key that seals task ledgers, the audit log and run journals.
@@ -105,6 +109,7 @@ pub fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args),
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
+        Command::Lifecycle(args) => lifecycle::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Key(args) => key::run(args),
         Command::Jq(args) => jq::run(args),

@@ -1,7 +1,7 @@
 //! `spur task …`: a task's status. `update` moves it (to done only through the done gate),
 //! `certify` runs the gate for done, `show` prints the status, its history and whether it
-//! is certified. Other task subcommands add a variant to [`TaskCommand`] and live in their
-//! own file.
+//! is certified, `verify-certs` checks the done certificates in the repository. Other task
+//! subcommands add a variant to [`TaskCommand`] and live in their own file.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,6 +39,8 @@ enum TaskCommand {
     Show(ShowArgs),
     /// Derive the verdict artifact from the verifier's answer file.
     Verdict(super::task_verdict::Args),
+    /// Check that every task file claiming done has a valid signed done certificate.
+    VerifyCerts(super::task_verify_certs::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -75,6 +77,7 @@ pub fn run(args: Args) -> CliResult {
         TaskCommand::Certify(certify_args) => super::task_certify::run(certify_args, &state_dir),
         TaskCommand::Show(show_args) => show(show_args, &state_dir),
         TaskCommand::Verdict(verdict_args) => super::task_verdict::run(verdict_args, &state_dir),
+        TaskCommand::VerifyCerts(args) => super::task_verify_certs::run(args, &state_dir),
     }
 }
 
@@ -122,6 +125,7 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
             verdict: None,
             message: format!("task {wbs} is already {current}; nothing to do"),
             status: current.to_string(),
+            certificate: None,
         }
     } else {
         Outcome {
@@ -130,6 +134,7 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
             verdict: None,
             message: format!("task {wbs}: {current} → {}", record.status),
             status: record.status.to_string(),
+            certificate: None,
         }
     };
     Ok(outcome.render(&wbs, args.json))

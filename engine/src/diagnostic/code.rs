@@ -74,6 +74,8 @@ codes! {
     CheckFailureNotTerminal = "spur::check::failure-not-terminal",
     /// a transition out of a terminal state
     CheckTransitionFromTerminal = "spur::check::transition-from-terminal",
+    /// the initial state is a declared terminal state
+    CheckInitialTerminal = "spur::check::initial-terminal",
     /// `iterationBound` is not a positive integer
     CheckIterationBound = "spur::check::iteration-bound",
     /// an `onError` value other than `fail` or `continue`
@@ -82,6 +84,8 @@ codes! {
     CheckTerminalReason = "spur::check::terminal-reason",
     /// an invalid var or environment variable name
     CheckVarName = "spur::check::var-name",
+    /// a var named like a built-in (`task`, `state`, `node`, `iteration`, `run`, `runtime`)
+    CheckReservedVar = "spur::check::reserved-var",
     /// a var default that is not a string (warning; read as a string)
     CheckVarNotString = "spur::check::var-not-string",
     /// a `secrets:` name that is neither a declared var nor an `env.allow` name
@@ -90,22 +94,28 @@ codes! {
     CheckSecretTaskId = "spur::check::secret-task-id",
     /// a malformed `${…}` placeholder
     CheckTemplate = "spur::check::template",
-    /// a `${vars.X}` one edit away from a declared var (a typo)
+    /// a `${vars.X}` naming no declared var: in an action's options, or one edit away from a declared var (a typo)
     CheckUndefinedVar = "spur::check::undefined-var",
-    /// a `${vars.X}` that resembles no declared var (warning; may come from `--var`)
+    /// a `${vars.X}` in a guard's options that resembles no declared var (warning; may come from `--var`)
     CheckUndeclaredVar = "spur::check::undeclared-var",
     /// `${env.X}` for a variable not listed under `env.allow`
     CheckEnvNotAllowed = "spur::check::env-not-allowed",
+    /// a template in shell text where spur cannot place a reference to its value with certainty
+    CheckShellTemplate = "spur::check::shell-template",
     /// a jq guard expression that does not compile
     CheckJqCompile = "spur::check::jq-compile",
-    /// an action kind that is not built in (warning; runs a plugin)
+    /// an action kind that is neither built in nor a plugin on PATH (error when one typo away, else warning)
     CheckUnknownActionKind = "spur::check::unknown-action-kind",
-    /// a guard kind that is not built in (error when one typo away, else warning)
+    /// a guard kind that is neither built in nor a plugin on PATH (error when one typo away, else warning)
     CheckUnknownGuardKind = "spur::check::unknown-guard-kind",
     /// an action or guard without an option it needs
     CheckMissingOption = "spur::check::missing-option",
     /// an option the action or guard does not know (warning; ignored)
     CheckUnknownOption = "spur::check::unknown-option",
+    /// a `decision:` of an hitl action that the reference would refuse
+    CheckDecision = "spur::check::decision",
+    /// an `agent.run` whose agent `.spur/config.yaml` does not map (warning)
+    CheckUnmappedAgent = "spur::check::unmapped-agent",
     /// a state from which no terminal state can be reached
     CheckTrapState = "spur::check::trap-state",
     /// a state no transition leads to from the initial state (warning)
@@ -231,6 +241,25 @@ codes! {
     /// the task's data lock cannot be taken (nothing was written)
     TaskDataLock = "spur::task::data-lock",
 
+    /// not an entity key (`task:<wbs>` or `feature:<id>`)
+    LifecycleEntity = "spur::lifecycle::entity",
+    /// the pipeline's name cannot name a lifecycle's directory
+    LifecyclePipelineName = "spur::lifecycle::pipeline-name",
+    /// the pipeline does not declare the var the entity binds (`wbs`, `featureId`)
+    LifecycleEntityVar = "spur::lifecycle::entity-var",
+    /// a state the request names is not one of the pipeline's
+    LifecycleUnknownState = "spur::lifecycle::unknown-state",
+    /// a task's lifecycle state that is not a task status
+    LifecycleNotAStatus = "spur::lifecycle::not-a-status",
+    /// `--from` for a task, whose status is its ledger's
+    LifecycleTaskStatus = "spur::lifecycle::task-status",
+    /// the instance's journal is not the lifecycle journal of the entity
+    LifecycleWrongInstance = "spur::lifecycle::wrong-instance",
+    /// the state directory cannot be written for a lifecycle
+    LifecycleIo = "spur::lifecycle::io",
+    /// a requested transition was refused (no such transition, a guard, the done gate)
+    LifecycleDenied = "spur::lifecycle::denied",
+
     /// no task file for the task id
     TaskFileNotFound = "spur::task-file::not-found",
     /// several task files match the task id
@@ -247,6 +276,37 @@ codes! {
     TaskFileUnclosed = "spur::task-file::unclosed",
     /// the task file has a gherkin scenario with no title
     TaskFileUntitledScenario = "spur::task-file::untitled-scenario",
+
+    /// no SSH signing key is configured for done certificates
+    CertNoSigningKey = "spur::cert::no-signing-key",
+    /// no principal is configured to sign done certificates as
+    CertNoPrincipal = "spur::cert::no-principal",
+    /// the task file cannot be bound into the certificate (ambiguous or unreadable)
+    CertTaskFile = "spur::cert::task-file",
+    /// the tree changed between the gate's check and the certificate (none was written)
+    CertTreeChanged = "spur::cert::tree-changed",
+    /// `ssh-keygen -Y sign` failed or is missing, or its signature does not verify
+    CertSignFailed = "spur::cert::sign-failed",
+    /// the certificate file cannot be written
+    CertWriteFailed = "spur::cert::write-failed",
+    /// the `allowed_signers` file is missing, unreadable or has a line that does not parse
+    CertAllowedSigners = "spur::cert::allowed-signers",
+    /// the task files cannot be listed
+    CertTaskFilesUnreadable = "spur::cert::task-files-unreadable",
+    /// a task file claims done and has no certificate
+    CertMissing = "spur::cert::missing",
+    /// a certificate file that cannot be read or has the wrong shape
+    CertMalformed = "spur::cert::malformed",
+    /// a certificate whose signature does not verify (edited after signing, or not SSHSIG for spur)
+    CertBadSignature = "spur::cert::bad-signature",
+    /// a certificate signed by a key `allowed_signers` does not allow for its principal
+    CertUnknownSigner = "spur::cert::unknown-signer",
+    /// a certificate of another task, or of a task file whose requirements changed since
+    CertMismatch = "spur::cert::mismatch",
+    /// a certificate of a done the check does not accept (forced or external, without `--accept`)
+    CertNotAccepted = "spur::cert::not-accepted",
+    /// a task file that claims done cannot be read
+    CertTaskFileUnreadable = "spur::cert::task-file-unreadable",
 
     /// the audit log cannot be written (the override was not applied)
     AuditWriteFailed = "spur::audit::write-failed",

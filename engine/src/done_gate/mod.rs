@@ -11,7 +11,11 @@
 
 mod complete;
 pub(crate) mod provenance;
+mod record;
 mod verified;
+
+pub use record::{record_done, RecordedDone};
+pub(crate) use verified::VerifiedAt;
 
 pub use provenance::{write_verdict, Rewrite, UnrecordedWrite, WriteVerdictError};
 
@@ -30,6 +34,11 @@ use crate::wbs::Wbs;
 pub struct Done {
     via: DoneVia,
     verdict_sha256: Option<String>,
+    /// The effective verdict of the artifact the gate read.
+    verdict: Verdict,
+    /// The tree the task's verify evidence holds at (`None`: forced, or the project
+    /// verifies nothing).
+    verified_at: Option<VerifiedAt>,
     /// The sha256 of the policy the gate decided under (`None` when it could not be read
     /// and the task was forced).
     policy_sha256: Option<String>,
@@ -42,6 +51,8 @@ impl Done {
         Self {
             via: DoneVia::Pass,
             verdict_sha256: None,
+            verdict: Verdict::Pass,
+            verified_at: None,
             policy_sha256: None,
         }
     }
@@ -73,6 +84,16 @@ impl Done {
     /// The sha256 of the policy the gate decided under.
     pub(crate) fn policy_sha256(&self) -> Option<&str> {
         self.policy_sha256.as_deref()
+    }
+
+    /// The effective verdict of the artifact the gate read.
+    pub(crate) fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    /// The tree the evidence holds at, when the gate checked one.
+    pub(crate) fn verified_at(&self) -> Option<&VerifiedAt> {
+        self.verified_at.as_ref()
     }
 }
 
@@ -321,6 +342,8 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
                             audit_hash: record.id().to_owned(),
                         },
                         verdict_sha256: read.sha256,
+                        verdict,
+                        verified_at: None,
                         policy_sha256,
                     },
                     verdict,
@@ -383,9 +406,10 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
         _ => Ok(()),
     }
     .and_then(|()| verified::check(request.state_dir, &ledger, wbs, gate_policy.config()));
-    if let Err(message) = later {
-        return deny(message, evaluation);
-    }
+    let verified_at = match later {
+        Ok(at) => at,
+        Err(message) => return deny(message, evaluation),
+    };
     // Best effort, as for a force: the done record carries the hash either way.
     let _ = gate_policy.policy.store(request.state_dir);
     DoneDecision::Allow {
@@ -393,6 +417,8 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
         done: Done {
             via,
             verdict_sha256: read.sha256,
+            verdict,
+            verified_at,
             policy_sha256: Some(gate_policy.sha256().to_owned()),
         },
         verdict,
@@ -567,6 +593,8 @@ mod tests {
             StatusChange::Done(&Done {
                 via: DoneVia::Pass,
                 verdict_sha256: None,
+                verdict: Verdict::Pass,
+                verified_at: None,
                 policy_sha256: None,
             })
         } else {

@@ -3,6 +3,7 @@
 //! returned with the gates in topological order. Other top-level keys belong to other
 //! readers (the runner reads `agents:`) and are ignored here.
 
+mod certificates;
 mod done_gate;
 mod gate_rules;
 mod raw;
@@ -16,12 +17,11 @@ use super::plan;
 use super::standard_gates::STANDARD_GATES;
 use crate::diagnostic::Diagnostic;
 use crate::source::SourceFile;
-#[cfg(test)]
 use crate::store::bounded_read::read_string;
-#[cfg(test)]
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
 use crate::yaml::{parse_config, Loader};
 
+pub(crate) use certificates::CertificatesConfig;
 pub(crate) use done_gate::{DoneGateConfig, ExternalVerdicts};
 
 use gate_rules::check_gate;
@@ -48,9 +48,9 @@ pub(crate) struct VerifyConfig {
 }
 
 impl VerifyConfig {
-    /// Read `<state dir>/config.yaml`; a missing file is an empty configuration. (spur
-    /// itself reads the config through `crate::policy`, which hashes what it read.)
-    #[cfg(test)]
+    /// Read `<state dir>/config.yaml`; a missing file is an empty configuration. (The gate
+    /// and verify read it through `crate::policy`, which hashes what it read and pins it in
+    /// runs; `spur task verify-certs` reads it as it is.)
     pub(crate) fn load(state_dir: &StateDir) -> Result<Self, VerifyConfigErrors> {
         let path = state_dir.config_path();
         match read_string(&path, MAX_CONFIG_BYTES) {

@@ -6,6 +6,8 @@
 mod agent;
 mod artifact;
 mod command_gate;
+mod event_emit;
+mod file_exists;
 mod file_read;
 mod fingerprint;
 mod hitl;
@@ -24,7 +26,7 @@ use super::render::{OptionError, RenderContext};
 use super::step_timeouts::StepTimeouts;
 use super::vars::Vars;
 use crate::diagnostic::Code;
-use crate::pipeline::{Action, ActionKind, FromRendered, Templated};
+use crate::pipeline::{Action, ActionKind, FromRendered, ShellText, Templated};
 use crate::store::bounded_read::ReadError;
 use crate::store::state_dir::StateDir;
 
@@ -120,7 +122,12 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         ActionKind::Shell(o) => finished(shell::run(ctx, o)),
         ActionKind::Note(o) => finished(note::run(ctx, o)),
         ActionKind::FileReadIntoVar(o) => finished(file_read::run(ctx, o)),
-        ActionKind::HitlConfirm(_) | ActionKind::HitlSelect(_) => hitl::run(ctx),
+        ActionKind::HitlConfirm(_) | ActionKind::HitlSelect(_) | ActionKind::HitlInput(_) => {
+            hitl::run(ctx)
+        }
+        ActionKind::FileExists(o) => finished(file_exists::run(ctx, o)),
+        ActionKind::FileRead(o) => finished(file_read::run_text(ctx, o)),
+        ActionKind::EventEmit(o) => finished(event_emit::run(ctx, o)),
         ActionKind::AgentRun(o) => finished(agent::run(ctx, o)),
         ActionKind::CommandGate(o) => finished(command_gate::run(ctx, o)),
         ActionKind::ProofFingerprint(o) => finished(fingerprint::run(ctx, o)),
@@ -177,6 +184,21 @@ impl ActionContext<'_> {
                     Ok(text)
                 }
             }
+            Ok(None) | Err(OptionError::Invalid { .. }) => {
+                Err(format!("{}: option `{key}` must be a string", self.kind()))
+            }
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    /// A non-empty shell command, its templates as references (`crate::shell_text`).
+    pub(crate) fn shell_text(&self, option: &Templated<ShellText>) -> Result<ShellText, String> {
+        let key = option.key();
+        match self.render.shell(option) {
+            Ok(Some(text)) if text.command.is_empty() => {
+                Err(format!("{}: option `{key}` is empty", self.kind()))
+            }
+            Ok(Some(text)) => Ok(text),
             Ok(None) | Err(OptionError::Invalid { .. }) => {
                 Err(format!("{}: option `{key}` must be a string", self.kind()))
             }
