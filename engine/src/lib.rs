@@ -22,6 +22,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod answer;
 pub mod diagnostic;
 pub mod done_certificate;

@@ -20,6 +20,9 @@ macro_rules! outln {
 
 mod output;
 
+mod agent;
+mod agent_doctor;
+mod agent_stub;
 mod audit;
 mod check;
 mod completions;
@@ -80,6 +83,8 @@ enum Command {
     Verdict(verdict::Args),
     /// Task status: update and certify (done through the done gate), show.
     Task(task::Args),
+    /// The agents of .spur/config.yaml: check them (doctor); the stub preset's agent.
+    Agent(agent::Args),
     /// The audit log of forced done overrides.
     Audit(audit::Args),
     /// The embedded jq (also reached as `jq` through the PATH shim).
@@ -91,6 +96,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Agent(args) => agent::run(args),
         Command::Run(args) => run::run(args),
         Command::Continue(args) => continue_run::run(args),
         Command::Runs(args) => runs::run(args),

@@ -1,15 +1,17 @@
-//! The `agents:` key of `.spur/config.yaml`: agent name → the command `agent.run` runs.
-//! Only that key is read here (other keys belong to other parts of spur).
+//! The `agents:` key of `.spur/config.yaml`: agent name → how `agent.run` runs it (a
+//! preset, a command, or both: `crate::agent::entry`). Only that key is read here (other
+//! keys belong to other parts of spur).
 //!
 //! ```yaml
 //! agents:
-//!   claude: { command: "claude -p" }
+//!   claude: { preset: claude }
 //!   stub:   { command: "./stub-agent.sh" }
 //! ```
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::agent::entry::{read_entry, AgentEntry};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{SourceFile, Span};
 use crate::store::bounded_read::read_string;
@@ -23,17 +25,6 @@ const CODES: Codes = Codes {
     unknown_key: Code::RunAgentConfig,
     duplicate_key: Code::RunAgentConfig,
 };
-const AGENT_KEYS: &[&str] = &["command"];
-
-/// The command of one agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct AgentCommand {
-    /// Shell text; the templated `input` is appended as one argument (`"$@"`).
-    pub(crate) command: String,
-    /// What `agents:` holds that spur ignores (an unknown key, with did-you-mean), one
-    /// line each.
-    pub(crate) warnings: Vec<String>,
-}
 
 /// Looking up an agent failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,22 +34,47 @@ pub(crate) enum AgentLookupError {
     /// The file is not YAML, or `agents:` is not what it should be: every finding, one
     /// `line L, column C: …` each, joined by `; `.
     Invalid(String),
-    /// No file, or no entry for the agent.
-    Unmapped,
 }
 
-/// The command for `agent` from the config file at `path`. Any error in `agents:` makes
-/// every lookup fail, so that a broken entry is never half-read.
-pub(crate) fn agent_command(path: &Path, agent: &str) -> Result<AgentCommand, AgentLookupError> {
+impl std::fmt::Display for AgentLookupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AgentLookupError::Unreadable(e) | AgentLookupError::Invalid(e) => f.write_str(e),
+        }
+    }
+}
+
+/// What `.spur/config.yaml` says about agents.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct AgentsConfig {
+    /// Every agent with its entry, in file order.
+    pub(crate) agents: Vec<(String, AgentEntry)>,
+    /// What spur ignores (an unknown key, with did-you-mean), one line each.
+    pub(crate) warnings: Vec<String>,
+}
+
+impl AgentsConfig {
+    /// The entry of `agent`, when mapped.
+    pub(crate) fn agent(&self, agent: &str) -> Option<&AgentEntry> {
+        self.agents
+            .iter()
+            .find(|(name, _)| name == agent)
+            .map(|(_, entry)| entry)
+    }
+}
+
+/// Read the agents of the config file at `path`: `Ok(None)` when there is no file. Any
+/// error in `agents:` fails the whole read, so that a broken entry is never half-read.
+pub(crate) fn read_agents_config(path: &Path) -> Result<Option<AgentsConfig>, AgentLookupError> {
     let text = match read_string(path, MAX_CONFIG_BYTES) {
         Ok(t) => t,
-        Err(e) if e.is_missing() => return Err(AgentLookupError::Unmapped),
+        Err(e) if e.is_missing() => return Ok(None),
         Err(e) => return Err(AgentLookupError::Unreadable(e.to_string())),
     };
     let source = SourceFile::new(path, text);
     let root = match parse_config(source.text()) {
         Ok(Some(root)) => root,
-        Ok(None) => return Err(AgentLookupError::Unmapped),
+        Ok(None) => return Ok(Some(AgentsConfig::default())),
         Err(e) => {
             let (line, column) = source.line_column(e.span().offset);
             return Err(AgentLookupError::Invalid(format!(
@@ -73,19 +89,14 @@ pub(crate) fn agent_command(path: &Path, agent: &str) -> Result<AgentCommand, Ag
         // The warnings too: an unknown key is often the misspelt missing one.
         return Err(AgentLookupError::Invalid(findings.join("; ")));
     }
-    let command = agents
-        .into_iter()
-        .find(|(name, _)| name == agent)
-        .map(|(_, command)| command)
-        .ok_or(AgentLookupError::Unmapped)?;
-    Ok(AgentCommand {
-        command,
+    Ok(Some(AgentsConfig {
+        agents,
         warnings: findings,
-    })
+    }))
 }
 
-/// Every agent of `agents:` with its command, in file order (null or absent: none).
-fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
+/// Every agent of `agents:` with its entry, in file order (null or absent: none).
+fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, AgentEntry)> {
     let Some(top) = cx.fields_with(
         root,
         "the configuration file",
@@ -101,7 +112,7 @@ fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
             cx.wrong_type(
                 node,
                 "`agents`",
-                "a mapping of agent name to `{command: …}`",
+                "a mapping of agent name to `{preset: …}` or `{command: …}`",
             );
             return Vec::new();
         }
@@ -117,12 +128,8 @@ fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
             continue;
         }
         seen.insert(name.clone(), key.span);
-        let what = format!("agent `{name}`");
-        let Some(fields) = cx.fields_with(value, &what, AGENT_KEYS, UnknownKeys::Warn) else {
-            continue;
-        };
-        if let Some(Loose(command)) = cx.required::<Loose<String>>(&fields, "command", &what) {
-            agents.push((name, command));
+        if let Some(entry) = read_entry(cx, value, &name) {
+            agents.push((name, entry));
         }
     }
     agents
@@ -131,53 +138,111 @@ fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::preset::Preset;
+
+    /// The entry of `agent` (`None`: no file, or not mapped) and the warnings.
+    fn lookup_at(
+        path: &Path,
+        agent: &str,
+    ) -> Result<Option<(AgentEntry, Vec<String>)>, AgentLookupError> {
+        Ok(read_agents_config(path)?
+            .and_then(|c| c.agent(agent).map(|e| (e.clone(), c.warnings.clone()))))
+    }
+
+    fn lookup(
+        text: &str,
+        agent: &str,
+    ) -> Result<Option<(AgentEntry, Vec<String>)>, AgentLookupError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, text).unwrap();
+        lookup_at(&path, agent)
+    }
+
+    fn command(text: &str, agent: &str) -> Option<String> {
+        lookup(text, agent).unwrap().and_then(|(e, _)| e.command)
+    }
+
+    fn invalid(text: &str) -> String {
+        match lookup(text, "a") {
+            Err(AgentLookupError::Invalid(why)) => why,
+            other => panic!("{text:?} must be invalid, got {other:?}"),
+        }
+    }
 
     #[test]
     fn reads_the_agents_key_and_treats_an_absent_file_as_unmapped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.yaml");
-        assert_eq!(agent_command(&path, "a"), Err(AgentLookupError::Unmapped));
+        assert_eq!(read_agents_config(&path), Ok(None));
         std::fs::write(&path, "agents:\n  a: { command: \"run-a\" }\n").unwrap();
-        assert_eq!(agent_command(&path, "a").unwrap().command, "run-a");
-        assert_eq!(agent_command(&path, "b"), Err(AgentLookupError::Unmapped));
+        assert_eq!(
+            lookup_at(&path, "a").unwrap().unwrap().0.command.as_deref(),
+            Some("run-a")
+        );
+        assert_eq!(lookup_at(&path, "b"), Ok(None));
     }
 
-    fn lookup(text: &str, agent: &str) -> Result<AgentCommand, AgentLookupError> {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("config.yaml");
-        std::fs::write(&path, text).unwrap();
-        agent_command(&path, agent)
+    #[test]
+    fn an_entry_is_a_preset_a_command_or_both_with_args() {
+        let (entry, _) = lookup("agents:\n  a: {preset: codex, args: [--model, 5]}\n", "a")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            entry,
+            AgentEntry {
+                preset: Some(Preset::Codex),
+                command: None,
+                args: vec!["--model".into(), "5".into()],
+            }
+        );
+        let (both, _) = lookup("agents: {a: {preset: stub, command: ./x}}\n", "a")
+            .unwrap()
+            .unwrap();
+        assert_eq!(both.preset, Some(Preset::Stub));
+        assert_eq!(both.command.as_deref(), Some("./x"));
+    }
+
+    #[test]
+    fn an_unknown_preset_or_an_entry_with_neither_is_an_error() {
+        assert_eq!(
+            invalid("agents:\n  a: {preset: cladue}\n"),
+            "line 2, column 15: `preset` of agent `a` is `cladue`, not a preset spur knows \
+             (did you mean `claude`?)"
+        );
+        assert!(invalid("agents:\n  a: {args: [x]}\n")
+            .contains("agent `a` has neither `preset` nor `command`"),);
+        assert!(invalid("agents:\n  a: {preset: claude, args: x}\n")
+            .contains("`args` of agent `a` must be a list of strings"));
     }
 
     #[test]
     fn an_unknown_key_is_a_warning_and_any_error_in_agents_fails_every_lookup() {
-        let found = lookup("agents:\n  a: {command: run-a, comand: x}\n", "a").unwrap();
-        assert_eq!(found.command, "run-a");
+        let (found, warnings) = lookup("agents:\n  a: {command: run-a, comand: x}\n", "a")
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.command.as_deref(), Some("run-a"));
         assert_eq!(
-            found.warnings,
+            warnings,
             ["line 2, column 23: unknown key `comand` in agent `a` (did you mean `command`?)"]
         );
         assert_eq!(
-            lookup("agents:\n  a: {command: run-a}\n  b: {comand: x}\n", "a"),
-            Err(AgentLookupError::Invalid(
-                "line 3, column 7: unknown key `comand` in agent `b` (did you mean `command`?); \
-                 line 3, column 6: agent `b` has no `command` (add `command:`)"
-                    .to_owned()
-            ))
+            invalid("agents:\n  a: {command: run-a}\n  b: {comand: x}\n"),
+            "line 3, column 7: unknown key `comand` in agent `b` (did you mean `command`?); \
+             line 3, column 6: agent `b` has neither `preset` nor `command` (add `preset: NAME` \
+             (claude, codex, gemini, opencode, aider, stub) or `command: \"…\"`)"
         );
-        let Err(AgentLookupError::Invalid(why)) =
-            lookup("agents:\n  a: {command: one}\n  a: {command: two}\n", "a")
-        else {
-            panic!("a repeated agent must be an error")
-        };
-        assert!(why.contains("duplicate key `a` in `agents`"), "{why}");
+        assert!(
+            invalid("agents:\n  a: {command: one}\n  a: {command: two}\n")
+                .contains("duplicate key `a` in `agents`")
+        );
     }
 
     #[test]
     fn other_sections_do_not_matter_and_scalars_read_loosely() {
         let text = "verify: {gates: {x: 1, x: 2}, ignored: true}\nbase: &b {command: 5}\nagents:\n  a: {<<: *b}\n";
-        assert_eq!(lookup(text, "a").unwrap().command, "5");
-        assert_eq!(lookup("agents:\n", "a"), Err(AgentLookupError::Unmapped));
+        assert_eq!(command(text, "a").as_deref(), Some("5"));
+        assert_eq!(command("agents:\n", "a"), None);
         assert!(matches!(
             lookup("agents: [a]\n", "a"),
             Err(AgentLookupError::Invalid(_))
@@ -194,7 +259,7 @@ mod tests {
             .unwrap();
         assert!(made.success());
         assert_eq!(
-            agent_command(&fifo, "a"),
+            read_agents_config(&fifo),
             Err(AgentLookupError::Unreadable(
                 "it is a FIFO, not a regular file".to_owned()
             ))
@@ -202,7 +267,7 @@ mod tests {
         let zero = dir.path().join("zero.yaml");
         std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
         assert_eq!(
-            agent_command(&zero, "a"),
+            read_agents_config(&zero),
             Err(AgentLookupError::Unreadable(
                 "it is a character device, not a regular file".to_owned()
             ))
@@ -215,7 +280,7 @@ mod tests {
         let path = dir.path().join("config.yaml");
         let file = std::fs::File::create(&path).unwrap();
         file.set_len(MAX_CONFIG_BYTES + 1).unwrap();
-        let Err(AgentLookupError::Unreadable(why)) = agent_command(&path, "a") else {
+        let Err(AgentLookupError::Unreadable(why)) = read_agents_config(&path) else {
             panic!("an oversized config must be unreadable")
         };
         assert!(why.contains("larger than the 1048576-byte limit"), "{why}");

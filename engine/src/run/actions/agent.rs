@@ -1,5 +1,7 @@
-//! `agent.run`: run the command `.spur/config.yaml` maps the agent to. The templated
-//! `input` is passed both as the command's last argument and as `$SPUR_AGENT_INPUT`.
+//! `agent.run`: run the agent as `.spur/config.yaml` says (a preset's headless invocation,
+//! or a command line: `crate::agent::invocation`). The templated `input` is passed as the
+//! last argument (a slash command written for the preset's CLI) and, as written, in
+//! `$SPUR_AGENT_INPUT`.
 //! `answerFile` captures stdout (atomically); `expectFile` must exist afterwards;
 //! `requireDiff` fails when the working tree's content fingerprint did not change.
 
@@ -7,8 +9,9 @@ use spur_guards::process::ProcessSpec;
 
 use super::{process, process_result, project_path};
 use super::{worktree, ActionContext, ActionResult};
+use crate::agent::invocation::invocation;
 use crate::pipeline::AgentRunOptions;
-use crate::run::agent_config::{agent_command, AgentLookupError};
+use crate::run::agent_config::{read_agents_config, AgentLookupError};
 
 /// stdout kept in memory for `answerFile` (the log file has it all regardless).
 const ANSWER_LIMIT: usize = 16 << 20;
@@ -19,20 +22,20 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionR
         Err(e) => return ActionResult::failed(e),
     };
     let config = ctx.state_dir.config_path();
-    let command = match agent_command(&config, &agent) {
-        Ok(c) => c.command,
-        Err(AgentLookupError::Unmapped) => {
-            return ActionResult::failed(format!(
-                "agent.run: no command for agent {agent:?}: add `agents: {{ {agent}: {{ command: \"…\" }} }}` to {}",
-                config.display()
-            ))
-        }
+    let entry = match read_agents_config(&config) {
+        Ok(found) => found.and_then(|c| c.agent(&agent).cloned()),
         Err(AgentLookupError::Unreadable(e) | AgentLookupError::Invalid(e)) => {
             return ActionResult::failed(format!(
                 "agent.run: cannot read the `agents` key of {}: {e}",
                 config.display()
             ))
         }
+    };
+    let Some(entry) = entry else {
+        return ActionResult::failed(format!(
+            "agent.run: no agent {agent:?} in {}: add `agents: {{ {agent}: {{ preset: NAME }} }}` (or `{{ command: \"…\" }}`)",
+            config.display()
+        ));
     };
     let resolved = (|| {
         let non_empty = |t: Option<String>| t.filter(|t| !t.is_empty());
@@ -61,15 +64,21 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionR
         None
     };
 
-    let script = format!("{command} \"$@\"");
     let input = options.input.as_str();
-    let mut spec = process(
-        ctx,
-        ProcessSpec::new("sh", ["-c", script.as_str(), "spur-agent", input]),
-    )
-    .env("SPUR_AGENT", &agent)
-    .env("SPUR_AGENT_INPUT", input)
-    .env("SPUR_AGENT_ROLE", &options.role);
+    let spur_bin = ctx
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "SPUR_BIN")
+        .map(|(_, v)| v.as_str());
+    let invocation = match invocation(&entry, input, spur_bin) {
+        Ok(i) => i,
+        Err(e) => return ActionResult::failed(format!("agent.run: agent {agent:?}: {e}")),
+    };
+    let mut spec = process(ctx, ProcessSpec::new(&invocation.program, &invocation.args))
+        .env("SPUR_AGENT", &agent)
+        .env("SPUR_AGENT_INPUT", input)
+        .env("SPUR_AGENT_ROLE", &options.role);
     if let Some(t) = options.timeout {
         spec = spec.timeout(t);
     }
