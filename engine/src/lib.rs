@@ -31,6 +31,7 @@ pub mod graph;
 pub mod pipeline;
 pub mod redact;
 pub mod run;
+pub mod scaffold;
 pub mod source;
 pub mod store;
 pub mod task_file;

@@ -29,6 +29,7 @@ mod completions;
 mod continue_run;
 mod failure;
 mod graph;
+mod init;
 mod jq;
 mod run;
 mod run_progress;
@@ -59,6 +60,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Scaffold a project: .spur/config.yaml, the task pipeline and a sample task.
+    Init(init::Args),
     /// Statically check pipelines: every finding with its place in the file.
     Check(check::Args),
     /// Print the JSON Schema of the pipeline format.
@@ -96,6 +99,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Init(args) => init::run(args),
         Command::Agent(args) => agent::run(args),
         Command::Run(args) => run::run(args),
         Command::Continue(args) => continue_run::run(args),
