@@ -20,6 +20,7 @@ mod run;
 mod run_crash;
 mod run_injection;
 mod secrets;
+mod shell_templates;
 mod strict_input;
 mod task_ledger;
 mod task_verdict;

@@ -32,6 +32,7 @@ pub mod pipeline;
 pub mod redact;
 pub mod run;
 pub mod scaffold;
+pub(crate) mod shell_text;
 pub mod source;
 pub mod store;
 pub mod task_file;
