@@ -11,6 +11,7 @@ mod closed_stdout;
 mod completions;
 mod criteria;
 mod data_lock;
+mod dialect;
 mod done_certificates;
 mod done_gate;
 mod graph;

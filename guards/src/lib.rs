@@ -31,5 +31,5 @@ pub use executable_search::find_executable;
 pub use file_exists::file_exists_guard;
 pub use guard_result::GuardResult;
 pub use jq_guard::{jq_file_guard, jq_guard_passes};
-pub use plugin::{plugin_action, plugin_guard, PluginError, PluginRun};
+pub use plugin::{find_plugin, plugin_action, plugin_guard, PluginError, PluginRole, PluginRun};
 pub use shell_guard::shell_guard;

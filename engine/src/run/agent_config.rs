@@ -1,11 +1,14 @@
 //! The `agents:` key of `.spur/config.yaml`: agent name → how `agent.run` runs it (a
-//! preset, a command, or both: `crate::agent::entry`). Only that key is read here (other
-//! keys belong to other parts of spur).
+//! preset, a command, or both: `crate::agent::entry`), and `defaults.agent`: the agent of an
+//! `agent.run` that names none. Only these are read here (other keys belong to other parts
+//! of spur).
 //!
 //! ```yaml
 //! agents:
 //!   claude: { preset: claude }
 //!   stub:   { command: "./stub-agent.sh" }
+//! defaults:
+//!   agent: claude        # or {name: claude, timeoutMs: …}
 //! ```
 
 use std::collections::HashMap;
@@ -49,6 +52,8 @@ impl std::fmt::Display for AgentLookupError {
 pub(crate) struct AgentsConfig {
     /// Every agent with its entry, in file order.
     pub(crate) agents: Vec<(String, AgentEntry)>,
+    /// `defaults.agent`: the agent of an `agent.run` that names none.
+    pub(crate) default_agent: Option<String>,
     /// What spur ignores (an unknown key, with did-you-mean), one line each.
     pub(crate) warnings: Vec<String>,
 }
@@ -64,7 +69,8 @@ impl AgentsConfig {
 }
 
 /// Read the agents of the config file at `path`: `Ok(None)` when there is no file. Any
-/// error in `agents:` fails the whole read, so that a broken entry is never half-read.
+/// error in `agents:` or the default agent fails the whole read, so that a broken entry is
+/// never half-read.
 pub(crate) fn read_agents_config(path: &Path) -> Result<Option<AgentsConfig>, AgentLookupError> {
     let text = match read_string(path, MAX_CONFIG_BYTES) {
         Ok(t) => t,
@@ -84,6 +90,7 @@ pub(crate) fn read_agents_config(path: &Path) -> Result<Option<AgentsConfig>, Ag
     };
     let mut cx = Loader::new(&source, CODES);
     let agents = read_agents(&mut cx, &root);
+    let default_agent = read_default_agent(&mut cx, &root);
     let findings: Vec<String> = cx.diagnostics.iter().map(Diagnostic::one_line).collect();
     if cx.diagnostics.iter().any(Diagnostic::is_error) {
         // The warnings too: an unknown key is often the misspelt missing one.
@@ -91,8 +98,33 @@ pub(crate) fn read_agents_config(path: &Path) -> Result<Option<AgentsConfig>, Ag
     }
     Ok(Some(AgentsConfig {
         agents,
+        default_agent,
         warnings: findings,
     }))
+}
+
+/// `defaults.agent`: a name, or a mapping whose `name` is one (its `timeoutMs` is the step
+/// timeouts' business, `run/step_timeouts.rs`, which also reports unknown keys there).
+fn read_default_agent(cx: &mut Loader<'_>, root: &Node) -> Option<String> {
+    let top = cx.fields_with(
+        root,
+        "the configuration file",
+        &["defaults"],
+        UnknownKeys::Ignore,
+    )?;
+    let defaults = top.get("defaults").filter(|n| n.value != NodeValue::Null)?;
+    let fields = cx.fields_with(defaults, "`defaults`", &["agent"], UnknownKeys::Ignore)?;
+    let agent = fields.get("agent")?;
+    let name = match &agent.value {
+        NodeValue::Null => return None,
+        NodeValue::Map(_) => {
+            let inner =
+                cx.fields_with(agent, "`defaults.agent`", &["name"], UnknownKeys::Ignore)?;
+            cx.read::<Loose<String>>(inner.get("name")?, "`defaults.agent.name`")?
+        }
+        _ => cx.read::<Loose<String>>(agent, "`defaults.agent`")?,
+    };
+    Some(name.0).filter(|n| !n.is_empty())
 }
 
 /// Every agent of `agents:` with its entry, in file order (null or absent: none).
@@ -214,6 +246,26 @@ mod tests {
             .contains("agent `a` has neither `preset` nor `command`"),);
         assert!(invalid("agents:\n  a: {preset: claude, args: x}\n")
             .contains("`args` of agent `a` must be a list of strings"));
+    }
+
+    #[test]
+    fn the_default_agent_is_defaults_agent_or_its_name() {
+        let read = |text: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("config.yaml");
+            std::fs::write(&path, text).unwrap();
+            read_agents_config(&path).unwrap().unwrap().default_agent
+        };
+        assert_eq!(
+            read("defaults: {agent: claude}\n").as_deref(),
+            Some("claude")
+        );
+        assert_eq!(
+            read("defaults: {agent: {name: stub, timeoutMs: 5}}\n").as_deref(),
+            Some("stub")
+        );
+        assert_eq!(read("defaults: {agent: {timeoutMs: 5}}\n"), None);
+        assert_eq!(read("agents: {a: {command: x}}\n"), None);
     }
 
     #[test]
