@@ -20,12 +20,16 @@ macro_rules! outln {
 
 mod output;
 
+mod agent;
+mod agent_doctor;
+mod agent_stub;
 mod audit;
 mod check;
 mod completions;
 mod continue_run;
 mod failure;
 mod graph;
+mod init;
 mod jq;
 mod key;
 mod lifecycle;
@@ -59,6 +63,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Scaffold a project: .spur/config.yaml, the task pipeline and a sample task.
+    Init(init::Args),
     /// Statically check pipelines: every finding with its place in the file.
     Check(check::Args),
     /// Print the JSON Schema of the pipeline format.
@@ -83,6 +89,8 @@ enum Command {
     Verdict(verdict::Args),
     /// Task status: update and certify (done through the done gate), show.
     Task(task::Args),
+    /// The agents of .spur/config.yaml: check them (doctor); the stub preset's agent.
+    Agent(agent::Args),
     /// Lifecycles driven from outside: ask an entity's instance to move, show it.
     Lifecycle(lifecycle::Args),
     /// The audit log of forced done overrides.
@@ -98,6 +106,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Agent(args) => agent::run(args),
         Command::Run(args) => run::run(args),
         Command::Continue(args) => continue_run::run(args),
         Command::Runs(args) => runs::run(args),
