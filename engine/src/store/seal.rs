@@ -33,7 +33,9 @@ pub(crate) struct Seal<'a> {
 }
 
 /// The seal a line ends with, if it ends with one: `,"key":"<id>","mac":"<hex>"}`, the id
-/// and the MAC made of nothing but hex digits (so neither can hide a quote).
+/// and the MAC made of nothing but lowercase hex digits, as spur writes them (so neither
+/// can hide a quote, and neither can be spelt another way: an `A` for an `a` decodes to the
+/// same MAC, but it is an edit of the line).
 pub(crate) fn find_seal(line: &[u8]) -> Option<Seal<'_>> {
     let text = std::str::from_utf8(line).ok()?;
     let body = text.strip_suffix("\"}")?;
@@ -42,8 +44,12 @@ pub(crate) fn find_seal(line: &[u8]) -> Option<Seal<'_>> {
     let signed = body.get(..mac_at)?;
     let key_at = signed.rfind(KEY_FIELD)?;
     let key_id = signed.get(key_at + KEY_FIELD.len()..)?.strip_suffix('"')?;
-    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
-    (hex(mac) && hex(key_id)).then_some(Seal {
+    let hex = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    (hex(mac) && mac.len() == 64 && hex(key_id)).then_some(Seal {
         key_id,
         mac,
         signed: signed.as_bytes(),
@@ -107,6 +113,26 @@ mod tests {
         let plain = br#"{"a":1}"#;
         assert_eq!(find_seal(plain), None);
         assert_eq!(chain_value(plain), sha256_hex(plain));
+    }
+
+    #[test]
+    fn a_seal_spelt_in_upper_case_is_no_seal() {
+        let key = key();
+        let line = seal(r#"{"a":1"#, &key);
+        let at = line.rfind(r#""mac":""#).unwrap() + 7;
+        let letter = line[at..].find(|c: char| c.is_ascii_lowercase()).unwrap() + at;
+        let mut upper = line.clone();
+        upper.replace_range(letter..=letter, &line[letter..=letter].to_ascii_uppercase());
+        assert_eq!(find_seal(upper.as_bytes()), None);
+        let id_at = line.find(r#""key":""#).unwrap() + 7;
+        let mut id_upper = line.clone();
+        if let Some(i) = line[id_at..].find(|c: char| c.is_ascii_lowercase()) {
+            id_upper.replace_range(
+                id_at + i..=id_at + i,
+                &line[id_at + i..=id_at + i].to_ascii_uppercase(),
+            );
+            assert_eq!(find_seal(id_upper.as_bytes()), None);
+        }
     }
 
     #[test]
