@@ -31,6 +31,7 @@ pub mod redact;
 pub mod run;
 pub mod source;
 pub mod store;
+pub mod task;
 pub mod task_file;
 pub(crate) mod template;
 pub mod tree;

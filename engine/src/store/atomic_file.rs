@@ -11,6 +11,22 @@ use crate::store::bounded_read::{open_directory, open_regular_as};
 
 /// Write `bytes` to `path` atomically, creating parent directories as needed.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomically(path, bytes, Replace::Yes)
+}
+
+/// [`write_atomic`] for a file that must not exist yet: a file already at `path` (however
+/// it got there) is left alone and the write fails with `AlreadyExists`.
+pub(crate) fn write_new_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomically(path, bytes, Replace::No)
+}
+
+#[derive(PartialEq)]
+enum Replace {
+    Yes,
+    No,
+}
+
+fn write_atomically(path: &Path, bytes: &[u8], replace: Replace) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -28,7 +44,11 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
+    if replace == Replace::Yes {
+        tmp.persist(path).map_err(|e| e.error)?;
+    } else {
+        tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    }
     sync_dir(dir)
 }
 

@@ -9,3 +9,4 @@ mod task_sections;
 pub(crate) use config::config_excludes;
 pub use config::{project_excludes, ExcludesError};
 pub use fingerprint::{fingerprint, Excludes, Fingerprint, TreeError};
+pub(crate) use task_sections::is_task_or_feature_file;
