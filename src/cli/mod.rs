@@ -33,6 +33,13 @@ mod runs;
 mod schema;
 mod task;
 mod task_certify;
+mod task_check;
+mod task_create;
+mod task_list;
+mod task_path;
+mod task_record;
+mod task_section;
+mod task_status_change;
 mod task_verdict;
 mod trace;
 mod verdict;
@@ -77,7 +84,7 @@ enum Command {
     Verify(verify::Args),
     /// Check and inspect verdict artifacts.
     Verdict(verdict::Args),
-    /// Task status: update and certify (done through the done gate), show.
+    /// Tasks: create, list, show, check, update, record (done only through the done gate).
     Task(task::Args),
     /// The audit log of forced done overrides.
     Audit(audit::Args),
