@@ -1,7 +1,8 @@
 //! `spur task list [--status S] [--feature ID] [--parent WBS] [--folder PATH] [--json]`: the
 //! task files of the task folders, each with its status — the ledger's, or the file's where
 //! the file wins (a claim of done never does). Text: a board by status; JSON: the
-//! reference's array of `{wbs, name, status, filePath, frontmatter}`.
+//! reference's array of `{wbs, name, status, filePath, frontmatter}`, each with
+//! `fileStatus` and `certification` too.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +10,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::store::task_status;
-use spur_engine::task::file_status::{claim, shown_status};
+use spur_engine::task::file_status::{claim, shown_status, FileClaim};
 use spur_engine::task::status_name::{canonical_status, status_icon, TASK_STATUSES};
 use spur_engine::task_file::{list_task_files, TaskDocument};
 
@@ -45,6 +46,11 @@ struct TaskJson {
     status: String,
     file_path: String,
     frontmatter: serde_json::Map<String, serde_json::Value>,
+    /// What the file's `status:` says.
+    file_status: Option<String>,
+    /// `uncertified` when the file says done and the ledger has no done record; else
+    /// `certified` (the ledger says done) or `none`.
+    certification: &'static str,
 }
 
 pub fn run(args: Args, state_dir: &StateDir) -> CliResult {
@@ -71,7 +77,15 @@ pub fn run(args: Args, state_dir: &StateDir) -> CliResult {
             }
         };
         let file_status = document.status_text();
-        let status = shown_status(&ledger, &claim(&ledger, file_status.as_deref()));
+        let file_claim = claim(&ledger, file_status.as_deref());
+        let status = shown_status(&ledger, &file_claim);
+        let certification = if file_claim == FileClaim::UncertifiedDone {
+            "uncertified"
+        } else if ledger.is_done() {
+            "certified"
+        } else {
+            "none"
+        };
         if wanted.as_deref().is_some_and(|w| w != status) {
             continue;
         }
@@ -100,6 +114,8 @@ pub fn run(args: Args, state_dir: &StateDir) -> CliResult {
             status,
             file_path: listed.path.display().to_string(),
             frontmatter: map,
+            file_status,
+            certification,
         });
     }
     if args.json {
@@ -127,7 +143,12 @@ pub fn run(args: Args, state_dir: &StateDir) -> CliResult {
     for column in columns {
         outln!("  {} {}", status_icon(column), column_title(column));
         for task in tasks.iter().filter(|t| t.status == column) {
-            outln!("  • {}  {}", task.wbs, task.name);
+            let note = if task.certification == "uncertified" {
+                "  (its file says done: uncertified)"
+            } else {
+                ""
+            };
+            outln!("  • {}  {}{note}", task.wbs, task.name);
         }
         outln!();
     }

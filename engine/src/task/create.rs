@@ -16,7 +16,7 @@ use crate::store::file_lock::FileLock;
 use crate::store::state_dir::StateDir;
 use crate::task_file::CANONICAL_SECTIONS;
 
-use super::check::{matrix_row, TASK_VARIANTS};
+use super::check::{check_task, matrix_row, CheckOptions, TASK_VARIANTS};
 
 /// What a new task is made of.
 #[derive(Debug, Clone, Default)]
@@ -97,15 +97,27 @@ coded_diagnostic! {
 /// The folder new tasks go to when none is given.
 pub const DEFAULT_TASKS_FOLDER: &str = "docs/tasks";
 
-/// The status a new task starts in: `todo` when it is specified enough to start (it names
-/// a feature, or has a background or requirements), else `backlog`.
-fn initial_status(task: &NewTask) -> &'static str {
+/// The status a new task starts in and its text. A task that names a feature or comes
+/// with a background or requirements is meant to start: it is `todo` when its skeleton
+/// passes `spur task check` as todo (as in the reference, creating and checking agree),
+/// else — and for a bare capture — `backlog`.
+fn new_file(
+    path: &Path,
+    wbs: &str,
+    task: &NewTask,
+    template: &str,
+    now: &str,
+) -> (&'static str, String) {
     let has = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.trim().is_empty());
     if has(&task.feature_id) || has(&task.background) || has(&task.requirements) {
-        "todo"
-    } else {
-        "backlog"
+        let text = skeleton(wbs, task, "todo", template, now);
+        let ready = crate::task_file::TaskDocument::parse(path, text.clone())
+            .is_ok_and(|doc| check_task(&doc, wbs, path, &CheckOptions::default()).pass());
+        if ready {
+            return ("todo", text);
+        }
     }
+    ("backlog", skeleton(wbs, task, "backlog", template, now))
 }
 
 /// Create `tasks` in `folder` (relative to the project root): all, or none.
@@ -141,7 +153,6 @@ pub fn create_tasks(
         }
         let wbs = format!("{next:04}");
         next += 1;
-        let status = initial_status(task);
         let template = task.template.clone().unwrap_or_else(|| {
             if task.feature_id.is_some() {
                 "feature-impl".to_owned()
@@ -150,7 +161,7 @@ pub fn create_tasks(
             }
         });
         let path = dir.join(format!("{wbs}_{}.md", slug(&task.name)));
-        let text = skeleton(&wbs, task, status, &template, &now);
+        let (status, text) = new_file(&path, &wbs, task, &template, &now);
         if let Err(e) = write_new_atomic(&path, text.as_bytes()) {
             remove_all(&created);
             return Err(CreateError::Write {
@@ -328,6 +339,17 @@ fn skeleton(wbs: &str, task: &NewTask, status: &str, template: &str, now: &str) 
         .map(|r| r.required.iter().chain(r.optional).copied().collect())
         .unwrap_or_default();
     sections.push("History");
+    // A section the task comes with is written even where the status does not list it.
+    let forbidden = row.map(|r| r.forbidden).unwrap_or_default();
+    for (name, given) in [
+        ("Background", &task.background),
+        ("Requirements", &task.requirements),
+    ] {
+        let given = given.as_deref().is_some_and(|t| !t.trim().is_empty());
+        if given && !forbidden.contains(&name) && !sections.contains(&name) {
+            sections.push(name);
+        }
+    }
     let body_of = |name: &str| -> Option<String> {
         let text = match name {
             "Background" => task.background.clone(),
@@ -416,7 +438,8 @@ mod tests {
         let wbs: Vec<&str> = created.iter().map(|c| c.wbs.as_str()).collect();
         assert_eq!(wbs, ["0042", "0043"]);
         let text = std::fs::read_to_string(&created[0].file_path).unwrap();
-        assert!(text.starts_with("---\nschema_version: 1\nname: \"Say \\\"hello\\\"\"\nstatus: todo\ntemplate: feature-impl\n"), "{text}");
+        // Its Acceptance Criteria are still guidance: not ready to start.
+        assert!(text.starts_with("---\nschema_version: 1\nname: \"Say \\\"hello\\\"\"\nstatus: backlog\ntemplate: feature-impl\n"), "{text}");
         assert!(text.contains("\n## 0042. Say \"hello\"\n\n### Background\n\n<!--"));
         let doc = crate::task_file::TaskDocument::read(&created[0].file_path).unwrap();
         assert_eq!(doc.name().as_deref(), Some("Say \"hello\""));

@@ -413,6 +413,118 @@ mod tests {
         );
     }
 
+    /// A frontmatter value as it may be written: plain, double- or single-quoted, empty.
+    fn written_value() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            "[a-z][a-z0-9-]{0,12}",
+            "[A-Za-z0-9 :#,'-]{0,20}".prop_map(|v| serde_json::to_string(&v).unwrap()),
+            "[A-Za-z0-9 \"#:-]{0,20}".prop_map(|v| format!("'{}'", v.replace('\'', "''"))),
+            Just(String::new()),
+            Just("[\"a\", 'b']".to_owned()),
+            Just("\n  nested: true\n  list: [1, 2]".to_owned()),
+        ]
+    }
+
+    /// A section body: lines of prose, list items, table rows, code with heading-like lines.
+    fn section_body() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        proptest::collection::vec(
+            prop_oneof![
+                "[A-Za-z0-9 .,:`|*_-]{0,30}",
+                Just(String::new()),
+                Just("- [ ] R1. a requirement".to_owned()),
+                Just("```\n### not a heading\n```".to_owned()),
+                Just("#### a sub-heading".to_owned()),
+            ],
+            0..6,
+        )
+        .prop_map(|lines| lines.join("\n"))
+    }
+
+    proptest::proptest! {
+        /// Every byte outside the edited span survives a frontmatter write, the value reads
+        /// back, and every other key's value is as written.
+        #[test]
+        fn set_field_changes_only_the_value_span(
+            values in proptest::collection::vec(written_value(), 1..6),
+            pick in 0usize..6,
+            new_value in "[A-Za-z0-9][A-Za-z0-9 :.'\"#-]{0,16}",
+            body in section_body(),
+        ) {
+            let mut text = String::from("---\n");
+            for (i, value) in values.iter().enumerate() {
+                text.push_str(&format!("k{i}: {value}\n"));
+            }
+            text.push_str(&format!("---\n\n## 0001. T\n\n### Background\n{body}\n"));
+            let old = doc(&text);
+            proptest::prop_assume!(old.frontmatter().unwrap().problem().is_none());
+            let key = format!("k{}", pick % values.len());
+            let (new, edit) = match old.set_field(&key, &new_value) {
+                Ok(done) => done,
+                Err(EditError::NotAScalar { .. }) => return Ok(()),
+                Err(e) => return Err(proptest::test_runner::TestCaseError::fail(e.to_string())),
+            };
+            let after = edit.range.start + edit.text.len();
+            proptest::prop_assert_eq!(&new.text()[..edit.range.start], &text[..edit.range.start]);
+            proptest::prop_assert_eq!(&new.text()[after..], &text[edit.range.end..]);
+            let fm = new.frontmatter().unwrap();
+            proptest::prop_assert_eq!(fm.scalar(&key), Some(new_value.clone()));
+            for entry in old.frontmatter().unwrap().entries.as_ref().unwrap() {
+                if entry.key != key {
+                    let was = &text[entry.value_span.clone()];
+                    let now = fm.get(&entry.key).unwrap();
+                    proptest::prop_assert_eq!(&new.text()[now.value_span.clone()], was);
+                }
+            }
+            proptest::prop_assert_eq!(new.section_body("Background"), old.section_body("Background"));
+        }
+
+        /// Every byte outside the replaced (or inserted) section body survives a section
+        /// write, and the section reads back as what was written.
+        #[test]
+        fn replace_section_changes_only_the_body_span(
+            bodies in proptest::collection::vec(section_body(), 4),
+            present in proptest::collection::vec(proptest::bool::ANY, 4),
+            pick in 0usize..4,
+            content in section_body(),
+        ) {
+            let names = ["Background", "Solution", "Testing", "History"];
+            let mut text = String::from("---\nname: T\nstatus: wip\n---\n\n## 0001. T\n");
+            for ((name, body), here) in names.iter().zip(&bodies).zip(&present) {
+                if *here {
+                    text.push_str(&format!("\n### {name}\n{body}\n"));
+                }
+            }
+            let old = doc(&text);
+            let write = old.replace_section(names[pick], &content).unwrap();
+            let edit = &write.edit;
+            let after = edit.range.start + edit.text.len();
+            let new = write.document.text();
+            proptest::prop_assert_eq!(&new[..edit.range.start], &text[..edit.range.start]);
+            proptest::prop_assert_eq!(&new[after..], &text[edit.range.end..]);
+            let expected: Vec<&str> = content
+                .lines()
+                .filter(|l| heading(l).is_none_or(|(level, _)| level > 3) || l.starts_with("```"))
+                .collect();
+            let got = write.document.section_body(names[pick]).unwrap();
+            for line in expected.iter().filter(|l| !l.trim().is_empty()) {
+                proptest::prop_assert!(got.contains(*line), "{line:?} in {got:?}");
+            }
+            // Other sections keep their text (a section inserted after the last one is
+            // separated from it by a blank line, which the span edit adds at the end).
+            let trimmed = |b: Option<&str>| b.map(|b| b.trim_end_matches('\n').to_owned());
+            for (name, here) in names.iter().zip(&present) {
+                if *here && *name != names[pick] {
+                    proptest::prop_assert_eq!(
+                        trimmed(write.document.section_body(name)),
+                        trimmed(old.section_body(name))
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn scalars_render_so_they_read_back() {
         assert_eq!(render_scalar("wip", "todo"), "wip");
