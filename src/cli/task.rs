@@ -11,7 +11,7 @@ use spur_engine::store::audit::current_user;
 use spur_engine::store::certification::{self, Certification, LedgerSummary, ViewSummary};
 use spur_engine::store::data_lock::DataLock;
 use spur_engine::store::state_dir::StateDir;
-use spur_engine::store::task_status::{ChangeContext, Status};
+use spur_engine::store::task_status::{self, ChangeContext, Status};
 use spur_engine::store::task_view::{ChangeVia, HistoryEntry};
 use spur_engine::task::file_status::{claim, reconcile, FileClaim};
 use spur_engine::task_file::{locate_task_file, TaskDocument, TaskFileError};
@@ -143,7 +143,14 @@ fn task_document(state_dir: &StateDir, wbs: &Wbs) -> Result<Option<TaskDocument>
         Err(e) => return Err(Failure::usage(e)),
     };
     let document = TaskDocument::read(&path).map_err(Failure::usage)?;
-    if document.status_text().is_some() {
+    // Only a claim that wins takes the lock and writes: a plain `show` writes nothing.
+    let wins = task_status::current_status(state_dir, wbs).is_ok_and(|ledger| {
+        matches!(
+            claim(&ledger, document.status_text().as_deref()),
+            FileClaim::Wins(_)
+        )
+    });
+    if wins {
         let lock =
             DataLock::acquire(state_dir, wbs).map_err(|e| Failure::with_code(e, exit::FAILED))?;
         let user = current_user();

@@ -143,16 +143,15 @@ pub fn create_tasks(
         path: lock_path.clone(),
         reason: e.to_string(),
     })?;
-    let mut next = highest_wbs(root, &dir) + 1;
+    let first = highest_wbs(root, &dir) + 1;
     let now = crate::store::timestamp::now();
     let mut created: Vec<Created> = Vec::new();
-    for task in tasks {
-        if next > 9999 {
+    for (number, task) in (first..).zip(tasks) {
+        if number > 9999 {
             remove_all(&created);
             return Err(CreateError::Exhausted);
         }
-        let wbs = format!("{next:04}");
-        next += 1;
+        let wbs = format!("{number:04}");
         let template = task.template.clone().unwrap_or_else(|| {
             if task.feature_id.is_some() {
                 "feature-impl".to_owned()

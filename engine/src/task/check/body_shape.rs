@@ -34,7 +34,7 @@ pub(crate) fn without_comments(body: &str) -> String {
 /// At least one `file:line` citation: a code span `` `path:12` `` / `` `path:3-9` ``, a
 /// bare `name.ext:12`, or a table row with a file path and a line number in adjacent cells.
 pub(crate) fn has_file_line_citation(body: &str) -> bool {
-    code_spans(body).any(|span| ends_with_line_ref(span))
+    code_spans(body).any(ends_with_line_ref)
         || has_bare_file_line(body)
         || has_adjacent_file_line_cells(body)
 }
