@@ -24,6 +24,7 @@
 
 pub mod answer;
 pub mod diagnostic;
+pub mod done_certificate;
 pub mod done_gate;
 pub mod graph;
 pub mod pipeline;

@@ -41,6 +41,7 @@ mod task_record;
 mod task_section;
 mod task_status_change;
 mod task_verdict;
+mod task_verify_certs;
 mod trace;
 mod verdict;
 mod verify;

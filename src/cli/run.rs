@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use spur_engine::diagnostic::Code;
+use spur_engine::done_certificate::CertificateReport;
 use spur_engine::done_gate::ForceReason;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::run_error::ErrorClass;
@@ -170,6 +171,23 @@ pub fn finish(outcome: Result<RunOutcome, RunError>, json: bool) -> CliResult {
         };
         Failure::with_code(miette::Report::new(e), code)
     })?;
+    let certificate = outcome
+        .done_gate
+        .as_ref()
+        .and_then(|g| g.certificate.as_ref());
+    // A certificate that could not be written is an error on stderr in every output mode;
+    // the run's outcome (the task is done) and exit code stand.
+    if let Some(CertificateReport::Failed {
+        code,
+        message,
+        retry,
+    }) = certificate
+    {
+        eprintln!(
+            "error[{code}]: the run's task is done (recorded in its ledger), but its done \
+             certificate was not written: {message}\n  once fixed, certify it again: {retry}"
+        );
+    }
     if json {
         let text = serde_json::to_string_pretty(&outcome).unwrap_or_else(|_| "{}".into());
         outln!("{text}");
@@ -177,6 +195,9 @@ pub fn finish(outcome: Result<RunOutcome, RunError>, json: bool) -> CliResult {
         outln!("{}", summary(&outcome));
         if let Some(detail) = &outcome.detail {
             outln!("  {detail}");
+        }
+        if let Some(CertificateReport::Written { path }) = certificate {
+            outln!("  done certificate written: {path}");
         }
         if outcome.outcome == Outcome::Paused {
             outln!(

@@ -1,7 +1,8 @@
 //! `spur task …`: tasks and their status. `update` moves a status (to done only through
 //! the done gate) or writes a section of the task file, `certify` runs the gate for done,
-//! `show` prints the status, its history, whether it is certified, and the task file. Other
-//! task subcommands add a variant to [`TaskCommand`] and live in their own file.
+//! `show` prints the status, its history, whether it is certified, and the task file,
+//! `verify-certs` checks the done certificates in the repository. Other task subcommands
+//! add a variant to [`TaskCommand`] and live in their own file.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,6 +53,8 @@ enum TaskCommand {
     Check(super::task_check::Args),
     /// Write Testing and Review from the verdict (and Solution from the diff); optionally move on.
     Record(super::task_record::Args),
+    /// Check that every task file claiming done has a valid signed done certificate.
+    VerifyCerts(super::task_verify_certs::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -106,6 +109,7 @@ pub fn run(args: Args) -> CliResult {
         TaskCommand::Path(a) => super::task_path::run(a, &state_dir),
         TaskCommand::Check(a) => super::task_check::run(a, &state_dir),
         TaskCommand::Record(a) => super::task_record::run(a, &state_dir),
+        TaskCommand::VerifyCerts(args) => super::task_verify_certs::run(args, &state_dir),
     }
 }
 

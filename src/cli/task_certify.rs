@@ -5,13 +5,14 @@
 
 use std::process::ExitCode;
 
+use spur_engine::done_certificate::{CertificateReport, Issued};
 use spur_engine::done_gate::{
-    evaluate_done_transition, DoneDecision, DoneRequest, ForceReason, GateDecision,
+    evaluate_done_transition, record_done, DoneDecision, DoneRequest, ForceReason, GateDecision,
 };
 use spur_engine::store::audit::current_user;
 use spur_engine::store::data_lock::DataLock;
 use spur_engine::store::state_dir::StateDir;
-use spur_engine::store::task_status::{self, ChangeContext, Status, StatusChange, TaskError};
+use spur_engine::store::task_status::{self, ChangeContext, Status};
 use spur_engine::wbs::Wbs;
 
 use super::failure::exit;
@@ -61,6 +62,9 @@ pub(super) struct Outcome {
     pub(super) verdict: Option<String>,
     pub(super) message: String,
     pub(super) status: String,
+    /// The done certificate of an allow, when the project writes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) certificate: Option<CertificateReport>,
 }
 
 /// The `--json` document, fields in the documented order.
@@ -72,7 +76,8 @@ struct OutcomeJson<'a> {
 }
 
 impl Outcome {
-    /// Print it; exit 1 on deny, else 0.
+    /// Print it; exit 1 on deny, else 0 — also when the certificate could not be written:
+    /// the exit code says what the gate did, the certificate is reported beside it.
     pub(super) fn render(&self, wbs: &Wbs, json: bool) -> ExitCode {
         if json {
             let document = OutcomeJson {
@@ -87,6 +92,9 @@ impl Outcome {
             eprintln!("denied: {}", self.message);
         } else {
             outln!("{}", self.message);
+            if let Some(CertificateReport::Written { path }) = &self.certificate {
+                outln!("  done certificate written: {path}");
+            }
         }
         ExitCode::from(if self.decision == GateDecision::Deny {
             exit::FAILED
@@ -137,6 +145,7 @@ pub(super) fn certify_done(
                 verdict: None,
                 message,
                 status: current.to_string(),
+                certificate: None,
             }
         }
         DoneDecision::Allow {
@@ -151,25 +160,26 @@ pub(super) fn certify_done(
                 run_id: None,
                 time: spur_engine::store::timestamp::now(),
             };
-            let status = match task_status::record_change(
-                &lock,
-                state_dir,
-                StatusChange::Done(&done),
-                &context,
-            ) {
-                Ok(record) => record.status.to_string(),
-                Err(e @ TaskError::ViewWrite { .. }) => {
-                    eprintln!("warning: {e}");
-                    Status::done(&done).to_string()
-                }
-                Err(e) => return Err(Failure::with_code(e, exit::FAILED)),
-            };
+            let recorded = record_done(&lock, state_dir, &done, &context)
+                .map_err(|e| Failure::with_code(e, exit::FAILED))?;
+            if let Some(e) = &recorded.view_error {
+                eprintln!("warning: {e}");
+            }
+            let status = recorded
+                .record
+                .as_ref()
+                .map_or_else(|| Status::done(&done).to_string(), |r| r.status.to_string());
+            let certificate = recorded.certificate.report(wbs);
+            if let Issued::Failed(error) = recorded.certificate {
+                report_certificate_failure(wbs, error);
+            }
             Outcome {
                 decision: GateDecision::Allow,
                 reason: Some(reason.as_str()),
                 verdict: Some(verdict.to_string()),
                 message,
                 status,
+                certificate,
             }
         }
         DoneDecision::Deny {
@@ -180,6 +190,21 @@ pub(super) fn certify_done(
             verdict: Some(verdict.to_string()),
             message,
             status: current.to_string(),
+            certificate: None,
         },
     })
+}
+
+/// A certificate that could not be written: an error on stderr, in every output mode, that
+/// says the task is done and how to get the certificate.
+pub(super) fn report_certificate_failure(
+    wbs: &Wbs,
+    error: spur_engine::done_certificate::CertificateError,
+) {
+    let report = miette::Report::new(error).wrap_err(format!(
+        "task {wbs} is done (recorded in its ledger), but its done certificate was not written; \
+         once fixed, certify it again: {}",
+        spur_engine::done_certificate::retry_command(wbs)
+    ));
+    eprintln!("{report:?}");
 }

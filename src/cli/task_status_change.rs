@@ -80,6 +80,7 @@ pub(super) fn change_status(
                 verdict: None,
                 message: refused.to_string(),
                 status: current.to_string(),
+                certificate: None,
             });
         }
     }
@@ -144,6 +145,7 @@ fn record_open(
             verdict: None,
             message: format!("task {wbs} is already {current}; nothing to do"),
             status: current.to_string(),
+            certificate: None,
         }
     } else {
         Outcome {
@@ -152,6 +154,7 @@ fn record_open(
             verdict: None,
             message: format!("task {wbs}: {current} → {}", record.status),
             status: record.status.to_string(),
+            certificate: None,
         }
     })
 }

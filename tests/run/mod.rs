@@ -15,7 +15,7 @@ mod semantics;
 mod task_pipeline;
 mod where_the_gate_runs;
 
-fn make_executable(path: &std::path::Path) {
+pub(crate) fn make_executable(path: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }

@@ -307,6 +307,37 @@ codes! {
     /// the task file's frontmatter is not readable YAML or not a mapping
     TaskFileFrontmatter = "spur::task-file::frontmatter",
 
+    /// no SSH signing key is configured for done certificates
+    CertNoSigningKey = "spur::cert::no-signing-key",
+    /// no principal is configured to sign done certificates as
+    CertNoPrincipal = "spur::cert::no-principal",
+    /// the task file cannot be bound into the certificate (ambiguous or unreadable)
+    CertTaskFile = "spur::cert::task-file",
+    /// the tree changed between the gate's check and the certificate (none was written)
+    CertTreeChanged = "spur::cert::tree-changed",
+    /// `ssh-keygen -Y sign` failed or is missing, or its signature does not verify
+    CertSignFailed = "spur::cert::sign-failed",
+    /// the certificate file cannot be written
+    CertWriteFailed = "spur::cert::write-failed",
+    /// the `allowed_signers` file is missing, unreadable or has a line that does not parse
+    CertAllowedSigners = "spur::cert::allowed-signers",
+    /// the task files cannot be listed
+    CertTaskFilesUnreadable = "spur::cert::task-files-unreadable",
+    /// a task file claims done and has no certificate
+    CertMissing = "spur::cert::missing",
+    /// a certificate file that cannot be read or has the wrong shape
+    CertMalformed = "spur::cert::malformed",
+    /// a certificate whose signature does not verify (edited after signing, or not SSHSIG for spur)
+    CertBadSignature = "spur::cert::bad-signature",
+    /// a certificate signed by a key `allowed_signers` does not allow for its principal
+    CertUnknownSigner = "spur::cert::unknown-signer",
+    /// a certificate of another task, or of a task file whose requirements changed since
+    CertMismatch = "spur::cert::mismatch",
+    /// a certificate of a done the check does not accept (forced or external, without `--accept`)
+    CertNotAccepted = "spur::cert::not-accepted",
+    /// a task file that claims done cannot be read
+    CertTaskFileUnreadable = "spur::cert::task-file-unreadable",
+
     /// the audit log cannot be written (the override was not applied)
     AuditWriteFailed = "spur::audit::write-failed",
     /// the audit log cannot be read

@@ -11,7 +11,11 @@
 
 mod complete;
 pub(crate) mod provenance;
+mod record;
 mod verified;
+
+pub use record::{record_done, RecordedDone};
+pub(crate) use verified::VerifiedAt;
 
 pub use provenance::{write_verdict, Rewrite, UnrecordedWrite, WriteVerdictError};
 
@@ -28,6 +32,11 @@ use crate::wbs::Wbs;
 pub struct Done {
     via: DoneVia,
     verdict_sha256: Option<String>,
+    /// The effective verdict of the artifact the gate read.
+    verdict: Verdict,
+    /// The tree the task's verify evidence holds at (`None`: forced, or the project
+    /// verifies nothing).
+    verified_at: Option<VerifiedAt>,
 }
 
 /// How the gate certified it.
@@ -51,6 +60,16 @@ impl Done {
     /// The sha256 of the verdict artifact the gate read (`None` when there was none).
     pub(crate) fn verdict_sha256(&self) -> Option<&str> {
         self.verdict_sha256.as_deref()
+    }
+
+    /// The effective verdict of the artifact the gate read.
+    pub(crate) fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    /// The tree the evidence holds at, when the gate checked one.
+    pub(crate) fn verified_at(&self) -> Option<&VerifiedAt> {
+        self.verified_at.as_ref()
     }
 }
 
@@ -271,6 +290,8 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
                         audit_hash: record.hash,
                     },
                     verdict_sha256: read.sha256,
+                    verdict,
+                    verified_at: None,
                 },
                 verdict,
                 message: format!(
@@ -321,18 +342,23 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
         _ => Ok(()),
     }
     .and_then(|()| verified::check(request.state_dir, &ledger, wbs));
-    if let Err(message) = later {
-        return DoneDecision::Deny {
-            verdict,
-            message,
-            evaluation: Box::new(evaluation),
-        };
-    }
+    let verified_at = match later {
+        Ok(at) => at,
+        Err(message) => {
+            return DoneDecision::Deny {
+                verdict,
+                message,
+                evaluation: Box::new(evaluation),
+            }
+        }
+    };
     DoneDecision::Allow {
         reason,
         done: Done {
             via,
             verdict_sha256: read.sha256,
+            verdict,
+            verified_at,
         },
         verdict,
         message: format!(
@@ -436,6 +462,8 @@ mod tests {
             StatusChange::Done(&Done {
                 via: DoneVia::Pass,
                 verdict_sha256: None,
+                verdict: Verdict::Pass,
+                verified_at: None,
             })
         } else {
             StatusChange::To(Status::open(current).unwrap())

@@ -36,9 +36,24 @@ pub(crate) fn required_gates(config: &VerifyConfig, task: Option<&TaskFile>) -> 
         .collect()
 }
 
-/// `Ok` when the task's evidence holds at the current tree (or the project verifies
-/// nothing); else the deny message, which names what is wrong and the command that fixes it.
-pub(crate) fn check(state_dir: &StateDir, ledger: &LedgerRead, wbs: &Wbs) -> Result<(), String> {
+/// The tree a done was certified at: its fingerprint and the latest verify run whose
+/// results at that tree the gate accepted. A done certificate records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct VerifiedAt {
+    /// Lowercase hex sha256 of the tree ([`crate::tree::fingerprint`]).
+    pub(crate) fingerprint: String,
+    /// The verify run.
+    pub(crate) verify_run: String,
+}
+
+/// `Ok` when the task's evidence holds at the current tree — with that tree, or `None` when
+/// the project verifies nothing; else the deny message, which names what is wrong and the
+/// command that fixes it.
+pub(crate) fn check(
+    state_dir: &StateDir,
+    ledger: &LedgerRead,
+    wbs: &Wbs,
+) -> Result<Option<VerifiedAt>, String> {
     let deny = |cause: String| {
         format!(
             "task {wbs} cannot be marked done: {cause}. Re-run the gates at this tree: spur verify \
@@ -58,7 +73,7 @@ pub(crate) fn check(state_dir: &StateDir, ledger: &LedgerRead, wbs: &Wbs) -> Res
     // gates for the task, the tree (config included) is held to it even if the gates are
     // then removed from the configuration.
     if required.is_empty() && records.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let Some(latest) = records.last().copied() else {
         return Err(deny(format!(
@@ -113,7 +128,11 @@ pub(crate) fn check(state_dir: &StateDir, ledger: &LedgerRead, wbs: &Wbs) -> Res
         }
     }
     if problems.is_empty() {
-        Ok(())
+        let run = settled.last().copied().unwrap_or(latest);
+        Ok(Some(VerifiedAt {
+            fingerprint: current,
+            verify_run: run.verify_run.clone(),
+        }))
     } else {
         Err(deny(format!(
             "at this tree not every required gate is PASS or WARN: {}",

@@ -54,11 +54,20 @@ impl Run<'_, '_> {
             run_id: self.facts.run_id.as_str(),
             force_reason: self.facts.force_reason.as_deref(),
         });
-        let (verdict, message, reason) = match &answer {
-            GateAnswer::Noop => (None, Some(format!("task {wbs} was already done")), None),
-            GateAnswer::Allow { reason, verdict } => (verdict.clone(), None, Some(*reason)),
+        let (verdict, message, reason, certificate) = match &answer {
+            GateAnswer::Noop => (
+                None,
+                Some(format!("task {wbs} was already done")),
+                None,
+                None,
+            ),
+            GateAnswer::Allow {
+                reason,
+                verdict,
+                certificate,
+            } => (verdict.clone(), None, Some(*reason), certificate.clone()),
             GateAnswer::Deny { verdict, message } => {
-                (Some(verdict.clone()), Some(message.clone()), None)
+                (Some(verdict.clone()), Some(message.clone()), None, None)
             }
         };
         let forced = reason == Some(AllowReason::Forced);
@@ -77,6 +86,7 @@ impl Run<'_, '_> {
             reason,
             verdict,
             message: message.clone(),
+            certificate,
         });
         if let GateAnswer::Deny { .. } = answer {
             return self

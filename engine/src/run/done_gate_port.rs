@@ -2,6 +2,7 @@
 //! terminal it asks the gate, and only an allow lets it in. The gate itself lives in
 //! `crate::done_gate`; this port keeps the runner testable and the call in one place.
 
+use crate::done_certificate::CertificateReport;
 use crate::done_gate::{AllowReason, GateDecision};
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
@@ -26,6 +27,8 @@ pub enum GateAnswer {
     Allow {
         reason: AllowReason,
         verdict: Option<String>,
+        /// The done certificate, when the project writes them.
+        certificate: Option<CertificateReport>,
     },
     Deny {
         verdict: String,
@@ -48,17 +51,20 @@ pub trait DoneGate {
 }
 
 /// The real gate: under the task's data lock, [`crate::done_gate::evaluate_done_transition`]
-/// (which reads the task ledger and the artifact), then the `done` record appended with the
-/// gate's token (the only way the ledger accepts done), then the view rewritten. The lock
+/// (which reads the task ledger and the artifact), then [`crate::done_gate::record_done`]:
+/// the `done` record appended with the gate's token (the only way the ledger accepts done),
+/// the view rewritten, the done certificate written when the project opts in. The lock
 /// is taken here, after the run's task lock, and let go before the runner goes on.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TaskDoneGate;
 
 impl DoneGate for TaskDoneGate {
     fn evaluate(&mut self, request: &GateRequest<'_>) -> GateAnswer {
-        use crate::done_gate::{evaluate_done_transition, DoneDecision, DoneRequest, ForceReason};
+        use crate::done_gate::{
+            evaluate_done_transition, record_done, DoneDecision, DoneRequest, ForceReason,
+        };
         use crate::store::data_lock::DataLock;
-        use crate::store::task_status::{self, ChangeContext, StatusChange, TaskError};
+        use crate::store::task_status::ChangeContext;
 
         let deny = |message: String| GateAnswer::Deny {
             verdict: "UNKNOWN".to_owned(),
@@ -99,19 +105,15 @@ impl DoneGate for TaskDoneGate {
                     run_id: Some(request.run_id),
                     time: crate::store::timestamp::now(),
                 };
-                let allow = GateAnswer::Allow {
-                    reason,
-                    verdict: Some(verdict.to_string()),
-                };
-                match task_status::record_change(
-                    &lock,
-                    request.state_dir,
-                    StatusChange::Done(&done),
-                    &context,
-                ) {
+                match record_done(&lock, request.state_dir, &done, &context) {
                     // The ledger is the status: a view that could not be rewritten shows
-                    // up in `spur audit verify` and is rewritten at the next change.
-                    Ok(_) | Err(TaskError::ViewWrite { .. }) => allow,
+                    // up in `spur audit verify` and is rewritten at the next change; a
+                    // certificate that could not be written is reported with the allow.
+                    Ok(recorded) => GateAnswer::Allow {
+                        reason,
+                        verdict: Some(verdict.to_string()),
+                        certificate: recorded.certificate.report(request.wbs),
+                    },
                     Err(e) => deny(format!(
                         "task {} was certified but its status could not be recorded: {e}",
                         request.wbs

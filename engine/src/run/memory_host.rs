@@ -181,6 +181,7 @@ fn the_gate_the_lock_the_clock_and_the_run_id_are_the_hosts() {
         GateAnswer::Allow {
             reason: crate::done_gate::AllowReason::Pass,
             verdict: Some("PASS".into()),
+            certificate: None,
         },
         Vec::new(),
     );

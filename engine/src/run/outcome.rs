@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::done_certificate::CertificateReport;
 use crate::done_gate::{AllowReason, GateDecision};
 use crate::pipeline::TerminalReason;
 
@@ -105,6 +106,10 @@ pub struct DoneGateReport {
     pub verdict: Option<String>,
     /// The gate's message: why it allowed, did nothing, or denied.
     pub message: Option<String>,
+    /// The done certificate of an allow, when the project writes them: written, or why
+    /// not (the task is done either way).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<CertificateReport>,
 }
 
 /// The result of `spur run` / `spur continue`.

@@ -5,6 +5,7 @@
 //! with `- [ ] R1. …` items and `### Acceptance Criteria` with gherkin `Scenario:` blocks.
 //! Found with `--task FILE`, else `docs/tasks*/<wbs>_*.md`, else `.spur/tasks/<wbs>.md`.
 
+mod claimed_status;
 mod code_span;
 mod criterion_id;
 mod document;
@@ -22,6 +23,7 @@ use crate::store::bounded_read::{read_bounded, ReadError};
 use crate::store::state_dir::StateDir;
 use crate::wbs::Wbs;
 
+pub use claimed_status::{claimed_status, ClaimedStatus};
 pub(crate) use code_span::first_code_span;
 pub use document::TaskDocument;
 pub use edit::{EditError, SectionWrite, SpanEdit};
@@ -30,7 +32,7 @@ pub use parse::parse_task_file;
 pub use sections::{canonical_section, Section, CANONICAL_SECTIONS};
 
 /// The largest task file spur reads.
-const TASK_FILE_LIMIT: u64 = 4 * 1024 * 1024;
+pub(crate) const TASK_FILE_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// A requirement id and the line that declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]

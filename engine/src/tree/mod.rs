@@ -10,3 +10,4 @@ pub(crate) use config::config_excludes;
 pub use config::{project_excludes, ExcludesError};
 pub use fingerprint::{fingerprint, Excludes, Fingerprint, TreeError};
 pub(crate) use task_sections::is_task_or_feature_file;
+pub(crate) use task_sections::kept_text;

@@ -3,6 +3,7 @@
 //! returned with the gates in topological order. Other top-level keys belong to other
 //! readers (the runner reads `agents:`) and are ignored here.
 
+mod certificates;
 mod done_gate;
 mod gate_rules;
 mod raw;
@@ -20,6 +21,7 @@ use crate::store::bounded_read::read_string;
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
 use crate::yaml::{parse_config, Loader};
 
+pub(crate) use certificates::CertificatesConfig;
 pub(crate) use done_gate::{DoneGateConfig, ExternalVerdicts};
 
 use gate_rules::check_gate;

@@ -4,11 +4,13 @@
 //! doneGate:
 //!   externalVerdicts: allow   # or deny (the default)
 //!   fingerprintExclude: [docs/generated/]   # left out of the tree fingerprint
+//!   certificates: { enabled: true }         # signed done certificates (`certificates.rs`)
 //! ```
 //!
 //! An unknown key under `doneGate` is a warning with did-you-mean (the setting it was meant
 //! to be keeps its default); a value of the wrong kind is an error.
 
+use super::certificates::{self, CertificatesConfig};
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::yaml::{Codes, Loader, Loose, Node, NodeValue, UnknownKeys};
 
@@ -21,7 +23,7 @@ pub(super) const CODES: Codes = Codes {
 };
 
 /// The keys `doneGate:` knows.
-const DONE_GATE_KEYS: &[&str] = &["externalVerdicts", "fingerprintExclude"];
+const DONE_GATE_KEYS: &[&str] = &["externalVerdicts", "fingerprintExclude", "certificates"];
 
 /// How the done gate is configured.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,6 +35,8 @@ pub(crate) struct DoneGateConfig {
     /// the tree fingerprint leaves out ([`crate::tree`]); compiled when the tree is
     /// fingerprinted.
     pub fingerprint_exclude: Vec<String>,
+    /// `doneGate.certificates`: signed done certificates in the repository.
+    pub certificates: CertificatesConfig,
 }
 
 /// `doneGate.externalVerdicts`.
@@ -79,6 +83,9 @@ pub(super) fn read(cx: &mut Loader<'_>, root: &Node) -> DoneGateConfig {
             .read::<Option<Vec<String>>>(node, "`doneGate.fingerprintExclude`")
             .flatten()
             .unwrap_or_default();
+    }
+    if let Some(node) = fields.get("certificates") {
+        config.certificates = certificates::read(cx, node);
     }
     let what = "`doneGate.externalVerdicts`";
     let value = fields.get("externalVerdicts").and_then(|node| {
