@@ -440,3 +440,38 @@ fn record_writes_testing_review_and_solution_then_transitions() {
         .read(&format!("docs/tasks/{T0096}"))
         .contains("| P3 | board | — | a nit |"));
 }
+
+#[test]
+fn show_says_when_the_task_file_cannot_be_read_and_shows_the_ledger() {
+    let project = reference_project(&[]);
+    project.file("docs/tasks/0100_binary.md", [0xffu8, 0xfe, b'\n']);
+    let out = task(&project, &["show", "0100", "--json"]).success();
+    assert!(out.stderr().contains("not UTF-8"), "{}", out.stderr());
+    let json = out.stdout_json();
+    assert_eq!(json["status"], "todo");
+    assert_eq!(json["content"], serde_json::Value::Null);
+    let out = task(&project, &["check", "0100"]).code(2);
+    assert!(out.stderr().contains("not UTF-8"), "{}", out.stderr());
+    task(&project, &["update", "0100", "wip"]).code(2);
+    // A FIFO where a task file would be is no task file: never opened, never waited on.
+    let made = std::process::Command::new("mkfifo")
+        .arg(project.join("docs/tasks/0101_fifo.md"))
+        .status()
+        .expect("mkfifo is needed for this test: install coreutils");
+    assert!(made.success());
+    let out = project
+        .args(["task", "check", "0101"])
+        .within(std::time::Duration::from_secs(20))
+        .run()
+        .code(2);
+    assert!(
+        out.stderr().contains("no task file for 0101"),
+        "{}",
+        out.stderr()
+    );
+    project
+        .args(["task", "show", "0101"])
+        .within(std::time::Duration::from_secs(20))
+        .run()
+        .success();
+}

@@ -195,7 +195,14 @@ struct ShowJson<'a> {
 
 fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
     let wbs = Wbs::parse(&args.wbs).map_err(Failure::usage)?;
-    let document = task_document(state_dir, &wbs)?;
+    // A task file that cannot be used is said, and the ledger's part still shown.
+    let document = match task_document(state_dir, &wbs) {
+        Ok(document) => document,
+        Err(failure) => {
+            eprintln!("warning: {:?}", failure.report);
+            None
+        }
+    };
     let mut check = certification::check(state_dir, &wbs);
     let status = &check.record.status;
     let file_status = document.as_ref().and_then(TaskDocument::status_text);

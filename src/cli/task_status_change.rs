@@ -14,6 +14,7 @@ use spur_engine::store::task_status::{self, ChangeContext, Status, StatusChange}
 use spur_engine::task::file_status::reconcile;
 use spur_engine::task::lifecycle_gate::{admit, lifecycle_document};
 use spur_engine::task::status_name::{canonical_status, TASK_STATUSES};
+use spur_engine::task_file::TaskDocument;
 use spur_engine::wbs::Wbs;
 
 use super::failure::exit;
@@ -61,6 +62,8 @@ pub(super) fn change_status(
     };
     let lock =
         DataLock::acquire(state_dir, wbs).map_err(|e| Failure::with_code(e, exit::FAILED))?;
+    // Read again under the lock: what is checked is what no other spur writer changes.
+    let document = TaskDocument::read(document.path()).map_err(Failure::usage)?;
     if let Err(e) = reconcile(&lock, state_dir, &document, &context) {
         return Err(Failure::with_code(e, exit::FAILED));
     }
