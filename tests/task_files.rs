@@ -1,8 +1,8 @@
 //! Task files as spur writes them and as it believes them, on real task files of the
 //! reference (`tests/fixtures/reference-tasks/`):
 //!
-//! - every write (a status, a section, record's sections and ticks) leaves every other
-//!   byte of the file as it was;
+//! - every write (a status, a frontmatter value, a section, record's sections and ticks)
+//!   leaves every other byte of the file as it was;
 //! - the frontmatter `status:` is a view: a hand edit to a status other than done wins and
 //!   is recorded at spur's next touch; a hand edit — or a pipeline step's edit — to done
 //!   is never believed and certifies nothing.
@@ -121,6 +121,21 @@ fn every_write_leaves_the_rest_of_a_reference_task_file_byte_identical() {
                 value_range(&original, "updated_at"),
             ],
             &format!("{wbs} status"),
+        );
+
+        // A frontmatter value (`--priority`): that value, nothing else.
+        let before = new;
+        task(&project, &["update", wbs, "--priority", "P3"]).success();
+        let new = project.read(&path);
+        assert!(new.contains("\npriority: P3\n"), "{wbs}");
+        assert_only_regions_changed(
+            &before,
+            &new,
+            vec![
+                value_range(&before, "priority"),
+                value_range(&before, "updated_at"),
+            ],
+            &format!("{wbs} priority"),
         );
 
         // A section: its body (or, when the file has none, the place it is inserted).

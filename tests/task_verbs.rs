@@ -358,6 +358,17 @@ fn update_section_replaces_one_section() {
     .code(2);
     assert_task_snapshot!("update_unknown_section", out.stderr());
     task(&project, &["update", "0096", "--section", "Solution"]).code(2);
+    // The reference's other field writes: feature_id and priority, checked.
+    let out = task(&project, &["update", "0096", "--feature", "F9", "--json"]).success();
+    assert_eq!(out.stdout_json()["field"], "feature_id");
+    let file = project.read(&format!("docs/tasks/{T0096}"));
+    assert!(file.contains("\nfeature_id: F9\n"), "{file}");
+    task(&project, &["update", "0096", "--priority", "P7"]).code(2);
+    task(&project, &["update", "0096", "wip", "--priority", "P1"]).code(2);
+    let show = task(&project, &["get", "0096", "--json"])
+        .success()
+        .stdout_json();
+    assert_eq!(show["feature_id"], "F9");
 }
 
 #[test]

@@ -35,6 +35,7 @@ mod task;
 mod task_certify;
 mod task_check;
 mod task_create;
+mod task_field;
 mod task_list;
 mod task_path;
 mod task_record;

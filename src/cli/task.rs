@@ -38,6 +38,7 @@ enum TaskCommand {
     /// Certify a task done through the done gate (or adopt it, audited, with --force-done).
     Certify(super::task_certify::Args),
     /// Show a task: its status, history, certification and task file.
+    #[command(alias = "get")]
     Show(ShowArgs),
     /// Derive the verdict artifact from the verifier's answer file.
     Verdict(super::task_verdict::Args),
@@ -63,8 +64,17 @@ struct UpdateArgs {
     wbs: String,
     /// The new status (backlog, todo, wip, testing, blocked, done, cancelled, or an alias;
     /// a task without a task file takes any lower-case word).
-    #[arg(required_unless_present = "section", conflicts_with = "section")]
+    #[arg(
+        required_unless_present_any = ["section", "feature", "priority"],
+        conflicts_with_all = ["section", "feature", "priority"]
+    )]
     status: Option<String>,
+    /// Set the frontmatter's `feature_id` (the task's feature).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["section", "priority"])]
+    feature: Option<String>,
+    /// Set the frontmatter's `priority` (P0–P3).
+    #[arg(long, value_name = "P", conflicts_with = "section")]
+    priority: Option<String>,
     /// Replace this section of the task file (with --from-file).
     #[arg(long, requires = "from_file", value_name = "NAME")]
     section: Option<String>,
@@ -117,6 +127,12 @@ fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
     let wbs = Wbs::parse(&args.wbs).map_err(Failure::usage)?;
     if let (Some(section), Some(from_file)) = (&args.section, &args.from_file) {
         return super::task_section::run(state_dir, &wbs, section, from_file, args.json);
+    }
+    if let Some(id) = &args.feature {
+        return super::task_field::run(state_dir, &wbs, "feature_id", id, args.json);
+    }
+    if let Some(priority) = &args.priority {
+        return super::task_field::run(state_dir, &wbs, "priority", priority, args.json);
     }
     let Some(status) = args.status.as_deref() else {
         return Err(Failure::usage(miette::miette!(
