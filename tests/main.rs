@@ -19,6 +19,7 @@ mod run;
 mod run_crash;
 mod run_injection;
 mod secrets;
+mod shell_templates;
 mod strict_input;
 mod task_files;
 mod task_ledger;

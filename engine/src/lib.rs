@@ -30,6 +30,7 @@ pub mod graph;
 pub mod pipeline;
 pub mod redact;
 pub mod run;
+pub(crate) mod shell_text;
 pub mod source;
 pub mod store;
 pub mod task;

@@ -23,7 +23,7 @@ pub(crate) mod plugin;
 #[allow(unsafe_code)]
 pub mod process;
 pub mod shell_guard;
-pub mod shell_quote;
+pub mod shell_template;
 #[allow(unsafe_code)]
 mod spawn;
 

@@ -10,7 +10,7 @@ use crate::process::{ProcessOutcome, ProcessSpec, ProcessStatus};
 /// Bytes of stderr kept for the guard's detail.
 const STDERR_FOR_DETAIL: usize = 4096;
 
-/// Run `command` (already rendered by [`crate::shell_quote::render_shell`]) with `env`
+/// Run `command` (already rendered by [`crate::shell_template::render`]) with `env`
 /// added to the environment (vars as variables of the same name).
 pub fn shell_guard(
     command: &str,

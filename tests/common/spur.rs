@@ -353,8 +353,12 @@ impl Output {
 }
 
 /// The `spur` binary under test.
+/// The `spur` under test: the one cargo built, or `SPUR_TEST_BIN` (to show that a test
+/// fails against another build, e.g. main's).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_spur"))
+    std::env::var_os("SPUR_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_spur")))
 }
 
 /// Path of a file in the repository (for fixtures in `examples/`, `pipelines/`).

@@ -96,6 +96,8 @@ codes! {
     CheckUndeclaredVar = "spur::check::undeclared-var",
     /// `${env.X}` for a variable not listed under `env.allow`
     CheckEnvNotAllowed = "spur::check::env-not-allowed",
+    /// a template in shell text where spur cannot place a reference to its value with certainty
+    CheckShellTemplate = "spur::check::shell-template",
     /// a jq guard expression that does not compile
     CheckJqCompile = "spur::check::jq-compile",
     /// an action kind that is not built in (warning; runs a plugin)

@@ -20,7 +20,7 @@ pub use load::load;
 pub use load_failure::LoadFailure;
 pub use model::*;
 pub use read::read_source;
-pub(crate) use templated::{FromRendered, Problem, Templated};
+pub(crate) use templated::{FromRendered, Problem, ShellText, Templated};
 
 /// The JSON Schema (draft 2020-12) of the pipeline format, printed by `spur schema`.
 pub const SCHEMA_JSON: &str = include_str!("schema.json");

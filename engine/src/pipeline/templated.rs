@@ -1,7 +1,8 @@
 //! An option of a built-in kind, kept as written and typed by what it becomes once its
 //! templates are rendered: options are templated (`timeoutMs: ${vars.agentTimeoutMs}`), so a
 //! value's type can only be settled just before use. [`FromRendered`] is that last step,
-//! one impl per type, the only place a rendered value turns into a typed one.
+//! one impl per type, the only place a rendered value turns into a typed one. Shell text is
+//! the exception: it is never rendered with values (`RenderContext::shell`).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -48,15 +49,14 @@ impl<T> Templated<T> {
     }
 }
 
-/// Shell command text: each substitution is quoted for its place in the command, so a
-/// value is always exactly one literal string.
+/// Shell command text, rendered (`crate::shell_text`): the command, with a reference to
+/// an environment variable where each placeholder was, and those variables with their
+/// values. No value is ever in the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ShellText(pub(crate) String);
-
-impl From<ShellText> for String {
-    fn from(text: ShellText) -> Self {
-        text.0
-    }
+pub(crate) struct ShellText {
+    pub(crate) command: String,
+    /// Set last in the step's environment, so that nothing else overrides them.
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// Name → value pairs (a shell step's `env`), values as text.
@@ -88,9 +88,6 @@ impl fmt::Display for Problem {
 
 /// A type an option takes once rendered (strings rendered, other values as written).
 pub(crate) trait FromRendered: Sized {
-    /// Strings are rendered as shell text rather than plain text.
-    const SHELL: bool = false;
-
     /// `Ok(None)`: no value (null; for a duration also blank text).
     fn from_rendered(value: Value) -> Result<Option<Self>, Problem>;
 }
@@ -102,14 +99,6 @@ impl FromRendered for String {
             Value::Null => Ok(None),
             _ => Err(Problem::NotAString),
         }
-    }
-}
-
-impl FromRendered for ShellText {
-    const SHELL: bool = true;
-
-    fn from_rendered(value: Value) -> Result<Option<Self>, Problem> {
-        String::from_rendered(value).map(|s| s.map(ShellText))
     }
 }
 

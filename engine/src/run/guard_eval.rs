@@ -200,9 +200,11 @@ fn suffix(r: &GuardResult) -> String {
 }
 
 fn shell(options: &ShellGuardOptions, ctx: &GuardContext<'_>) -> GuardResult {
-    let command = match ctx.render.resolve_lenient(Some(&options.command)) {
-        Ok(Some(command)) => command.0,
-        Ok(None) => return closed("shell: option `command` is required"),
+    let text = match ctx.render.shell(&options.command) {
+        Ok(Some(text)) => text,
+        Ok(None) | Err(OptionError::Invalid { .. }) => {
+            return closed("shell: option `command` is required")
+        }
         Err(e) => return closed(e.to_string()),
     };
     let cwd = match ctx.render.resolve_lenient(options.cwd.as_ref()) {
@@ -219,7 +221,10 @@ fn shell(options: &ShellGuardOptions, ctx: &GuardContext<'_>) -> GuardResult {
         Ok(None) => ctx.project_root.to_path_buf(),
         Err(e) => return closed(e.to_string()),
     };
-    if let Some(e) = crate::run::child_env::too_large_to_export(ctx.env) {
+    // The variables the command's references read come last, so nothing overrides them.
+    let mut env = ctx.env.to_vec();
+    env.extend(text.env);
+    if let Some(e) = crate::run::child_env::too_large_to_export(&env) {
         return closed(format!("shell guard: {e}"));
     }
     let timeout = match options.timeout_ms.as_ref().map(|t| ctx.render.resolve(t)) {
@@ -229,8 +234,8 @@ fn shell(options: &ShellGuardOptions, ctx: &GuardContext<'_>) -> GuardResult {
         Some(Err(e)) => return closed(format!("shell guard: {e}")),
     };
     quiet_pass(spur_guards::shell_guard(
-        &command,
-        ctx.env,
+        &text.command,
+        &env,
         Some(&cwd),
         timeout,
     ))

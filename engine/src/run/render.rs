@@ -1,10 +1,12 @@
 //! Templates rendered just before use: `${vars.X}`, `${env.X}` (allow-listed
 //! only), `${workflow}`, `${runId}`, `${state}`, `${iteration}`, parsed by
-//! [`crate::template`] (shell's `$name` is not a template). In shell command text every substitution is escaped for its
-//! quoting context (ARCHITECTURE.md, *Threat model*), so a value is always exactly one literal string.
+//! [`crate::template`] (shell's `$name` is not a template). Shell command text is never
+//! rendered with values: each placeholder becomes a reference to a variable that carries
+//! the value ([`RenderContext::shell`], ARCHITECTURE.md, *Threat model*).
 
 use crate::diagnostic::{coded_diagnostic, Code};
-use crate::pipeline::{FromRendered, OptionValue, Options, Problem, Templated};
+use crate::pipeline::{FromRendered, OptionValue, Options, Problem, ShellText, Templated};
+use crate::shell_text;
 use crate::source::{Located, Span};
 use crate::template::{Builtin, Segment, Template};
 
@@ -44,91 +46,48 @@ impl RenderError {
     }
 }
 
-/// How substituted values are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// As is.
-    Text,
-    /// Escaped for the shell quoting context at the substitution point.
-    Shell,
-}
-
-/// A piece of a template: literal text or a resolved value.
-enum Piece {
-    Literal(String),
-    Value(String),
-}
-
-fn pieces(text: &str, ctx: &RenderContext<'_>) -> Result<Vec<Piece>, RenderError> {
-    let located = Located::new(text.to_owned(), Span::default());
-    let template = Template::parse(&located).map_err(|e| RenderError {
-        message: e.to_string(),
-    })?;
-    template
-        .segments
-        .into_iter()
-        .map(|segment| {
-            Ok(match segment {
-                Segment::Literal(s) => Piece::Literal(s),
-                Segment::Var(name) => Piece::Value(
-                    ctx.vars
-                        .get(&name.value)
-                        .cloned()
-                        .ok_or_else(|| RenderError::undefined(format!("vars.{}", name.value)))?,
-                ),
-                Segment::Env(name) => {
-                    if !ctx.env_allow.contains(&name.value) {
-                        return Err(RenderError::undefined(format!("env.{}", name.value)));
-                    }
-                    Piece::Value(std::env::var(&name.value).unwrap_or_default())
+impl RenderContext<'_> {
+    /// The value of a placeholder.
+    fn value(&self, segment: &Segment) -> Result<String, RenderError> {
+        Ok(match segment {
+            Segment::Literal(s) => s.clone(),
+            Segment::Var(name) => self
+                .vars
+                .get(&name.value)
+                .cloned()
+                .ok_or_else(|| RenderError::undefined(format!("vars.{}", name.value)))?,
+            Segment::Env(name) => {
+                if !self.env_allow.contains(&name.value) {
+                    return Err(RenderError::undefined(format!("env.{}", name.value)));
                 }
-                Segment::Builtin(b) => Piece::Value(match b.value {
-                    Builtin::Workflow => ctx.workflow.to_owned(),
-                    Builtin::RunId => ctx.run_id.to_owned(),
-                    Builtin::State => ctx.state.to_owned(),
-                    Builtin::Iteration => ctx.iteration.to_string(),
-                }),
-            })
+                std::env::var(&name.value).unwrap_or_default()
+            }
+            Segment::Builtin(b) => match b.value {
+                Builtin::Workflow => self.workflow.to_owned(),
+                Builtin::RunId => self.run_id.to_owned(),
+                Builtin::State => self.state.to_owned(),
+                Builtin::Iteration => self.iteration.to_string(),
+            },
         })
-        .collect()
+    }
 }
 
-/// Render `text` in `mode`.
-pub(crate) fn render(
-    text: &str,
-    mode: Mode,
-    ctx: &RenderContext<'_>,
-) -> Result<String, RenderError> {
+fn parse(text: &str) -> Result<Template, RenderError> {
+    Template::parse(&Located::new(text.to_owned(), Span::default())).map_err(|e| RenderError {
+        message: e.to_string(),
+    })
+}
+
+/// Render `text` with each placeholder's value in its place.
+pub(crate) fn render(text: &str, ctx: &RenderContext<'_>) -> Result<String, RenderError> {
     if !text.contains("${") {
         return Ok(text.to_owned());
     }
-    let pieces = pieces(text, ctx)?;
-    match mode {
-        Mode::Text => Ok(pieces
-            .into_iter()
-            .map(|p| match p {
-                Piece::Literal(s) => s.to_owned(),
-                Piece::Value(v) => v,
-            })
-            .collect()),
-        Mode::Shell => {
-            let mut literal = String::new();
-            let mut substitutions = Vec::new();
-            for piece in pieces {
-                match piece {
-                    Piece::Literal(s) => literal.push_str(&s),
-                    // An empty range at the insertion point: `${…}` holds no quote
-                    // character, so the context there is the context of the placeholder.
-                    Piece::Value(v) => substitutions.push((literal.len()..literal.len(), v)),
-                }
-            }
-            spur_guards::shell_quote::render_shell(&literal, &substitutions).map_err(|e| {
-                RenderError {
-                    message: format!("cannot place a var in shell text: {e}"),
-                }
-            })
-        }
-    }
+    parse(text)?
+        .segments
+        .iter()
+        .map(|segment| ctx.value(segment))
+        .collect()
 }
 
 /// Render every string in `options` as text, nested lists and maps included: the options of
@@ -139,23 +98,22 @@ pub(crate) fn render_options(
 ) -> Result<serde_json::Value, RenderError> {
     let mut map = serde_json::Map::new();
     for (key, value) in &options.entries {
-        map.insert(key.value.clone(), render_value(value, Mode::Text, ctx)?);
+        map.insert(key.value.clone(), render_value(value, ctx)?);
     }
     Ok(serde_json::Value::Object(map))
 }
 
-/// Strings in `mode` (a list's or a mapping's as text), other values as written.
+/// Strings rendered as text (in lists and mappings too), other values as written.
 fn render_value(
     value: &OptionValue,
-    mode: Mode,
     ctx: &RenderContext<'_>,
 ) -> Result<serde_json::Value, RenderError> {
     Ok(match value {
-        OptionValue::String(s) => serde_json::Value::String(render(&s.value, mode, ctx)?),
+        OptionValue::String(s) => serde_json::Value::String(render(&s.value, ctx)?),
         OptionValue::List(items, _) => serde_json::Value::Array(
             items
                 .iter()
-                .map(|i| render_value(i, Mode::Text, ctx))
+                .map(|i| render_value(i, ctx))
                 .collect::<Result<_, _>>()?,
         ),
         OptionValue::Map(m) => render_options(m, ctx)?,
@@ -173,18 +131,52 @@ pub(crate) enum OptionError {
 }
 
 impl RenderContext<'_> {
-    /// Render `option` (shell text for a [`FromRendered::SHELL`] type) and read it as a
-    /// `T`; `Ok(None)` when it holds no value.
+    /// Render `option` and read it as a `T`; `Ok(None)` when it holds no value.
     pub(crate) fn resolve<T: FromRendered>(
         &self,
         option: &Templated<T>,
     ) -> Result<Option<T>, OptionError> {
-        let mode = if T::SHELL { Mode::Shell } else { Mode::Text };
-        let rendered = render_value(option.written(), mode, self)?;
+        let rendered = render_value(option.written(), self)?;
         T::from_rendered(rendered).map_err(|problem| OptionError::Invalid {
             key: option.key(),
             problem,
         })
+    }
+
+    /// Shell text: the command with a reference in place of each placeholder
+    /// (`crate::shell_text`), and the variables that carry the values; `Ok(None)` when the
+    /// option is null.
+    pub(crate) fn shell(
+        &self,
+        option: &Templated<ShellText>,
+    ) -> Result<Option<ShellText>, OptionError> {
+        let text = match option.written() {
+            OptionValue::String(s) => &s.value,
+            OptionValue::Null(_) => return Ok(None),
+            _ => {
+                return Err(OptionError::Invalid {
+                    key: option.key(),
+                    problem: Problem::NotAString,
+                })
+            }
+        };
+        let template = parse(text)?;
+        let command = shell_text::render(&template).map_err(|unplaceable| RenderError {
+            message: format!(
+                "option `{}`: a template cannot be placed in shell text: {}",
+                option.key(),
+                unplaceable.refusal
+            ),
+        })?;
+        let mut env: Vec<(String, String)> = Vec::new();
+        for segment in &template.segments {
+            if let Some(name) = shell_text::carrier(segment) {
+                if !env.iter().any(|(n, _)| *n == name) {
+                    env.push((name, self.value(segment)?));
+                }
+            }
+        }
+        Ok(Some(ShellText { command, env }))
     }
 
     /// [`RenderContext::resolve`] for an option whose value, when of the wrong type, counts

@@ -7,6 +7,7 @@ pub(crate) mod jq;
 mod kinds;
 mod reachability;
 mod shell_jq;
+mod shell_templates;
 mod states;
 mod templates;
 
@@ -74,6 +75,7 @@ pub fn check(pipeline: &Pipeline) -> Vec<Diagnostic> {
     states::check(&mut cx);
     kinds::check(&mut cx);
     templates::check(&mut cx);
+    shell_templates::check(&mut cx);
     reachability::check(&mut cx);
     shell_jq::check(&mut cx);
     let mut diagnostics = cx.diagnostics;

@@ -24,7 +24,7 @@ use super::render::{OptionError, RenderContext};
 use super::step_timeouts::StepTimeouts;
 use super::vars::Vars;
 use crate::diagnostic::Code;
-use crate::pipeline::{Action, ActionKind, FromRendered, Templated};
+use crate::pipeline::{Action, ActionKind, FromRendered, ShellText, Templated};
 use crate::store::bounded_read::ReadError;
 use crate::store::state_dir::StateDir;
 
@@ -175,6 +175,21 @@ impl ActionContext<'_> {
                     Ok(text)
                 }
             }
+            Ok(None) | Err(OptionError::Invalid { .. }) => {
+                Err(format!("{}: option `{key}` must be a string", self.kind()))
+            }
+            Err(e) => Err(self.failed(e)),
+        }
+    }
+
+    /// A non-empty shell command, its templates as references (`crate::shell_text`).
+    pub(crate) fn shell_text(&self, option: &Templated<ShellText>) -> Result<ShellText, String> {
+        let key = option.key();
+        match self.render.shell(option) {
+            Ok(Some(text)) if text.command.is_empty() => {
+                Err(format!("{}: option `{key}` is empty", self.kind()))
+            }
+            Ok(Some(text)) => Ok(text),
             Ok(None) | Err(OptionError::Invalid { .. }) => {
                 Err(format!("{}: option `{key}` must be a string", self.kind()))
             }

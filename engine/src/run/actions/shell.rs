@@ -1,4 +1,5 @@
 //! `shell`: `sh -c command` with every var in the environment, `cwd`, `timeoutMs`, `env`.
+//! The command's templates are references to variables set last (`crate::shell_text`).
 
 use spur_guards::process::ProcessSpec;
 
@@ -8,9 +9,12 @@ use crate::pipeline::ShellOptions;
 
 pub(crate) fn run(ctx: &ActionContext<'_>, options: &ShellOptions) -> ActionResult {
     let result = (|| {
-        let command = ctx.required(&options.command)?;
+        let text = ctx.shell_text(&options.command)?;
+        if let Some(e) = crate::run::child_env::too_large_to_export(&text.env) {
+            return Err(format!("shell: {e}"));
+        }
         let timeout = ctx.timeout()?;
-        let mut spec = process(ctx, ProcessSpec::shell(&command));
+        let mut spec = process(ctx, ProcessSpec::shell(&text.command));
         if let Some(cwd) = ctx.optional(options.cwd.as_ref())? {
             let dir = project_path(ctx, &cwd);
             if !dir.is_dir() {
@@ -23,6 +27,10 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &ShellOptions) -> ActionResu
             for (k, v) in env.0 {
                 spec = spec.env(k, v);
             }
+        }
+        // Last: the variables the command's references read, which nothing may override.
+        for (k, v) in &text.env {
+            spec = spec.env(k, v);
         }
         if let Some(t) = timeout {
             spec = spec.timeout(t);
