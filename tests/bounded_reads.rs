@@ -351,7 +351,7 @@ fn lock_files_swapped_for_fifos_do_not_hang() {
     assert!(out.stderr().contains("a FIFO"), "{}", out.stderr());
 
     mkfifo(&project.join(".spur/locks/0593.lock"));
-    let yaml = "name: p\ninitialState: a\nterminalStates: [a]\nvars: {wbs: ''}\nstates: [{id: a}]\ntransitions: []\n";
+    let yaml = "name: p\ninitialState: a\nvars: {wbs: ''}\nstates: [{id: a}]\ntransitions: []\n";
     let out = project
         .pipeline(yaml)
         .var("wbs", "0593")

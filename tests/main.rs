@@ -10,6 +10,7 @@ mod closed_stdout;
 mod completions;
 mod criteria;
 mod data_lock;
+mod dialect;
 mod done_certificates;
 mod done_gate;
 mod graph;

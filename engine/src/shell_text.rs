@@ -6,8 +6,9 @@
 //! accepts is never refused at run time.
 //!
 //! Every placeholder has its own carrier, under a name spur reserves: `${vars.x}` →
-//! `SPUR_VAR_x`, `${env.X}` → `SPUR_ENV_X`, the built-ins → `SPUR_RUN_ID`, `SPUR_STATE`,
-//! `SPUR_ITERATION`, `SPUR_WORKFLOW`. They are set last in the step's environment, so a
+//! `SPUR_VAR_x`, `${env.X}` → `SPUR_ENV_X`, the built-ins → `SPUR_RUN_ID` (`${runId}`,
+//! `${run}`), `SPUR_STATE` (`${state}`, `${node}`), `SPUR_ITERATION`, `SPUR_WORKFLOW`
+//! (`${workflow}`, `${task}`), `SPUR_RUNTIME`. They are set last in the step's environment, so a
 //! step's `env:`, a var named `PATH`, or the script assigning `x` cannot change what a
 //! placeholder stands for.
 
@@ -37,10 +38,11 @@ pub(crate) fn by_hand(segment: &Segment) -> Option<String> {
 
 fn builtin_variable(builtin: Builtin) -> &'static str {
     match builtin {
-        Builtin::Workflow => "SPUR_WORKFLOW",
-        Builtin::RunId => "SPUR_RUN_ID",
-        Builtin::State => "SPUR_STATE",
+        Builtin::Workflow | Builtin::Task => "SPUR_WORKFLOW",
+        Builtin::RunId | Builtin::Run => "SPUR_RUN_ID",
+        Builtin::State | Builtin::Node => "SPUR_STATE",
         Builtin::Iteration => "SPUR_ITERATION",
+        Builtin::Runtime => "SPUR_RUNTIME",
     }
 }
 

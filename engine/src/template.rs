@@ -1,5 +1,5 @@
 //! Templates in option strings: `${vars.X}`, `${env.X}` and the built-ins `${workflow}`,
-//! `${runId}`, `${state}`, `${iteration}`. Parsing splits a string into
+//! `${runId}`, `${task}`, `${state}`, `${node}`, `${iteration}`, `${run}`, `${runtime}`. Parsing splits a string into
 //! literal text and placeholders, each with its span in the source file; the checker
 //! verifies every name, the runner renders. A `$` not followed by `{` is literal text, so
 //! shell variables (`$wbs`) stay shell text.
@@ -27,24 +27,50 @@ pub(crate) enum Segment {
     Builtin(Located<Builtin>),
 }
 
+/// The built-in names, the reference engine's runtime builtins (`RUNTIME_BUILTIN_KEYS`):
+/// each is a bare name with no fields (`${task}`, not `${task.id}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Builtin {
+    /// The pipeline's `name`.
     Workflow,
+    /// The run id.
     RunId,
+    /// The pipeline's `name` again (the reference names the running definition `task`).
+    Task,
+    /// The current state's id.
     State,
+    /// The current state's id again (`node` in the reference's other dialect).
+    Node,
+    /// Transitions taken so far.
     Iteration,
+    /// The run id again.
+    Run,
+    /// The dialect the run executes: `state-machine`.
+    Runtime,
 }
 
 impl Builtin {
-    pub(crate) const ALL: [Builtin; 4] =
-        [Self::Workflow, Self::RunId, Self::State, Self::Iteration];
+    pub(crate) const ALL: [Builtin; 8] = [
+        Self::Workflow,
+        Self::RunId,
+        Self::Task,
+        Self::State,
+        Self::Node,
+        Self::Iteration,
+        Self::Run,
+        Self::Runtime,
+    ];
 
     pub(crate) const fn as_str(self) -> &'static str {
         match self {
             Self::Workflow => "workflow",
             Self::RunId => "runId",
+            Self::Task => "task",
             Self::State => "state",
+            Self::Node => "node",
             Self::Iteration => "iteration",
+            Self::Run => "run",
+            Self::Runtime => "runtime",
         }
     }
 

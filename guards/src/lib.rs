@@ -30,5 +30,5 @@ mod spawn;
 pub use file_exists::file_exists_guard;
 pub use guard_result::GuardResult;
 pub use jq_guard::{jq_file_guard, jq_guard_passes};
-pub use plugin::{plugin_action, plugin_guard, PluginError, PluginRun};
+pub use plugin::{find_plugin, plugin_action, plugin_guard, PluginError, PluginRole, PluginRun};
 pub use shell_guard::shell_guard;

@@ -134,6 +134,33 @@ fn valid_kind(kind: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// What kind of plugin: an action's (`spur-action-<kind>`) or a guard's (`spur-guard-<kind>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginRole {
+    /// `spur-action-<kind>`.
+    Action,
+    /// `spur-guard-<kind>`.
+    Guard,
+}
+
+impl PluginRole {
+    fn prefix(self) -> &'static str {
+        match self {
+            PluginRole::Action => "spur-action-",
+            PluginRole::Guard => "spur-guard-",
+        }
+    }
+}
+
+/// The plugin program for `kind` on this process's PATH, found as a run finds it: for a
+/// static check that tells a plugin kind from a misspelt built-in one.
+pub fn find_plugin(role: PluginRole, kind: &str) -> Option<PathBuf> {
+    if !valid_kind(kind) {
+        return None;
+    }
+    find_executable(&format!("{}{kind}", role.prefix()), None)
+}
+
 fn locate(prefix: &str, kind: &str, run: &PluginRun<'_>) -> Result<PathBuf, PluginError> {
     if !valid_kind(kind) {
         return Err(PluginError::InvalidKind(kind.to_owned()));

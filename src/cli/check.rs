@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use spur_engine::diagnostic::{JsonDiagnostic, Tally};
 use spur_engine::pipeline;
+use spur_engine::store::state_dir::StateDir;
 
 use super::failure::exit;
 use super::CliResult;
@@ -40,8 +41,11 @@ pub fn run(args: Args) -> CliResult {
     let mut any_unloadable = false;
     let mut any_failed = false;
     let mut json: Vec<JsonDiagnostic> = Vec::new();
+    // Agents are checked against the project's configuration, found as `spur run` finds it.
+    let cwd = std::env::current_dir().map_err(|e| super::Failure::usage(miette::miette!("{e}")))?;
+    let state_dir = StateDir::resolve(None, &cwd);
     for path in &args.pipelines {
-        let outcome = check_file(path);
+        let outcome = check_file(path, &state_dir);
         match outcome {
             FileOutcome::Unloadable(failure) => {
                 any_unloadable = true;
@@ -84,7 +88,7 @@ pub fn run(args: Args) -> CliResult {
     Ok(ExitCode::from(code))
 }
 
-fn check_file(path: &std::path::Path) -> FileOutcome {
+fn check_file(path: &std::path::Path, state_dir: &StateDir) -> FileOutcome {
     let source = match pipeline::read_source(path) {
         Ok(source) => source,
         Err(failure) => return FileOutcome::Unloadable(failure),
@@ -95,6 +99,7 @@ fn check_file(path: &std::path::Path) -> FileOutcome {
     };
     let mut diagnostics = loaded.diagnostics;
     diagnostics.extend(pipeline::check(&loaded.pipeline));
+    diagnostics.extend(pipeline::check::check_agents(&loaded.pipeline, state_dir));
     pipeline::check::sort(&mut diagnostics);
     FileOutcome::Checked(diagnostics)
 }

@@ -27,6 +27,7 @@ mod continue_run;
 mod failure;
 mod graph;
 mod jq;
+mod lifecycle;
 mod run;
 mod run_progress;
 mod runs;
@@ -88,6 +89,8 @@ enum Command {
     Verdict(verdict::Args),
     /// Tasks: create, list, show, check, update, record (done only through the done gate).
     Task(task::Args),
+    /// Lifecycles driven from outside: ask an entity's instance to move, show it.
+    Lifecycle(lifecycle::Args),
     /// The audit log of forced done overrides.
     Audit(audit::Args),
     /// The embedded jq (also reached as `jq` through the PATH shim).
@@ -110,6 +113,7 @@ pub fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args),
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
+        Command::Lifecycle(args) => lifecycle::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Jq(args) => jq::run(args),
     };

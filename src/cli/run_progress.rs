@@ -159,6 +159,11 @@ impl RunObserver for Progress {
             }
             Event::Interrupted { state } => self.line(&format!("interrupted at {state}")),
             Event::RunFinished { .. } => self.stop_ticker(),
+            // A lifecycle instance's records: never written by a run.
+            Event::LifecycleBound { .. }
+            | Event::TransitionRequested { .. }
+            | Event::Reseeded { .. }
+            | Event::TransitionDenied { .. } => {}
         }
     }
 
@@ -168,7 +173,7 @@ impl RunObserver for Progress {
         }
         self.stop_ticker();
         loop {
-            eprint!("? {} [{}] ", question.prompt, question.choices.join("/"));
+            eprint!("? {} [{}] ", question.prompt, question.shown_choices("/"));
             let _ = std::io::stderr().flush();
             let mut line = String::new();
             match std::io::stdin().read_line(&mut line) {
@@ -179,7 +184,7 @@ impl RunObserver for Progress {
             if question.accepts(&answer) {
                 return Some(answer);
             }
-            eprintln!("  answer one of: {}", question.choices.join(", "));
+            eprintln!("  answer one of: {}", question.shown_choices(", "));
         }
     }
 }

@@ -51,7 +51,8 @@ pub fn run(args: Args) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-fn describe(event: &Event) -> String {
+/// One line on what `event` says, after its name.
+pub(crate) fn describe(event: &Event) -> String {
     match event {
         Event::RunStarted {
             pipeline_name, wbs, ..
@@ -126,6 +127,26 @@ fn describe(event: &Event) -> String {
             decision, verdict, ..
         } => format!("{decision} {}", verdict.as_deref().unwrap_or("")),
         Event::Interrupted { state } => state.clone(),
+        Event::LifecycleBound { entity } => entity.clone(),
+        Event::TransitionRequested {
+            state,
+            to,
+            force_done_reason,
+            ..
+        } => format!(
+            "{state} → {to}{}",
+            force_done_reason
+                .as_deref()
+                .map(|r| format!(" (--force-done: {r})"))
+                .unwrap_or_default()
+        ),
+        Event::Reseeded { from, to } => format!("{from} → {to} (from the entity's status)"),
+        Event::TransitionDenied {
+            state,
+            to,
+            reason,
+            detail,
+        } => format!("{state} → {to} refused ({}): {detail}", reason.as_str()),
         Event::RunFinished {
             outcome,
             state,

@@ -1,5 +1,5 @@
 //! The semantics of a run: guard order, failing guards and actions, the iteration
-//! bound, onError, var merging and precedence, onExit, failure states, the JSON outcome
+//! bound, onError, var precedence, onExit, failure states, the JSON outcome
 //! and the human output.
 
 use serde_json::Value;
@@ -179,39 +179,6 @@ transitions:
         .code(1)
         .stdout_json();
     assert_eq!(out["reason"], "action-failed");
-}
-
-#[test]
-fn vars_set_by_actions_are_merged_after_the_whole_on_enter_sequence() {
-    let p = Spur::new();
-    p.file("value.txt", "new\n");
-    let out = p
-        .pipeline(
-            r#"
-name: merge
-initialState: a
-terminalStates: [seen-new, seen-old]
-vars:
-  v: old
-states:
-  - id: a
-    onEnter:
-      - {kind: file.read.into-var, options: {path: value.txt, var: v}}
-      - {kind: shell, options: {command: "echo ${vars.v} $v > during.txt"}}
-  - {id: seen-new}
-  - {id: seen-old}
-transitions:
-  - {from: a, to: seen-new, guard: {kind: shell, options: {command: 'test "$v" = new'}}}
-  - {from: a, to: seen-old}
-"#,
-        )
-        .json()
-        .run()
-        .success()
-        .stdout_json();
-    // Inside the sequence the old value is still in effect; the guard sees the new one.
-    assert_eq!(p.read("during.txt"), "old old\n");
-    assert_eq!(out["state"], "seen-new");
 }
 
 #[test]

@@ -74,6 +74,8 @@ codes! {
     CheckFailureNotTerminal = "spur::check::failure-not-terminal",
     /// a transition out of a terminal state
     CheckTransitionFromTerminal = "spur::check::transition-from-terminal",
+    /// the initial state is a declared terminal state
+    CheckInitialTerminal = "spur::check::initial-terminal",
     /// `iterationBound` is not a positive integer
     CheckIterationBound = "spur::check::iteration-bound",
     /// an `onError` value other than `fail` or `continue`
@@ -82,6 +84,8 @@ codes! {
     CheckTerminalReason = "spur::check::terminal-reason",
     /// an invalid var or environment variable name
     CheckVarName = "spur::check::var-name",
+    /// a var named like a built-in (`task`, `state`, `node`, `iteration`, `run`, `runtime`)
+    CheckReservedVar = "spur::check::reserved-var",
     /// a var default that is not a string (warning; read as a string)
     CheckVarNotString = "spur::check::var-not-string",
     /// a `secrets:` name that is neither a declared var nor an `env.allow` name
@@ -90,9 +94,9 @@ codes! {
     CheckSecretTaskId = "spur::check::secret-task-id",
     /// a malformed `${…}` placeholder
     CheckTemplate = "spur::check::template",
-    /// a `${vars.X}` one edit away from a declared var (a typo)
+    /// a `${vars.X}` naming no declared var: in an action's options, or one edit away from a declared var (a typo)
     CheckUndefinedVar = "spur::check::undefined-var",
-    /// a `${vars.X}` that resembles no declared var (warning; may come from `--var`)
+    /// a `${vars.X}` in a guard's options that resembles no declared var (warning; may come from `--var`)
     CheckUndeclaredVar = "spur::check::undeclared-var",
     /// `${env.X}` for a variable not listed under `env.allow`
     CheckEnvNotAllowed = "spur::check::env-not-allowed",
@@ -100,14 +104,18 @@ codes! {
     CheckShellTemplate = "spur::check::shell-template",
     /// a jq guard expression that does not compile
     CheckJqCompile = "spur::check::jq-compile",
-    /// an action kind that is not built in (warning; runs a plugin)
+    /// an action kind that is neither built in nor a plugin on PATH (error when one typo away, else warning)
     CheckUnknownActionKind = "spur::check::unknown-action-kind",
-    /// a guard kind that is not built in (error when one typo away, else warning)
+    /// a guard kind that is neither built in nor a plugin on PATH (error when one typo away, else warning)
     CheckUnknownGuardKind = "spur::check::unknown-guard-kind",
     /// an action or guard without an option it needs
     CheckMissingOption = "spur::check::missing-option",
     /// an option the action or guard does not know (warning; ignored)
     CheckUnknownOption = "spur::check::unknown-option",
+    /// a `decision:` of an hitl action that the reference would refuse
+    CheckDecision = "spur::check::decision",
+    /// an `agent.run` whose agent `.spur/config.yaml` does not map (warning)
+    CheckUnmappedAgent = "spur::check::unmapped-agent",
     /// a state from which no terminal state can be reached
     CheckTrapState = "spur::check::trap-state",
     /// a state no transition leads to from the initial state (warning)
@@ -285,6 +293,25 @@ codes! {
     TaskCheckFeatureNotFound = "spur::task-check::feature-not-found",
     /// Design is present but holds only placeholders
     TaskCheckDesignPlaceholder = "spur::task-check::design-placeholder",
+
+    /// not an entity key (`task:<wbs>` or `feature:<id>`)
+    LifecycleEntity = "spur::lifecycle::entity",
+    /// the pipeline's name cannot name a lifecycle's directory
+    LifecyclePipelineName = "spur::lifecycle::pipeline-name",
+    /// the pipeline does not declare the var the entity binds (`wbs`, `featureId`)
+    LifecycleEntityVar = "spur::lifecycle::entity-var",
+    /// a state the request names is not one of the pipeline's
+    LifecycleUnknownState = "spur::lifecycle::unknown-state",
+    /// a task's lifecycle state that is not a task status
+    LifecycleNotAStatus = "spur::lifecycle::not-a-status",
+    /// `--from` for a task, whose status is its ledger's
+    LifecycleTaskStatus = "spur::lifecycle::task-status",
+    /// the instance's journal is not the lifecycle journal of the entity
+    LifecycleWrongInstance = "spur::lifecycle::wrong-instance",
+    /// the state directory cannot be written for a lifecycle
+    LifecycleIo = "spur::lifecycle::io",
+    /// a requested transition was refused (no such transition, a guard, the done gate)
+    LifecycleDenied = "spur::lifecycle::denied",
 
     /// no task file for the task id
     TaskFileNotFound = "spur::task-file::not-found",

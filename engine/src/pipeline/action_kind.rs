@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::pipeline::load::option_reader::OptionReader;
 use crate::pipeline::templated::{EnvVars, ShellText, Templated};
+use crate::source::Located;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ActionKind {
@@ -22,6 +23,10 @@ pub(crate) enum ActionKind {
     JsonUpdate(JsonUpdateOptions),
     VerdictDerive(VerdictDeriveOptions),
     VerifyRun(VerifyRunOptions),
+    FileExists(FileExistsActionOptions),
+    FileRead(FileReadTextOptions),
+    HitlInput(HitlInputOptions),
+    EventEmit(EventEmitOptions),
     /// Any other kind: the plugin `spur-action-<name>`, given the options as JSON.
     Plugin(String),
 }
@@ -50,10 +55,12 @@ pub(crate) struct FileReadOptions {
     pub(crate) allow_outside: Option<Templated<bool>>,
 }
 
-/// `hitl.confirm`: yes / no / cancel.
+/// `hitl.confirm`: yes / no / cancel, into `var` too.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct HitlConfirmOptions {
     pub(crate) prompt: Option<Templated<String>>,
+    pub(crate) var: Option<Templated<String>>,
+    pub(crate) decision: Option<DecisionOptions>,
 }
 
 /// `hitl.select`: one of `options`, into `var` too.
@@ -63,9 +70,74 @@ pub(crate) struct HitlSelectOptions {
     /// Written `options:`.
     pub(crate) choices: Option<Templated<Vec<String>>>,
     pub(crate) var: Option<Templated<String>>,
+    pub(crate) decision: Option<DecisionOptions>,
 }
 
-/// `agent.run`: the command `.spur/config.yaml` maps `agent` to.
+/// `hitl.input`: free text, into `var` (default `__hitlInput`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HitlInputOptions {
+    pub(crate) prompt: Option<Templated<String>>,
+    pub(crate) var: Option<Templated<String>>,
+}
+
+/// `file.exists`: ok when `path` exists (when it does not, with `negate: true`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FileExistsActionOptions {
+    pub(crate) path: Templated<String>,
+    pub(crate) negate: Option<Templated<bool>>,
+}
+
+/// `file.read`: a file's text, checked (size, UTF-8, inside the project), into `var` when
+/// one is named.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FileReadTextOptions {
+    pub(crate) path: Templated<String>,
+    pub(crate) max_size: Option<Templated<u64>>,
+    pub(crate) var: Option<Templated<String>>,
+    pub(crate) allow_outside: Option<Templated<bool>>,
+}
+
+/// `event.emit`: a named event with a payload, recorded in the run.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EventEmitOptions {
+    pub(crate) name: Templated<String>,
+    pub(crate) payload: Option<Templated<serde_json::Value>>,
+}
+
+/// `decision:` of an hitl action: who may answer it. The reference lets a DecisionMaker
+/// (a model) answer from recorded evidence; spur has none, so `never` asks the operator (as
+/// without the option) and `evidence` defers (see `run/actions/hitl.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DecisionOptions {
+    pub(crate) mode: Option<Templated<String>>,
+    pub(crate) status_var: Option<Templated<String>>,
+    pub(crate) evidence_nodes: Option<Templated<Vec<String>>>,
+    pub(crate) summary_artifact: Option<Templated<String>>,
+}
+
+impl DecisionOptions {
+    fn read(r: &mut OptionReader<'_>) -> Option<Self> {
+        let mut d = r.map("decision")?;
+        let options = Self {
+            mode: d.optional("mode"),
+            status_var: d.optional("statusVar"),
+            evidence_nodes: d.optional("evidenceNodes"),
+            summary_artifact: d.optional("summaryArtifact"),
+        };
+        d.finish();
+        Some(options)
+    }
+
+    /// `mode: evidence`, as written.
+    pub(crate) fn is_evidence(&self) -> bool {
+        self.mode
+            .as_ref()
+            .and_then(Templated::written_str)
+            .is_some_and(|m| m.value == "evidence")
+    }
+}
+
+/// `agent.run`: the command `.spur/config.yaml` maps `agent` (else `defaults.agent`) to.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct AgentRunOptions {
     pub(crate) agent: Option<Templated<String>>,
@@ -75,6 +147,10 @@ pub(crate) struct AgentRunOptions {
     pub(crate) answer_file: Option<Templated<String>>,
     pub(crate) expect_file: Option<Templated<String>>,
     pub(crate) require_diff: Option<Templated<bool>>,
+    /// `capture: true`: the agent's answer (its stdout, bounded) is kept in the run's record.
+    pub(crate) capture: Option<Templated<bool>>,
+    /// `mode: text | json`: the output the agent is asked for (`$SPUR_AGENT_MODE`).
+    pub(crate) mode: Option<Templated<String>>,
 }
 
 /// `proof.fingerprint`: the tree's fingerprint into `var`.
@@ -141,7 +217,7 @@ pub(crate) struct VerifyRunOptions {
 
 impl ActionKind {
     /// The built-in kinds, as written.
-    pub(crate) const NAMES: [&'static str; 12] = [
+    pub(crate) const NAMES: [&'static str; 16] = [
         "shell",
         "note",
         "file.read.into-var",
@@ -154,6 +230,10 @@ impl ActionKind {
         "json.update",
         "verdict.derive",
         "verify.run",
+        "file.exists",
+        "file.read",
+        "hitl.input",
+        "event.emit",
     ];
 
     /// The kind as written.
@@ -171,8 +251,35 @@ impl ActionKind {
             ActionKind::JsonUpdate(_) => "json.update",
             ActionKind::VerdictDerive(_) => "verdict.derive",
             ActionKind::VerifyRun(_) => "verify.run",
+            ActionKind::FileExists(_) => "file.exists",
+            ActionKind::FileRead(_) => "file.read",
+            ActionKind::HitlInput(_) => "hitl.input",
+            ActionKind::EventEmit(_) => "event.emit",
             ActionKind::Plugin(name) => name,
         }
+    }
+
+    /// The vars the action sets besides `__hitlAnswer`, as written: the `var` of
+    /// `file.read.into-var`, `proof.fingerprint` and the hitl kinds, and an evidence
+    /// decision's `statusVar`. Templated names are not among them.
+    pub(crate) fn vars_set(&self) -> Vec<&Located<String>> {
+        let (var, decision) = match self {
+            ActionKind::FileReadIntoVar(o) => (Some(&o.var), None),
+            ActionKind::ProofFingerprint(o) => (Some(&o.var), None),
+            ActionKind::HitlConfirm(o) => (o.var.as_ref(), o.decision.as_ref()),
+            ActionKind::HitlSelect(o) => (o.var.as_ref(), o.decision.as_ref()),
+            ActionKind::HitlInput(o) => (o.var.as_ref(), None),
+            ActionKind::FileRead(o) => (o.var.as_ref(), None),
+            _ => (None, None),
+        };
+        let status = decision
+            .filter(|d| d.is_evidence())
+            .and_then(|d| d.status_var.as_ref());
+        var.into_iter()
+            .chain(status)
+            .filter_map(Templated::written_str)
+            .filter(|v| !v.value.contains("${"))
+            .collect()
     }
 
     /// The kind `name` with its options read from `r`. Options a pipeline of the corpus
@@ -193,32 +300,28 @@ impl ActionKind {
                 var: r.required("var"),
                 allow_outside: r.optional("allowOutside"),
             }),
-            "hitl.confirm" => {
-                r.ignore(&["decision"]);
-                ActionKind::HitlConfirm(HitlConfirmOptions {
-                    prompt: r.optional("prompt"),
-                })
-            }
-            "hitl.select" => {
-                r.ignore(&["decision"]);
-                ActionKind::HitlSelect(HitlSelectOptions {
-                    prompt: r.optional("prompt"),
-                    choices: r.optional("options"),
-                    var: r.optional("var"),
-                })
-            }
-            "agent.run" => {
-                r.ignore(&["capture", "mode"]);
-                ActionKind::AgentRun(AgentRunOptions {
-                    agent: r.optional("agent"),
-                    input: r.optional("input"),
-                    role: r.optional("role"),
-                    timeout_ms: r.optional("timeoutMs"),
-                    answer_file: r.optional("answerFile"),
-                    expect_file: r.optional("expectFile"),
-                    require_diff: r.optional("requireDiff"),
-                })
-            }
+            "hitl.confirm" => ActionKind::HitlConfirm(HitlConfirmOptions {
+                prompt: r.optional("prompt"),
+                var: r.optional("var"),
+                decision: DecisionOptions::read(r),
+            }),
+            "hitl.select" => ActionKind::HitlSelect(HitlSelectOptions {
+                prompt: r.optional("prompt"),
+                choices: r.optional("options"),
+                var: r.optional("var"),
+                decision: DecisionOptions::read(r),
+            }),
+            "agent.run" => ActionKind::AgentRun(AgentRunOptions {
+                agent: r.optional("agent"),
+                input: r.optional("input"),
+                role: r.optional("role"),
+                timeout_ms: r.optional("timeoutMs"),
+                answer_file: r.optional("answerFile"),
+                expect_file: r.optional("expectFile"),
+                require_diff: r.optional("requireDiff"),
+                capture: r.optional("capture"),
+                mode: r.optional("mode"),
+            }),
             "proof.fingerprint" => ActionKind::ProofFingerprint(FingerprintOptions {
                 var: r.required("var"),
                 task_file: r.optional("taskFile"),
@@ -262,6 +365,24 @@ impl ActionKind {
                 gate: r.optional("gate"),
                 wbs: r.optional("wbs"),
                 soft_fail: r.optional("softFail"),
+            }),
+            "file.exists" => ActionKind::FileExists(FileExistsActionOptions {
+                path: r.required("path"),
+                negate: r.optional("negate"),
+            }),
+            "file.read" => ActionKind::FileRead(FileReadTextOptions {
+                path: r.required("path"),
+                max_size: r.optional("maxSize"),
+                var: r.optional("var"),
+                allow_outside: r.optional("allowOutside"),
+            }),
+            "hitl.input" => ActionKind::HitlInput(HitlInputOptions {
+                prompt: r.optional("prompt"),
+                var: r.optional("var"),
+            }),
+            "event.emit" => ActionKind::EventEmit(EventEmitOptions {
+                name: r.required("name"),
+                payload: r.optional("payload"),
             }),
             other => {
                 r.free_form();

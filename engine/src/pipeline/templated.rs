@@ -143,6 +143,13 @@ impl FromRendered for Duration {
 }
 
 /// A list of scalars, each as text.
+/// Any JSON value, strings rendered (an `event.emit` payload).
+impl FromRendered for Value {
+    fn from_rendered(value: Value) -> Result<Option<Self>, Problem> {
+        Ok(Some(value))
+    }
+}
+
 impl FromRendered for Vec<String> {
     fn from_rendered(value: Value) -> Result<Option<Self>, Problem> {
         match value {

@@ -1,10 +1,13 @@
-//! The `agents:` key of `.spur/config.yaml`: agent name → the command `agent.run` runs.
-//! Only that key is read here (other keys belong to other parts of spur).
+//! The `agents:` key of `.spur/config.yaml`: agent name → the command `agent.run` runs, and
+//! `defaults.agent`: the agent of an `agent.run` that names none. Only these are read here
+//! (other keys belong to other parts of spur).
 //!
 //! ```yaml
 //! agents:
 //!   claude: { command: "claude -p" }
 //!   stub:   { command: "./stub-agent.sh" }
+//! defaults:
+//!   agent: claude        # or {name: claude, timeoutMs: …}
 //! ```
 
 use std::collections::HashMap;
@@ -25,16 +28,6 @@ const CODES: Codes = Codes {
 };
 const AGENT_KEYS: &[&str] = &["command"];
 
-/// The command of one agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct AgentCommand {
-    /// Shell text; the templated `input` is appended as one argument (`"$@"`).
-    pub(crate) command: String,
-    /// What `agents:` holds that spur ignores (an unknown key, with did-you-mean), one
-    /// line each.
-    pub(crate) warnings: Vec<String>,
-}
-
 /// Looking up an agent failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum AgentLookupError {
@@ -43,22 +36,43 @@ pub(crate) enum AgentLookupError {
     /// The file is not YAML, or `agents:` is not what it should be: every finding, one
     /// `line L, column C: …` each, joined by `; `.
     Invalid(String),
-    /// No file, or no entry for the agent.
-    Unmapped,
 }
 
-/// The command for `agent` from the config file at `path`. Any error in `agents:` makes
-/// every lookup fail, so that a broken entry is never half-read.
-pub(crate) fn agent_command(path: &Path, agent: &str) -> Result<AgentCommand, AgentLookupError> {
+/// What `.spur/config.yaml` says about agents: `agents:` and the default agent
+/// (`defaults.agent`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct AgentsConfig {
+    /// Every agent with its command, in file order.
+    pub(crate) agents: Vec<(String, String)>,
+    /// `defaults.agent`: the agent of an `agent.run` that names none.
+    pub(crate) default_agent: Option<String>,
+    /// What spur ignores (an unknown key, with did-you-mean), one line each.
+    pub(crate) warnings: Vec<String>,
+}
+
+impl AgentsConfig {
+    /// The command of `agent`, when mapped.
+    pub(crate) fn command(&self, agent: &str) -> Option<&str> {
+        self.agents
+            .iter()
+            .find(|(name, _)| name == agent)
+            .map(|(_, command)| command.as_str())
+    }
+}
+
+/// Read the agents of the config file at `path`: `Ok(None)` when there is no file. Any
+/// error in `agents:` or the default agent fails the whole read, so that a broken entry is
+/// never half-read.
+pub(crate) fn read_agents_config(path: &Path) -> Result<Option<AgentsConfig>, AgentLookupError> {
     let text = match read_string(path, MAX_CONFIG_BYTES) {
         Ok(t) => t,
-        Err(e) if e.is_missing() => return Err(AgentLookupError::Unmapped),
+        Err(e) if e.is_missing() => return Ok(None),
         Err(e) => return Err(AgentLookupError::Unreadable(e.to_string())),
     };
     let source = SourceFile::new(path, text);
     let root = match parse_config(source.text()) {
         Ok(Some(root)) => root,
-        Ok(None) => return Err(AgentLookupError::Unmapped),
+        Ok(None) => return Ok(Some(AgentsConfig::default())),
         Err(e) => {
             let (line, column) = source.line_column(e.span().offset);
             return Err(AgentLookupError::Invalid(format!(
@@ -68,20 +82,41 @@ pub(crate) fn agent_command(path: &Path, agent: &str) -> Result<AgentCommand, Ag
     };
     let mut cx = Loader::new(&source, CODES);
     let agents = read_agents(&mut cx, &root);
+    let default_agent = read_default_agent(&mut cx, &root);
     let findings: Vec<String> = cx.diagnostics.iter().map(Diagnostic::one_line).collect();
     if cx.diagnostics.iter().any(Diagnostic::is_error) {
         // The warnings too: an unknown key is often the misspelt missing one.
         return Err(AgentLookupError::Invalid(findings.join("; ")));
     }
-    let command = agents
-        .into_iter()
-        .find(|(name, _)| name == agent)
-        .map(|(_, command)| command)
-        .ok_or(AgentLookupError::Unmapped)?;
-    Ok(AgentCommand {
-        command,
+    Ok(Some(AgentsConfig {
+        agents,
+        default_agent,
         warnings: findings,
-    })
+    }))
+}
+
+/// `defaults.agent`: a name, or a mapping whose `name` is one (its `timeoutMs` is the step
+/// timeouts' business, `run/step_timeouts.rs`, which also reports unknown keys there).
+fn read_default_agent(cx: &mut Loader<'_>, root: &Node) -> Option<String> {
+    let top = cx.fields_with(
+        root,
+        "the configuration file",
+        &["defaults"],
+        UnknownKeys::Ignore,
+    )?;
+    let defaults = top.get("defaults").filter(|n| n.value != NodeValue::Null)?;
+    let fields = cx.fields_with(defaults, "`defaults`", &["agent"], UnknownKeys::Ignore)?;
+    let agent = fields.get("agent")?;
+    let name = match &agent.value {
+        NodeValue::Null => return None,
+        NodeValue::Map(_) => {
+            let inner =
+                cx.fields_with(agent, "`defaults.agent`", &["name"], UnknownKeys::Ignore)?;
+            cx.read::<Loose<String>>(inner.get("name")?, "`defaults.agent.name`")?
+        }
+        _ => cx.read::<Loose<String>>(agent, "`defaults.agent`")?,
+    };
+    Some(name.0).filter(|n| !n.is_empty())
 }
 
 /// Every agent of `agents:` with its command, in file order (null or absent: none).
@@ -132,29 +167,66 @@ fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
+    /// The command of `agent` (`None`: no file, or not mapped) and the warnings.
+    fn lookup_at(
+        path: &Path,
+        agent: &str,
+    ) -> Result<Option<(String, Vec<String>)>, AgentLookupError> {
+        Ok(read_agents_config(path)?.and_then(|c| {
+            c.command(agent)
+                .map(|command| (command.to_owned(), c.warnings.clone()))
+        }))
+    }
+
+    fn lookup(text: &str, agent: &str) -> Result<Option<(String, Vec<String>)>, AgentLookupError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, text).unwrap();
+        lookup_at(&path, agent)
+    }
+
+    fn command(text: &str, agent: &str) -> Option<String> {
+        lookup(text, agent).unwrap().map(|(c, _)| c)
+    }
+
     #[test]
     fn reads_the_agents_key_and_treats_an_absent_file_as_unmapped() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.yaml");
-        assert_eq!(agent_command(&path, "a"), Err(AgentLookupError::Unmapped));
+        assert_eq!(read_agents_config(&path), Ok(None));
         std::fs::write(&path, "agents:\n  a: { command: \"run-a\" }\n").unwrap();
-        assert_eq!(agent_command(&path, "a").unwrap().command, "run-a");
-        assert_eq!(agent_command(&path, "b"), Err(AgentLookupError::Unmapped));
+        assert_eq!(lookup_at(&path, "a").unwrap().unwrap().0, "run-a");
+        assert_eq!(lookup_at(&path, "b"), Ok(None));
     }
 
-    fn lookup(text: &str, agent: &str) -> Result<AgentCommand, AgentLookupError> {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("config.yaml");
-        std::fs::write(&path, text).unwrap();
-        agent_command(&path, agent)
+    #[test]
+    fn the_default_agent_is_defaults_agent_or_its_name() {
+        let read = |text: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("config.yaml");
+            std::fs::write(&path, text).unwrap();
+            read_agents_config(&path).unwrap().unwrap().default_agent
+        };
+        assert_eq!(
+            read("defaults: {agent: claude}\n").as_deref(),
+            Some("claude")
+        );
+        assert_eq!(
+            read("defaults: {agent: {name: stub, timeoutMs: 5}}\n").as_deref(),
+            Some("stub")
+        );
+        assert_eq!(read("defaults: {agent: {timeoutMs: 5}}\n"), None);
+        assert_eq!(read("agents: {a: {command: x}}\n"), None);
     }
 
     #[test]
     fn an_unknown_key_is_a_warning_and_any_error_in_agents_fails_every_lookup() {
-        let found = lookup("agents:\n  a: {command: run-a, comand: x}\n", "a").unwrap();
-        assert_eq!(found.command, "run-a");
+        let (found, warnings) = lookup("agents:\n  a: {command: run-a, comand: x}\n", "a")
+            .unwrap()
+            .unwrap();
+        assert_eq!(found, "run-a");
         assert_eq!(
-            found.warnings,
+            warnings,
             ["line 2, column 23: unknown key `comand` in agent `a` (did you mean `command`?)"]
         );
         assert_eq!(
@@ -176,8 +248,8 @@ mod tests {
     #[test]
     fn other_sections_do_not_matter_and_scalars_read_loosely() {
         let text = "verify: {gates: {x: 1, x: 2}, ignored: true}\nbase: &b {command: 5}\nagents:\n  a: {<<: *b}\n";
-        assert_eq!(lookup(text, "a").unwrap().command, "5");
-        assert_eq!(lookup("agents:\n", "a"), Err(AgentLookupError::Unmapped));
+        assert_eq!(command(text, "a").as_deref(), Some("5"));
+        assert_eq!(command("agents:\n", "a"), None);
         assert!(matches!(
             lookup("agents: [a]\n", "a"),
             Err(AgentLookupError::Invalid(_))
@@ -194,7 +266,7 @@ mod tests {
             .unwrap();
         assert!(made.success());
         assert_eq!(
-            agent_command(&fifo, "a"),
+            read_agents_config(&fifo),
             Err(AgentLookupError::Unreadable(
                 "it is a FIFO, not a regular file".to_owned()
             ))
@@ -202,7 +274,7 @@ mod tests {
         let zero = dir.path().join("zero.yaml");
         std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
         assert_eq!(
-            agent_command(&zero, "a"),
+            read_agents_config(&zero),
             Err(AgentLookupError::Unreadable(
                 "it is a character device, not a regular file".to_owned()
             ))
@@ -215,7 +287,7 @@ mod tests {
         let path = dir.path().join("config.yaml");
         let file = std::fs::File::create(&path).unwrap();
         file.set_len(MAX_CONFIG_BYTES + 1).unwrap();
-        let Err(AgentLookupError::Unreadable(why)) = agent_command(&path, "a") else {
+        let Err(AgentLookupError::Unreadable(why)) = read_agents_config(&path) else {
             panic!("an oversized config must be unreadable")
         };
         assert!(why.contains("larger than the 1048576-byte limit"), "{why}");

@@ -6,10 +6,9 @@
 use super::cursor::Cursor;
 use super::done_gate_port::{GateAnswer, GateRequest};
 use super::journal::Event;
-use super::outcome::{DoneGateReport, Outcome, RunOutcome, StopReason};
+use super::outcome::{Outcome, RunOutcome, StopReason};
 use super::run_error::RunError;
 use super::runner::Run;
-use crate::done_gate::AllowReason;
 use crate::pipeline::TerminalReason;
 
 impl Run<'_, '_> {
@@ -54,40 +53,18 @@ impl Run<'_, '_> {
             run_id: self.facts.run_id.as_str(),
             force_reason: self.facts.force_reason.as_deref(),
         });
-        let (verdict, message, reason, certificate) = match &answer {
-            GateAnswer::Noop => (
-                None,
-                Some(format!("task {wbs} was already done")),
-                None,
-                None,
-            ),
-            GateAnswer::Allow {
-                reason,
-                verdict,
-                certificate,
-            } => (verdict.clone(), None, Some(*reason), certificate.clone()),
-            GateAnswer::Deny { verdict, message } => {
-                (Some(verdict.clone()), Some(message.clone()), None, None)
-            }
-        };
-        let forced = reason == Some(AllowReason::Forced);
-        let decision = answer.decision();
+        let (report, forced) = answer.report(&wbs);
+        let message = report.message.clone();
         self.append(Event::DoneGate {
             state: self.facts.state_id(c.state).to_owned(),
             transition,
-            decision,
-            verdict: verdict.clone(),
+            decision: report.decision,
+            verdict: report.verdict.clone(),
             message: message.clone(),
             forced,
         })?;
         self.forced = forced;
-        self.gate_report = Some(DoneGateReport {
-            decision,
-            reason,
-            verdict,
-            message: message.clone(),
-            certificate,
-        });
+        self.gate_report = Some(report);
         if let GateAnswer::Deny { .. } = answer {
             return self
                 .finish(

@@ -2,6 +2,8 @@
 //! run's place (id, directory, state, iteration, workflow, state directory, the spur
 //! binary), and PATH with the run's prefix first (e.g. the embedded-jq shim).
 
+use std::path::Path;
+
 use super::run_id::RunId;
 use super::runner::{Facts, RunSettings};
 use super::vars::Vars;
@@ -14,13 +16,42 @@ pub(super) fn process_env(
     state: &str,
     iteration: u32,
 ) -> Vec<(String, String)> {
-    let settings = facts.settings;
+    step_env(
+        facts.settings,
+        &StepPlace {
+            run_id: facts.run_id.as_str(),
+            run_dir: &facts.run_dir,
+            workflow: &facts.pipeline.name.value,
+            state,
+            iteration,
+        },
+        vars,
+    )
+}
+
+/// Where a step runs: the run (or lifecycle instance) and its place in it.
+pub(crate) struct StepPlace<'a> {
+    pub(crate) run_id: &'a str,
+    pub(crate) run_dir: &'a Path,
+    pub(crate) workflow: &'a str,
+    pub(crate) state: &'a str,
+    pub(crate) iteration: u32,
+}
+
+/// Environment for the processes of a step at `place`: every var, `SPUR_*`, and PATH with
+/// the settings' prefix first.
+pub(crate) fn step_env(
+    settings: &RunSettings,
+    place: &StepPlace<'_>,
+    vars: &Vars,
+) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    env.push(("SPUR_RUN_ID".into(), facts.run_id.to_string()));
-    env.push(("SPUR_RUN_DIR".into(), facts.run_dir.display().to_string()));
-    env.push(("SPUR_STATE".into(), state.to_owned()));
-    env.push(("SPUR_ITERATION".into(), iteration.to_string()));
-    env.push(("SPUR_WORKFLOW".into(), facts.pipeline.name.value.clone()));
+    env.push(("SPUR_RUN_ID".into(), place.run_id.to_owned()));
+    env.push(("SPUR_RUN_DIR".into(), place.run_dir.display().to_string()));
+    env.push(("SPUR_STATE".into(), place.state.to_owned()));
+    env.push(("SPUR_ITERATION".into(), place.iteration.to_string()));
+    env.push(("SPUR_WORKFLOW".into(), place.workflow.to_owned()));
+    env.push(("SPUR_RUNTIME".into(), super::render::RUNTIME.to_owned()));
     env.push((
         "SPUR_STATE_DIR".into(),
         settings.state_dir.root().display().to_string(),
@@ -68,9 +99,19 @@ pub(super) fn inject_builtin_vars(
     run_id: &RunId,
     settings: &RunSettings,
 ) {
+    inject_vars_for(pipeline, vars, run_id.as_str(), settings);
+}
+
+/// [`inject_builtin_vars`] for any run id (a lifecycle instance's too).
+pub(crate) fn inject_vars_for(
+    pipeline: &Pipeline,
+    vars: &mut Vars,
+    run_id: &str,
+    settings: &RunSettings,
+) {
     if pipeline.var_default("__runId").is_some() && vars.get("__runId").is_none_or(String::is_empty)
     {
-        vars.insert("__runId".into(), run_id.to_string());
+        vars.insert("__runId".into(), run_id.to_owned());
     }
     if let Some(bin) = &settings.spur_bin {
         let default = pipeline.var_default("spurBin");

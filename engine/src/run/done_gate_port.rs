@@ -2,6 +2,7 @@
 //! terminal it asks the gate, and only an allow lets it in. The gate itself lives in
 //! `crate::done_gate`; this port keeps the runner testable and the call in one place.
 
+use super::outcome::DoneGateReport;
 use crate::done_certificate::CertificateReport;
 use crate::done_gate::{AllowReason, GateDecision};
 use crate::store::state_dir::StateDir;
@@ -37,6 +38,36 @@ pub enum GateAnswer {
 }
 
 impl GateAnswer {
+    /// The answer as reported (a run's outcome, a lifecycle request's answer) for task
+    /// `wbs`, and whether it was a forced allow. One mapping for every asker.
+    pub(crate) fn report(&self, wbs: &Wbs) -> (DoneGateReport, bool) {
+        let (verdict, message, reason, certificate) = match self {
+            GateAnswer::Noop => (
+                None,
+                Some(format!("task {wbs} was already done")),
+                None,
+                None,
+            ),
+            GateAnswer::Allow {
+                reason,
+                verdict,
+                certificate,
+            } => (verdict.clone(), None, Some(*reason), certificate.clone()),
+            GateAnswer::Deny { verdict, message } => {
+                (Some(verdict.clone()), Some(message.clone()), None, None)
+            }
+        };
+        let forced = reason == Some(AllowReason::Forced);
+        let report = DoneGateReport {
+            decision: self.decision(),
+            reason,
+            verdict,
+            message,
+            certificate,
+        };
+        (report, forced)
+    }
+
     pub(crate) fn decision(&self) -> GateDecision {
         match self {
             GateAnswer::Noop => GateDecision::Noop,

@@ -102,7 +102,7 @@ pub enum Event {
         exit_code: Option<i32>,
         /// Wall-clock time the action took, in milliseconds.
         duration_ms: u64,
-        /// Vars the action set; merged after the whole sequence.
+        /// Vars the action set; merged at once, so the next action sees them.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         set_vars: BTreeMap<String, String>,
         /// A line for people (a note's message, a gate's PASS/FAIL…).
@@ -192,6 +192,46 @@ pub enum Event {
         /// The state it was in.
         state: String,
     },
+    /// The journal is a lifecycle instance's (`crate::lifecycle`), driven from outside:
+    /// written once, right after `run-started`. Such a journal is never resumed as a run.
+    LifecycleBound {
+        /// The entity whose lifecycle it is, e.g. `task:0592`.
+        entity: String,
+    },
+    /// A request from outside to move a lifecycle instance to `to`; the records up to the
+    /// next request are its answer.
+    TransitionRequested {
+        /// The state the instance was in when the request came.
+        state: String,
+        /// The state asked for.
+        to: String,
+        /// The vars the request's guards see (pipeline defaults, `--var`, the entity's var).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        vars: BTreeMap<String, String>,
+        /// `--force-done --reason R` given to the request.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        force_done_reason: Option<String>,
+    },
+    /// A lifecycle instance's state set to its entity's status as the entity's owner records
+    /// it (the file wins): no guard, no transition, never into a state the done gate guards
+    /// unless the entity is already done.
+    Reseeded {
+        /// The state the instance was in.
+        from: String,
+        /// The entity's status, a state of the pipeline.
+        to: String,
+    },
+    /// A request to move a lifecycle instance was refused; it stays where it was.
+    TransitionDenied {
+        /// The state it stays in.
+        state: String,
+        /// The state asked for.
+        to: String,
+        /// Why.
+        reason: DenialReason,
+        /// What refused it, for people (the guard, the gate's message).
+        detail: String,
+    },
     /// The run ended: written once, as the journal's last record.
     RunFinished {
         /// How the run ended.
@@ -206,6 +246,29 @@ pub enum Event {
         /// Transitions taken in the whole run.
         iterations: u32,
     },
+}
+
+/// Why a lifecycle transition was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DenialReason {
+    /// The pipeline has no transition from the current state to the one asked for.
+    NoSuchTransition,
+    /// No transition to it has a guard that passed.
+    GuardFailed,
+    /// The done gate did not certify the task.
+    DoneGateDenied,
+}
+
+impl DenialReason {
+    /// The reason as written in the journal and the JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoSuchTransition => "no-such-transition",
+            Self::GuardFailed => "guard-failed",
+            Self::DoneGateDenied => "done-gate-denied",
+        }
+    }
 }
 
 /// Journals written before the transition was optional recorded "no transition" as
@@ -231,6 +294,10 @@ impl Event {
             Event::Resumed { .. } => "resumed",
             Event::DoneGate { .. } => "done-gate",
             Event::Interrupted { .. } => "interrupted",
+            Event::LifecycleBound { .. } => "lifecycle-bound",
+            Event::TransitionRequested { .. } => "transition-requested",
+            Event::Reseeded { .. } => "reseeded",
+            Event::TransitionDenied { .. } => "transition-denied",
             Event::RunFinished { .. } => "run-finished",
         }
     }

@@ -22,14 +22,8 @@ impl Run<'_, '_> {
 
     /// Why a run that ends at success terminal `state`, entered through `via`, ended.
     pub(super) fn success_reason(&self, state: usize, via: Option<usize>) -> TerminalReason {
-        self.declared_reason(state, via).unwrap_or_else(|| {
-            let id = self.facts.state_id(state);
-            if id.eq_ignore_ascii_case("cancelled") || id.eq_ignore_ascii_case("canceled") {
-                TerminalReason::Cancelled
-            } else {
-                TerminalReason::Done
-            }
-        })
+        self.declared_reason(state, via)
+            .unwrap_or_else(|| classified_success(self.facts.state_id(state)))
     }
 
     pub(super) fn finish_terminal(&mut self, c: &Cursor) -> Result<RunOutcome, RunError> {
@@ -87,5 +81,15 @@ impl Run<'_, '_> {
             done_gate: self.gate_report.clone(),
             detail,
         })
+    }
+}
+
+/// The terminal reason of a success terminal that declares none: `cancelled` for a state
+/// named cancelled or canceled, `done` for any other.
+pub(crate) fn classified_success(state_id: &str) -> TerminalReason {
+    if state_id.eq_ignore_ascii_case("cancelled") || state_id.eq_ignore_ascii_case("canceled") {
+        TerminalReason::Cancelled
+    } else {
+        TerminalReason::Done
     }
 }

@@ -36,7 +36,7 @@ impl Run<'_, '_> {
                 format!(
                     "waiting for an answer to {:?} ({})",
                     question.prompt,
-                    question.choices.join("/")
+                    question.shown_choices("/")
                 ),
             )));
         };
@@ -77,14 +77,14 @@ impl Run<'_, '_> {
                     return Err(RunError::AnswerRequired {
                         run_id: self.facts.run_id.to_string(),
                         prompt: q.prompt.clone(),
-                        choices: q.choices.join(", "),
+                        choices: q.shown_choices(", "),
                     })
                 }
                 Some(a) if !q.accepts(a) => {
                     return Err(RunError::AnswerInvalid {
                         answer: a.clone(),
                         prompt: q.prompt.clone(),
-                        choices: q.choices.join(", "),
+                        choices: q.shown_choices(", "),
                     })
                 }
                 Some(_) => {}

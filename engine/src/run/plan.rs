@@ -9,15 +9,15 @@ use super::vars::Vars;
 use crate::graph::TransitionGraph;
 use crate::pipeline::Pipeline;
 
-pub(super) struct Plan {
-    pub(super) graph: TransitionGraph,
+pub(crate) struct Plan {
+    pub(crate) graph: TransitionGraph,
     /// Transition index → its compiled guard (`None`: no guard, passes).
-    pub(super) guards: Vec<Option<CompiledGuard>>,
-    pub(super) env_allow: Vec<String>,
+    pub(crate) guards: Vec<Option<CompiledGuard>>,
+    pub(crate) env_allow: Vec<String>,
 }
 
 impl Plan {
-    pub(super) fn new(pipeline: &Pipeline) -> Result<Self, RunError> {
+    pub(crate) fn new(pipeline: &Pipeline) -> Result<Self, RunError> {
         let var_names: Vec<String> = pipeline.vars.iter().map(|v| v.name.value.clone()).collect();
         let guards = pipeline
             .transitions
@@ -38,7 +38,7 @@ impl Plan {
 }
 
 /// What templates of an action or a guard may name, at `state` in `iteration`.
-pub(super) fn render_ctx<'a>(
+pub(crate) fn render_ctx<'a>(
     pipeline: &'a Pipeline,
     vars: &'a Vars,
     run_id: &'a str,

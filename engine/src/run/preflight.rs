@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::pipeline::{ActionKind, OptionValue, Options, Pipeline};
+use crate::pipeline::{OptionValue, Options, Pipeline};
 use crate::source::{Located, Span};
 use crate::template::{Segment, Template};
 
@@ -15,17 +15,12 @@ use super::vars::Vars;
 pub(crate) fn unset_template_vars(pipeline: &Pipeline, vars: &Vars) -> Vec<String> {
     let mut known: BTreeSet<String> = vars.keys().cloned().collect();
     known.insert("__hitlAnswer".to_owned());
+    known.insert("__hitlInput".to_owned());
     let mut used = BTreeSet::new();
     for state in &pipeline.states {
         for action in state.on_enter.iter().chain(&state.on_exit) {
-            // The var its `var` option names, as written.
-            let var = match &action.kind.value {
-                ActionKind::FileReadIntoVar(o) => o.var.written_str(),
-                ActionKind::ProofFingerprint(o) => o.var.written_str(),
-                ActionKind::HitlSelect(o) => o.var.as_ref().and_then(|v| v.written_str()),
-                _ => None,
-            };
-            if let Some(var) = var {
+            // The vars it sets, as written.
+            for var in action.kind.value.vars_set() {
                 known.insert(var.value.clone());
             }
             collect(&action.options, &mut used);

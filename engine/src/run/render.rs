@@ -1,5 +1,6 @@
 //! Templates rendered just before use: `${vars.X}`, `${env.X}` (allow-listed
-//! only), `${workflow}`, `${runId}`, `${state}`, `${iteration}`, parsed by
+//! only) and the built-ins (`${workflow}`, `${runId}`, `${task}`, `${state}`, `${node}`,
+//! `${iteration}`, `${run}`, `${runtime}`), parsed by
 //! [`crate::template`] (shell's `$name` is not a template). Shell command text is never
 //! rendered with values: each placeholder becomes a reference to a variable that carries
 //! the value ([`RenderContext::shell`], ARCHITECTURE.md, *Threat model*).
@@ -62,15 +63,24 @@ impl RenderContext<'_> {
                 }
                 std::env::var(&name.value).unwrap_or_default()
             }
-            Segment::Builtin(b) => match b.value {
-                Builtin::Workflow => self.workflow.to_owned(),
-                Builtin::RunId => self.run_id.to_owned(),
-                Builtin::State => self.state.to_owned(),
-                Builtin::Iteration => self.iteration.to_string(),
-            },
+            Segment::Builtin(b) => builtin(b.value, self),
         })
     }
 }
+
+/// The value of a built-in name, as the reference engine's `runtimeBuiltins` gives it.
+fn builtin(name: Builtin, ctx: &RenderContext<'_>) -> String {
+    match name {
+        Builtin::Workflow | Builtin::Task => ctx.workflow.to_owned(),
+        Builtin::RunId | Builtin::Run => ctx.run_id.to_owned(),
+        Builtin::State | Builtin::Node => ctx.state.to_owned(),
+        Builtin::Iteration => ctx.iteration.to_string(),
+        Builtin::Runtime => RUNTIME.to_owned(),
+    }
+}
+
+/// The dialect a run executes, the value of `${runtime}`.
+pub(crate) const RUNTIME: &str = "state-machine";
 
 fn parse(text: &str) -> Result<Template, RenderError> {
     Template::parse(&Located::new(text.to_owned(), Span::default())).map_err(|e| RenderError {

@@ -9,11 +9,11 @@ use super::outcome::{Outcome, StopReason};
 use crate::done_gate::GateDecision;
 use crate::pipeline::TerminalReason;
 
-/// A finished action of the current state visit.
+/// A finished action of the current state visit (the vars it set are in
+/// [`Position::vars`] from its record on).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FinishedAction {
     pub(crate) ok: bool,
-    pub(crate) set_vars: BTreeMap<String, String>,
 }
 
 /// Progress through one action list (`onEnter` or `onExit`) of the current visit.
@@ -39,15 +39,6 @@ impl SequenceProgress {
             self.awaiting_answer = None;
         }
         self.finished.insert(index, action);
-    }
-
-    /// Vars set by the finished actions, in action order.
-    pub(crate) fn pending_vars(&self) -> BTreeMap<String, String> {
-        let mut vars = BTreeMap::new();
-        for action in self.finished.values() {
-            vars.extend(action.set_vars.clone());
-        }
-        vars
     }
 }
 
@@ -96,18 +87,22 @@ pub struct Position {
     pub(crate) pipeline_sha256: String,
     /// The run's task, if any.
     pub wbs: Option<String>,
+    /// The entity, when the journal is a lifecycle instance's (`lifecycle-bound`).
+    pub lifecycle: Option<String>,
     /// `--force-done --reason`: the reason the run was started with, if forced.
     pub force_done_reason: Option<String>,
     pub(crate) started_at: String,
-    /// Vars in effect: the start vars plus every merged `setVars` and answer.
+    /// Vars in effect: the start vars plus every recorded `setVars` (merged at its
+    /// `action-finished`, as the run merged it before its next action) and answer.
     pub vars: BTreeMap<String, String>,
     /// The current state; `None` before the initial state was entered.
     pub state: Option<String>,
     pub(crate) iteration: u32,
     pub(crate) enter: SequenceProgress,
-    /// onEnter finished and its vars were merged (a pause or a guard evaluation followed).
+    /// onEnter finished (a pause or a guard evaluation followed).
     pub(crate) enter_complete: bool,
-    /// The last action's result in this visit (for `action-ok`).
+    /// The last action's result (for `action-ok`): of this visit, or carried from the
+    /// visits before when this one has run none yet.
     pub(crate) last_action_ok: Option<bool>,
     /// The paused record not yet followed by `resumed`.
     pub paused: Option<(PauseKind, Option<usize>, Option<String>)>,
@@ -169,6 +164,7 @@ impl Position {
             pipeline_name: pipeline_name.clone(),
             pipeline_sha256: pipeline_sha256.clone(),
             wbs: wbs.clone(),
+            lifecycle: None,
             force_done_reason: force_done_reason.clone(),
             started_at: first.at.clone(),
             vars: vars.clone(),
@@ -217,11 +213,10 @@ fn apply(p: &mut Position, record: &Record) {
             set_vars,
             ..
         } => {
-            let action = FinishedAction {
-                ok: *ok,
-                set_vars: set_vars.clone(),
-            };
+            let action = FinishedAction { ok: *ok };
             p.last_action_ok = Some(*ok);
+            p.vars
+                .extend(set_vars.iter().map(|(k, v)| (k.clone(), v.clone())));
             match phase {
                 Phase::Enter => p.enter.finish(*index, action),
                 Phase::Exit => p.exit.finish(*index, action),
@@ -242,8 +237,6 @@ fn apply(p: &mut Position, record: &Record) {
             iteration,
         } => {
             complete_enter(p);
-            let exit_vars = p.exit.pending_vars();
-            p.vars.extend(exit_vars);
             p.transitions.push(CommittedTransition {
                 seq: record.seq,
                 transition: *transition,
@@ -256,7 +249,7 @@ fn apply(p: &mut Position, record: &Record) {
             p.enter = SequenceProgress::default();
             p.exit = SequenceProgress::default();
             p.enter_complete = false;
-            p.last_action_ok = None;
+            // `last_action_ok` carries into the new visit until an action of it finishes.
             p.answered_in_visit = false;
             p.chosen = None;
             p.gate = None;
@@ -303,6 +296,24 @@ fn apply(p: &mut Position, record: &Record) {
             });
         }
         Event::Interrupted { .. } => p.interrupted = true,
+        Event::LifecycleBound { entity } => p.lifecycle = Some(entity.clone()),
+        // A request starts afresh: no guard of an earlier one counts for it.
+        Event::TransitionRequested { .. } | Event::TransitionDenied { .. } => {
+            p.chosen = None;
+            p.gate = None;
+        }
+        // The state set from outside, as a new visit (no transition taken).
+        Event::Reseeded { to, .. } => {
+            p.state = Some(to.clone());
+            p.enter = SequenceProgress::default();
+            p.exit = SequenceProgress::default();
+            p.enter_complete = false;
+            p.last_action_ok = None;
+            p.answered_in_visit = false;
+            p.chosen = None;
+            p.gate = None;
+            p.paused = None;
+        }
         Event::RunFinished {
             outcome,
             state,
@@ -321,11 +332,7 @@ fn apply(p: &mut Position, record: &Record) {
     }
 }
 
-/// The onEnter sequence is over (guards are evaluated only after it): merge its vars once.
+/// The onEnter sequence is over (guards are evaluated only after it).
 fn complete_enter(p: &mut Position) {
-    if !p.enter_complete {
-        let vars = p.enter.pending_vars();
-        p.vars.extend(vars);
-        p.enter_complete = true;
-    }
+    p.enter_complete = true;
 }

@@ -12,7 +12,7 @@ use crate::pipeline::{Action, Pipeline};
 
 /// What the records are checked against.
 #[derive(Clone, Copy)]
-pub(super) enum Against<'a> {
+pub(crate) enum Against<'a> {
     /// The pipeline the run started with (its text is unchanged).
     Pipeline(&'a Pipeline, &'a Plan),
     /// The pipeline changed since the run started (`--allow-changed-pipeline`): its
@@ -47,7 +47,7 @@ coded_diagnostic! {
 
 /// Replay `records` (the first is `run-started`), checking each one before it counts.
 /// `Ok(None)`: the journal does not start with `run-started`.
-pub(super) fn replay_checked(
+pub(crate) fn replay_checked(
     records: &[Record],
     against: Against<'_>,
     run_id: &str,
@@ -79,6 +79,10 @@ struct Seen {
     finished_at: Option<u64>,
     /// The target the last passing guard of this visit named.
     guarded_to: Option<String>,
+    /// A lifecycle instance: the state the pending request asks for.
+    requested: Option<String>,
+    /// A lifecycle instance: the done gate let the pending request through.
+    gate_let_through: bool,
 }
 
 impl Seen {
@@ -88,7 +92,19 @@ impl Seen {
             Event::GuardEvaluated {
                 to, passed: true, ..
             } => self.guarded_to = Some(to.clone()),
-            Event::Transition { .. } => self.guarded_to = None,
+            Event::Transition { .. } | Event::TransitionDenied { .. } => {
+                self.guarded_to = None;
+                self.requested = None;
+                self.gate_let_through = false;
+            }
+            Event::TransitionRequested { to, .. } => {
+                self.guarded_to = None;
+                self.requested = Some(to.clone());
+                self.gate_let_through = false;
+            }
+            Event::DoneGate { decision, .. } => {
+                self.gate_let_through = *decision != crate::done_gate::GateDecision::Deny;
+            }
             _ => {}
         }
     }
@@ -123,6 +139,16 @@ fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Res
         .state
         .as_deref()
         .or(pipeline.map(|(pl, _)| pl.initial_state.value.as_str()));
+    if p.lifecycle.is_some() {
+        lifecycle_fits(p, seen, record, pipeline)?;
+    } else if matches!(
+        record.event,
+        Event::TransitionRequested { .. } | Event::Reseeded { .. } | Event::TransitionDenied { .. }
+    ) {
+        return Err(format!(
+            "{name} is a record of a lifecycle instance, and this journal is a run's"
+        ));
+    }
     match &record.event {
         Event::RunStarted { .. } => Err("a second run-started: the run started at seq 1".into()),
         Event::StateEntered { state, iteration } => {
@@ -296,6 +322,61 @@ fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Res
             same_state(state, Some(p.state.as_deref().unwrap_or_default()))
         }
         Event::RunFinished { state, .. } => same_state(state, at_or_before_entry),
+        Event::LifecycleBound { .. } => {
+            if p.lifecycle.is_some() || p.last_seq != 1 {
+                return Err("lifecycle-bound must follow run-started directly".into());
+            }
+            Ok(())
+        }
+        Event::TransitionRequested { state, .. } | Event::TransitionDenied { state, .. } => {
+            same_state(state, Some(here()?))
+        }
+        Event::Reseeded { from, .. } => same_state(from, Some(here()?)),
+    }
+}
+
+/// What a lifecycle instance's journal may hold beyond a run's rules: only its own records
+/// (no action, pause or end), a reseed or a transition only into a declared state, a
+/// transition only to the state its request asked for, and into a `done` state of a task
+/// only once the done gate let the request through.
+fn lifecycle_fits(
+    p: &Position,
+    seen: &Seen,
+    record: &Record,
+    pipeline: Option<(&Pipeline, &Plan)>,
+) -> Result<(), String> {
+    let declared = |state: &str| match pipeline {
+        Some((pipeline, _)) if pipeline.state(state).is_none() => {
+            Err(format!("the pipeline has no state {state:?}"))
+        }
+        _ => Ok(()),
+    };
+    match &record.event {
+        Event::StateEntered { .. }
+        | Event::GuardEvaluated { .. }
+        | Event::DoneGate { .. }
+        | Event::TransitionDenied { .. } => Ok(()),
+        Event::TransitionRequested { to, .. } | Event::Reseeded { to, .. } => declared(to),
+        Event::Transition { to, .. } => {
+            if seen.requested.as_deref() != Some(to.as_str()) {
+                return Err(format!(
+                    "a lifecycle instance moves only to the state a request asked for, and no pending request asked for {to:?}"
+                ));
+            }
+            if p.wbs.is_some()
+                && crate::store::task_status::Status::names_done(to)
+                && !seen.gate_let_through
+            {
+                return Err(format!(
+                    "the transition into {to:?} has no done-gate record letting it through"
+                ));
+            }
+            Ok(())
+        }
+        other => Err(format!(
+            "a lifecycle instance's journal holds no {} records",
+            other.name()
+        )),
     }
 }
 

@@ -76,6 +76,18 @@ pub(super) fn check(
     };
     let position =
         replay_checked(&content.records, against, run_id.as_str())?.ok_or_else(no_start)?;
+    // A lifecycle instance's journal is moved by `spur lifecycle request`, never resumed
+    // as a run (a step may have copied one under `.spur/runs/`).
+    if let Some(entity) = &position.lifecycle {
+        return Err(RunError::DoesNotFit(super::replay_check::RecordDoesNotFit {
+            run_id: run_id.to_string(),
+            seq: 2,
+            event: "lifecycle-bound",
+            what: format!(
+                "it is the journal of {entity}'s lifecycle instance, not of a run: `spur lifecycle request` moves it"
+            ),
+        }));
+    }
     if let Some(f) = &position.finished {
         return Err(RunError::AlreadyFinished {
             run_id: run_id.to_string(),
@@ -166,15 +178,15 @@ impl Stop<'_> {
                 None => {
                     return Err(RunError::AnswerRequired {
                         run_id: run_id.to_string(),
+                        choices: question.shown_choices(", "),
                         prompt: question.prompt,
-                        choices: question.choices.join(", "),
                     })
                 }
                 Some(a) if !question.accepts(a) => {
                     return Err(RunError::AnswerInvalid {
                         answer: a.to_owned(),
+                        choices: question.shown_choices(", "),
                         prompt: question.prompt,
-                        choices: question.choices.join(", "),
                     })
                 }
                 Some(_) => {}

@@ -1,6 +1,6 @@
 //! The run loop (ARCHITECTURE.md, *Durability*). One visit of a state:
-//! onEnter in order (vars set by actions merged after the whole sequence) → terminal? →
-//! `pause: true`? → the first transition whose guard passes, in declaration order, among
+//! onEnter in order (each action sees the vars set by the ones before it) → `pause: true`?
+//! → terminal? → the first transition whose guard passes, in declaration order, among
 //! the state's own transitions (O(out-degree)) → the done gate when the target is a
 //! success terminal whose terminal reason is `done`, in a run with a wbs → onExit → one
 //! durable commit of the transition → enter the target. A resumed run that stands in such
@@ -134,6 +134,7 @@ pub(crate) fn start_on(
     }
     host.create_journal(&run_id)?;
     host.keep_secrets(secrets);
+    create_artifact_dir(&settings.state_dir)?;
     let mut run = Run {
         facts: Facts {
             pipeline,
@@ -178,6 +179,7 @@ pub(crate) fn resume_on(
     let secrets = given_secrets(&request, &config, &mut vars)?;
     host.reopen_journal(&request.run_id, &resumable.content)?;
     host.keep_secrets(secrets);
+    create_artifact_dir(&settings.state_dir)?;
     let mut run = Run {
         facts: Facts {
             pipeline: request.pipeline.pipeline(),
@@ -332,14 +334,10 @@ impl Run<'_, '_> {
             if let Some(denied) = self.gate_here(&c)? {
                 return Ok(denied);
             }
-            // 1. onEnter, in order; vars merged after the whole sequence.
+            // 1. onEnter, in order; each action sees the vars the ones before it set.
             if !c.enter_complete {
                 match self.sequence(&mut c, Phase::Enter)? {
-                    SequenceEnd::Done => {
-                        let pending = c.enter.pending_vars();
-                        self.vars.extend(pending);
-                        c.enter_complete = true;
-                    }
+                    SequenceEnd::Done => c.enter_complete = true,
                     SequenceEnd::Failed { reason, detail } => {
                         return self.finish(
                             &c,
@@ -357,15 +355,16 @@ impl Run<'_, '_> {
                     }
                 }
             }
-            // 2. A terminal state ends the run.
-            if self.facts.plan.graph.is_terminal(c.state) {
-                return self.finish_terminal(&c);
-            }
-            // 3. pause: true stops after onEnter (once per visit).
+            // 2. pause: true stops after onEnter (once per visit), a terminal state too: the
+            // reference engine checks the pause before the terminal.
             if state.pause && !c.answered && !c.resumed_from_pause {
                 if let Some(paused) = self.pause_state(&mut c)? {
                     return Ok(paused);
                 }
+            }
+            // 3. A terminal state ends the run.
+            if self.facts.plan.graph.is_terminal(c.state) {
+                return self.finish_terminal(&c);
             }
             // 4. The first transition whose guard passes, in declaration order.
             let chosen = match c.chosen {
@@ -421,10 +420,7 @@ impl Run<'_, '_> {
             }
             // 6. onExit, then one durable commit of the transition.
             match self.sequence(&mut c, Phase::Exit)? {
-                SequenceEnd::Done => {
-                    let pending = c.exit.pending_vars();
-                    self.vars.extend(pending);
-                }
+                SequenceEnd::Done => {}
                 SequenceEnd::Failed { reason, detail } => {
                     return self.finish(
                         &c,
@@ -463,9 +459,24 @@ impl Run<'_, '_> {
                 state: to,
                 iteration,
             })?;
+            // The last action's result carries into the target: a state with no actions
+            // of its own routes `action-ok` on it (the reference engine's "continued onExit
+            // failure remains visible to the next state guard").
+            let last_action_ok = c.last_action_ok;
             c = Cursor::entering(target, iteration);
+            c.last_action_ok = last_action_ok;
         }
     }
+}
+
+/// `.spur/run/`, where steps write task artifacts, exists before any step runs: pipelines
+/// (the corpus `pr-review.yaml`) write there before any spur step has made it.
+fn create_artifact_dir(state_dir: &StateDir) -> Result<(), RunError> {
+    let dir = state_dir.run_dir();
+    std::fs::create_dir_all(&dir).map_err(|source| RunError::RunDir {
+        path: dir.display().to_string(),
+        source,
+    })
 }
 
 /// The run's task id, when it has one (`wbs` var, non-empty). Not a safe path segment →

@@ -205,10 +205,34 @@ impl RunSecrets {
                 message: self.opt(message),
                 forced,
             },
+            Event::TransitionRequested {
+                state,
+                to,
+                vars,
+                force_done_reason,
+            } => Event::TransitionRequested {
+                state,
+                to,
+                vars: self.vars(vars),
+                force_done_reason: self.opt(force_done_reason),
+            },
+            Event::TransitionDenied {
+                state,
+                to,
+                reason,
+                detail,
+            } => Event::TransitionDenied {
+                state,
+                to,
+                reason,
+                detail: self.text(&detail),
+            },
             other @ (Event::StateEntered { .. }
             | Event::ActionStarted { .. }
             | Event::Transition { .. }
             | Event::Interrupted { .. }
+            | Event::LifecycleBound { .. }
+            | Event::Reseeded { .. }
             | Event::RunFinished { .. }) => other,
         }
     }

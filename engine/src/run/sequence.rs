@@ -79,20 +79,24 @@ impl Run<'_, '_> {
                 ActionRun::Finished(r) => r,
             };
             c.last_action_ok = Some(result.ok);
-            if result.set_vars.contains_key("__hitlAnswer") {
+            let free_text = matches!(action.kind.value, ActionKind::HitlInput(_));
+            if result.set_vars.contains_key("__hitlAnswer") || (free_text && result.ok) {
                 c.answered = true;
+            }
+            // The next action of the list sees what this one set (the reference engine since
+            // 0.4.35): merged now, as its `action-finished` record (durable before the next
+            // action starts) holds them for a resume to replay. A failed action sets none.
+            if result.ok {
+                self.vars
+                    .extend(result.set_vars.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
             let progress = match phase {
                 Phase::Enter => &mut c.enter,
                 Phase::Exit => &mut c.exit,
             };
-            progress.finished.insert(
-                index,
-                replay::FinishedAction {
-                    ok: result.ok,
-                    set_vars: result.set_vars.clone(),
-                },
-            );
+            progress
+                .finished
+                .insert(index, replay::FinishedAction { ok: result.ok });
             if !result.ok && policy == OnError::Fail {
                 return Ok(SequenceEnd::Failed {
                     reason: failure_reason(&action.kind.value, result.timed_out),

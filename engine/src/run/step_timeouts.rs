@@ -5,7 +5,7 @@
 //! defaults:
 //!   timeoutMs: 900000          # every kind below that does not say otherwise
 //!   shell: {timeoutMs: 600000}
-//!   agent: {timeoutMs: 3600000}
+//!   agent: {timeoutMs: 3600000, name: claude}   # or `agent: claude`: the default agent
 //!   guard: {timeoutMs: 60000}  # shell guards
 //! ```
 //!
@@ -36,6 +36,8 @@ const CODES: Codes = Codes {
 };
 const DEFAULTS_KEYS: &[&str] = &["timeoutMs", "shell", "agent", "guard"];
 const KIND_KEYS: &[&str] = &["timeoutMs"];
+/// `defaults.agent` also names the default agent (`name`), read by `run/agent_config.rs`.
+const AGENT_KEYS: &[&str] = &["timeoutMs", "name"];
 
 /// The timeout of each kind of step that does not set its own `timeoutMs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +95,7 @@ coded_diagnostic! {
         Self::Unreadable { .. } => Code::RunDefaultsConfig,
             help("check that the file is a readable regular file");
         Self::Invalid { errors, .. } => Code::RunDefaultsConfig,
-            help("`defaults` holds `timeoutMs` and `shell`, `agent`, `guard`, each `{{timeoutMs: N}}` (milliseconds, 1 or more)"),
+            help("`defaults` holds `timeoutMs` and `shell`, `agent`, `guard`, each `{{timeoutMs: N}}` (milliseconds, 1 or more); `agent` may also be the default agent's name, or hold it as `name`"),
             related(errors);
     }
 }
@@ -163,16 +165,20 @@ fn read(cx: &mut Loader<'_>, root: &Node) -> StepTimeouts {
             guard: all,
         };
     }
-    for (key, slot) in [
-        ("shell", &mut timeouts.shell),
-        ("agent", &mut timeouts.agent),
-        ("guard", &mut timeouts.guard),
+    for (key, slot, keys) in [
+        ("shell", &mut timeouts.shell, KIND_KEYS),
+        ("agent", &mut timeouts.agent, AGENT_KEYS),
+        ("guard", &mut timeouts.guard, KIND_KEYS),
     ] {
         let Some(node) = fields.get(key).filter(|n| n.value != NodeValue::Null) else {
             continue;
         };
+        // `defaults.agent: NAME` names the default agent (`run/agent_config.rs`): no timeout.
+        if key == "agent" && matches!(node.value, NodeValue::String(_)) {
+            continue;
+        }
         let what = format!("`defaults.{key}`");
-        let Some(kind) = cx.fields_with(node, &what, KIND_KEYS, UnknownKeys::Warn) else {
+        let Some(kind) = cx.fields_with(node, &what, keys, UnknownKeys::Warn) else {
             continue;
         };
         if let Some(t) = millis(cx, &kind, &format!("`defaults.{key}.timeoutMs`")) {

@@ -1,14 +1,15 @@
 //! Guard and action kinds, the options a built-in kind cannot work without (the loader,
 //! typing the options, records which are not written), and jq guards compiled.
 //!
-//! An unknown kind may be a plugin (`spur-guard-<kind>`, `spur-action-<kind>` on PATH), so
-//! it is a warning — unless it is one typo away from a built-in kind: then it is almost
-//! certainly a mistake, and for guards (which decide routing) an error.
+//! An unknown kind may be a plugin (`spur-guard-<kind>`, `spur-action-<kind>` on PATH): one
+//! found on PATH is not reported; one not found is a warning — unless it is one typo away
+//! from a built-in kind: then it is almost certainly a mistake, and an error.
 
 use super::{jq, Context};
 use crate::diagnostic::{did_you_mean, Code, Diagnostic, Severity};
 use crate::pipeline::action_kind::ActionKind;
 use crate::pipeline::guard_kind::{GuardKind, NestedGuard, NestedGuards};
+use spur_guards::{find_plugin, PluginRole};
 use std::fmt::Display;
 
 use crate::pipeline::model::Guard;
@@ -21,18 +22,29 @@ pub(super) fn check(cx: &mut Context<'_>) {
             missing(cx, &action.kind, &action.missing_options, "action");
             continue;
         };
-        let d = Diagnostic::warning(
-            Code::CheckUnknownActionKind,
-            &p.source,
-            action.kind.span,
-            format!("unknown action kind `{kind}`"),
-        )
-        .label("not a built-in action");
+        // A plugin that is there is what the author meant: nothing to say.
+        if find_plugin(PluginRole::Action, kind).is_some() {
+            continue;
+        }
         let d = match did_you_mean(kind, ActionKind::NAMES) {
-            Some(s) => d.help(format!(
-                "did you mean `{s}`? Otherwise spur runs the plugin `spur-action-{kind}` from PATH"
+            Some(s) => Diagnostic::error(
+                Code::CheckUnknownActionKind,
+                &p.source,
+                action.kind.span,
+                format!("unknown action kind `{kind}`"),
+            )
+            .label("not a built-in action, and no plugin on PATH")
+            .help(format!(
+                "did you mean `{s}`? (a plugin would be `spur-action-{kind}` on PATH)"
             )),
-            None => d.help(format!(
+            None => Diagnostic::warning(
+                Code::CheckUnknownActionKind,
+                &p.source,
+                action.kind.span,
+                format!("unknown action kind `{kind}`"),
+            )
+            .label("not a built-in action")
+            .help(format!(
                 "spur runs the plugin `spur-action-{kind}` from PATH; without it the action fails"
             )),
         };
@@ -48,6 +60,7 @@ pub(super) fn check(cx: &mut Context<'_>) {
 fn check_guard(cx: &mut Context<'_>, guard: &Guard) {
     let p = cx.pipeline;
     match &guard.kind.value {
+        GuardKind::Plugin(kind) if find_plugin(PluginRole::Guard, kind).is_some() => {}
         GuardKind::Plugin(kind) => {
             let suggestion = did_you_mean(kind, GuardKind::NAMES);
             let severity = if suggestion.is_some() {

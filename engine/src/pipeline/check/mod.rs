@@ -2,7 +2,9 @@
 //! as diagnostics with stable codes. One file per group of checks; `spur check` renders
 //! them, and [`CheckedPipeline`] exists only for pipelines without errors.
 
+mod agents;
 mod checked;
+mod decision;
 pub(crate) mod jq;
 mod kinds;
 mod reachability;
@@ -10,15 +12,16 @@ mod shell_jq;
 mod shell_templates;
 mod states;
 mod templates;
+mod vars;
 
+pub use agents::check_agents;
 pub use checked::CheckedPipeline;
 
 use crate::diagnostic::Diagnostic;
-use crate::pipeline::action_kind::ActionKind;
 use crate::pipeline::model::{Action, Pipeline};
 
 /// Vars the runtime always provides (the TypeScript runtime injects them too).
-pub(crate) const RUNTIME_VARS: &[&str] = &["__runId", "__hitlAnswer"];
+pub(crate) const RUNTIME_VARS: &[&str] = &["__runId", "__hitlAnswer", "__hitlInput"];
 
 /// What the check groups share: the pipeline and the names templates may use.
 struct Context<'p> {
@@ -37,12 +40,7 @@ impl<'p> Context<'p> {
             .collect();
         vars.extend(RUNTIME_VARS);
         for action in pipeline.actions() {
-            let var = match &action.kind.value {
-                ActionKind::FileReadIntoVar(o) => o.var.written_str(),
-                ActionKind::ProofFingerprint(o) => o.var.written_str(),
-                _ => None,
-            };
-            if let Some(var) = var {
+            for var in action.kind.value.vars_set() {
                 vars.push(var.value.as_str());
             }
         }
@@ -73,7 +71,9 @@ impl Pipeline {
 pub fn check(pipeline: &Pipeline) -> Vec<Diagnostic> {
     let mut cx = Context::new(pipeline);
     states::check(&mut cx);
+    vars::check(&mut cx);
     kinds::check(&mut cx);
+    decision::check(&mut cx);
     templates::check(&mut cx);
     shell_templates::check(&mut cx);
     reachability::check(&mut cx);

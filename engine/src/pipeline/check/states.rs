@@ -1,6 +1,6 @@
 //! State references: duplicate ids, unknown `initialState`/`from`/`to`/terminal/failure
-//! states (with did-you-mean), failure states that are not terminal, and transitions out
-//! of a declared terminal state.
+//! states (with did-you-mean), failure states that are not terminal, an initial state that
+//! is a declared terminal, and transitions out of a declared terminal state.
 
 use std::collections::HashMap;
 
@@ -57,6 +57,27 @@ pub(super) fn check(cx: &mut Context<'_>) {
     for t in &p.transitions {
         unknown(cx, &t.from, "transition source");
         unknown(cx, &t.to, "transition target");
+    }
+
+    // A run that starts where it ends does no work: the reference engine refuses it.
+    if let Some(term) = p
+        .terminal_states
+        .iter()
+        .find(|t| t.value == p.initial_state.value)
+    {
+        let d = Diagnostic::error(
+            Code::CheckInitialTerminal,
+            &p.source,
+            p.initial_state.span,
+            format!(
+                "initial state `{}` is a terminal state",
+                p.initial_state.value
+            ),
+        )
+        .label("a run would end where it starts")
+        .secondary(term.span, "declared terminal here")
+        .help("start in a state that has transitions, or remove it from `terminalStates`");
+        cx.push(d);
     }
 
     for f in &p.failure_states {

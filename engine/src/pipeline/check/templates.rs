@@ -1,6 +1,9 @@
 //! Templates in guard and action options: every `${…}` must name a known var, an
 //! allow-listed environment variable or a built-in — an undefined name is an error here,
-//! never an empty string at run time.
+//! never an empty string at run time. An undeclared `${vars.X}` in an action's options is an
+//! error, as in the reference engine; in a guard's options (which the reference does not
+//! check) it is a warning, since the var may come from `--var` (the corpus relies on it)
+//! and a run refuses to start without it.
 
 use super::Context;
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
@@ -8,38 +11,45 @@ use crate::pipeline::model::{OptionValue, Options};
 use crate::source::Located;
 use crate::template::{Builtin, Template, TemplateErrorKind};
 
+/// Whose options a template is in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    Action,
+    Guard,
+}
+
 pub(super) fn check(cx: &mut Context<'_>) {
     let p = cx.pipeline;
     for action in p.actions() {
-        options(cx, &action.options);
+        options(cx, &action.options, Owner::Action);
     }
     for t in &p.transitions {
         if let Some(guard) = &t.guard {
-            options(cx, &guard.options);
+            options(cx, &guard.options, Owner::Guard);
         }
     }
 }
 
-fn options(cx: &mut Context<'_>, options: &Options) {
+fn options(cx: &mut Context<'_>, options: &Options, owner: Owner) {
     for (_, value) in &options.entries {
-        value_templates(cx, value);
+        value_templates(cx, value, owner);
     }
 }
 
-fn value_templates(cx: &mut Context<'_>, value: &OptionValue) {
+fn value_templates(cx: &mut Context<'_>, value: &OptionValue, owner: Owner) {
     match value {
-        OptionValue::String(s) => string(cx, s),
+        OptionValue::String(s) => string(cx, s, owner),
         OptionValue::List(items, _) => {
             for item in items {
-                value_templates(cx, item);
+                value_templates(cx, item, owner);
             }
         }
-        OptionValue::Map(map) => options(cx, map),
+        OptionValue::Map(map) => options(cx, map, owner),
         OptionValue::Null(_) | OptionValue::Bool(_) | OptionValue::Number(_) => {}
     }
 }
 
-fn string(cx: &mut Context<'_>, value: &Located<String>) {
+fn string(cx: &mut Context<'_>, value: &Located<String>, owner: Owner) {
     if !value.value.contains("${") {
         return;
     }
@@ -50,6 +60,14 @@ fn string(cx: &mut Context<'_>, value: &Located<String>) {
             let help = match &e.kind {
                 TemplateErrorKind::UnknownName(name) if cx.vars.contains(&name.as_str()) => {
                     format!("did you mean `${{vars.{name}}}`?")
+                }
+                TemplateErrorKind::UnknownName(name)
+                    if name
+                        .split_once('.')
+                        .is_some_and(|(head, _)| Builtin::parse(head).is_some()) =>
+                {
+                    let head = name.split_once('.').map_or("", |(h, _)| h);
+                    format!("`${{{head}}}` is a built-in value with no fields: write `${{{head}}}`")
                 }
                 TemplateErrorKind::UnknownName(_) => format!(
                     "placeholders are `${{vars.NAME}}`, `${{env.NAME}}` or one of {}",
@@ -73,10 +91,12 @@ fn string(cx: &mut Context<'_>, value: &Located<String>) {
         if cx.vars.contains(&var.value.as_str()) {
             continue;
         }
-        // One edit from a known var: a typo (error). Otherwise the var may come from
-        // `--var`/`--vars` at run time (the runner refuses to start without it), so it is a
-        // warning asking to declare it — the corpus relies on this.
-        let d = match did_you_mean(&var.value, cx.vars.iter().copied()) {
+        // One edit from a known var: a typo (error). In an action's options: an error too,
+        // as in the reference engine. In a guard's, the var may come from `--var`/`--vars`
+        // at run time (the runner refuses to start without it), so it is a warning asking
+        // to declare it — the corpus relies on this.
+        let suggestion = did_you_mean(&var.value, cx.vars.iter().copied());
+        let d = match suggestion {
             Some(s) => Diagnostic::error(
                 Code::CheckUndefinedVar,
                 &p.source,
@@ -85,6 +105,20 @@ fn string(cx: &mut Context<'_>, value: &Located<String>) {
             )
             .label("undefined var")
             .help(format!("did you mean `${{vars.{s}}}`?")),
+            None if owner == Owner::Action => Diagnostic::error(
+                Code::CheckUndefinedVar,
+                &p.source,
+                var.span,
+                format!(
+                    "`${{vars.{}}}` names a var the pipeline does not declare",
+                    var.value
+                ),
+            )
+            .label("not declared under `vars:`")
+            .help(format!(
+                "declare it with a default: `vars: {{ {}: \"\" }}`",
+                var.value
+            )),
             None => Diagnostic::warning(
                 Code::CheckUndeclaredVar,
                 &p.source,

@@ -1,6 +1,7 @@
-//! `hitl.confirm` / `hitl.select`: ask the operator. On a terminal the CLI prompts; with
+//! `hitl.confirm` / `hitl.select` / `hitl.input`: ask the operator. On a terminal the CLI prompts; with
 //! none the run pauses and `spur continue RUN --answer A` supplies the answer. The answer
-//! lands in `__hitlAnswer` (and in `options.var` for a select).
+//! lands in `__hitlAnswer` (and in `options.var`). With `decision: {mode: evidence}` the
+//! action defers instead of asking (spur has no DecisionMaker).
 
 use super::{ActionContext, ActionResult, ActionRun};
 use crate::pipeline::ActionKind;
@@ -31,11 +32,19 @@ impl HitlQuestion {
         let (prompt, select) = match kind {
             ActionKind::HitlConfirm(o) => (o.prompt.as_ref(), None),
             ActionKind::HitlSelect(o) => (o.prompt.as_ref(), Some(o)),
+            ActionKind::HitlInput(o) => (o.prompt.as_ref(), None),
             _ => (None, None),
         };
         let prompt = render
             .resolve_lenient(prompt)
             .map_err(|e| failed(e.into()))?;
+        if let ActionKind::HitlInput(_) = kind {
+            // Free text: no choices, any answer.
+            return Ok(Self {
+                prompt: prompt.unwrap_or_else(|| "Input?".to_owned()),
+                choices: Vec::new(),
+            });
+        }
         let Some(select) = select else {
             return Ok(Self::confirm(prompt));
         };
@@ -57,9 +66,19 @@ impl HitlQuestion {
         })
     }
 
-    /// Whether `answer` is exactly one of the choices.
+    /// Whether `answer` is exactly one of the choices (any text for a question without
+    /// choices: `hitl.input`).
     pub fn accepts(&self, answer: &str) -> bool {
-        self.choices.iter().any(|c| c == answer)
+        self.choices.is_empty() || self.choices.iter().any(|c| c == answer)
+    }
+
+    /// The accepted answers for people, joined by `sep` (`any text` for free text).
+    pub fn shown_choices(&self, sep: &str) -> String {
+        if self.choices.is_empty() {
+            "any text".to_owned()
+        } else {
+            self.choices.join(sep)
+        }
     }
 }
 
@@ -69,13 +88,19 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         Ok(q) => q,
         Err(e) => return ActionRun::Finished(ActionResult::failed(e)),
     };
-    let var = match kind {
-        ActionKind::HitlSelect(o) => match ctx.optional(o.var.as_ref()) {
-            Ok(var) => var.filter(|v| crate::run::vars::is_var_name(v)),
-            Err(e) => return ActionRun::Finished(ActionResult::failed(e)),
-        },
-        _ => None,
+    let (var, decision) = match kind {
+        ActionKind::HitlSelect(o) => (o.var.as_ref(), o.decision.as_ref()),
+        ActionKind::HitlConfirm(o) => (o.var.as_ref(), o.decision.as_ref()),
+        ActionKind::HitlInput(o) => (o.var.as_ref(), None),
+        _ => (None, None),
     };
+    let var = match ctx.optional(var) {
+        Ok(var) => var.filter(|v| crate::run::vars::is_var_name(v)),
+        Err(e) => return ActionRun::Finished(ActionResult::failed(e)),
+    };
+    if let Some(decision) = decision.filter(|d| d.is_evidence()) {
+        return ActionRun::Finished(deferred(ctx, &question, var, decision));
+    }
     let answer = match ctx.answer {
         Some(a) => Some(a.to_owned()),
         None => (ctx.ask)(&question),
@@ -90,6 +115,20 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
             question.choices.join(", ")
         )));
     }
+    if let ActionKind::HitlInput(_) = kind {
+        // The reference's `hitl.input`: the text into `var`, `__hitlInput` by default.
+        let _ = std::fs::write(ctx.log_path, format!("{}\n> {answer}\n", question.prompt));
+        let mut result = ActionResult::ok();
+        result.message = Some(format!(
+            "{} → {} characters",
+            question.prompt,
+            answer.chars().count()
+        ));
+        result
+            .set_vars
+            .insert(var.unwrap_or_else(|| "__hitlInput".to_owned()), answer);
+        return ActionRun::Finished(result);
+    }
     let _ = std::fs::write(ctx.log_path, format!("{}\n> {answer}\n", question.prompt));
     let mut result = ActionResult::ok();
     result.message = Some(format!("{} → {answer}", question.prompt));
@@ -100,4 +139,37 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         result.set_vars.insert(var, answer);
     }
     ActionRun::Finished(result)
+}
+
+/// `decision: {mode: evidence}`: the reference lets its DecisionMaker answer from the
+/// recorded evidence, and with none configured it defers. spur has none: it defers, as the
+/// reference does without one — the answer vars are cleared (an answer of an earlier visit
+/// cannot steer this one) and `statusVar` records `deferred`. The operator is not asked.
+fn deferred(
+    ctx: &ActionContext<'_>,
+    question: &HitlQuestion,
+    var: Option<String>,
+    decision: &crate::pipeline::DecisionOptions,
+) -> ActionResult {
+    let status = match ctx.optional(decision.status_var.as_ref()) {
+        Ok(Some(s)) if crate::run::vars::is_var_name(&s) => s,
+        Ok(_) => {
+            return ActionResult::failed(format!(
+                "{}: decision mode evidence needs a `statusVar` that is a var name",
+                ctx.kind()
+            ))
+        }
+        Err(e) => return ActionResult::failed(e),
+    };
+    let mut result = ActionResult::ok();
+    result.message = Some(format!(
+        "{} → deferred (decision mode evidence: spur has no DecisionMaker)",
+        question.prompt
+    ));
+    result.set_vars.insert("__hitlAnswer".into(), String::new());
+    if let Some(var) = var {
+        result.set_vars.insert(var, String::new());
+    }
+    result.set_vars.insert(status, "deferred".into());
+    result
 }

@@ -6,6 +6,8 @@
 mod agent;
 mod artifact;
 mod command_gate;
+mod event_emit;
+mod file_exists;
 mod file_read;
 mod fingerprint;
 mod hitl;
@@ -118,7 +120,12 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         ActionKind::Shell(o) => finished(shell::run(ctx, o)),
         ActionKind::Note(o) => finished(note::run(ctx, o)),
         ActionKind::FileReadIntoVar(o) => finished(file_read::run(ctx, o)),
-        ActionKind::HitlConfirm(_) | ActionKind::HitlSelect(_) => hitl::run(ctx),
+        ActionKind::HitlConfirm(_) | ActionKind::HitlSelect(_) | ActionKind::HitlInput(_) => {
+            hitl::run(ctx)
+        }
+        ActionKind::FileExists(o) => finished(file_exists::run(ctx, o)),
+        ActionKind::FileRead(o) => finished(file_read::run_text(ctx, o)),
+        ActionKind::EventEmit(o) => finished(event_emit::run(ctx, o)),
         ActionKind::AgentRun(o) => finished(agent::run(ctx, o)),
         ActionKind::CommandGate(o) => finished(command_gate::run(ctx, o)),
         ActionKind::ProofFingerprint(o) => finished(fingerprint::run(ctx, o)),
