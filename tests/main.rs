@@ -3,6 +3,7 @@
 
 mod common;
 
+mod agents;
 mod bounded_reads;
 mod check;
 mod check_hostile;

@@ -22,6 +22,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod answer;
 pub mod diagnostic;
 pub mod done_certificate;
@@ -31,6 +32,7 @@ pub mod lifecycle;
 pub mod pipeline;
 pub mod redact;
 pub mod run;
+pub mod scaffold;
 pub(crate) mod shell_text;
 pub mod source;
 pub mod store;

@@ -7,9 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// Look `name` up in `path` (a PATH value; the process's PATH when `None`) for spur's own
-/// use. Empty entries are skipped: spur never picks a program from whatever directory it
+/// use (plugins, the system jq, `spur agent doctor`). Empty entries are skipped: spur never picks a program from whatever directory it
 /// happens to run in.
-pub(crate) fn find_executable(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
+pub fn find_executable(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
     let inherited;
     let path = match path {
         Some(p) => p,

@@ -27,6 +27,7 @@ pub mod shell_template;
 #[allow(unsafe_code)]
 mod spawn;
 
+pub use executable_search::find_executable;
 pub use file_exists::file_exists_guard;
 pub use guard_result::GuardResult;
 pub use jq_guard::{jq_file_guard, jq_guard_passes};

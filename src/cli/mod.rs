@@ -20,12 +20,16 @@ macro_rules! outln {
 
 mod output;
 
+mod agent;
+mod agent_doctor;
+mod agent_stub;
 mod audit;
 mod check;
 mod completions;
 mod continue_run;
 mod failure;
 mod graph;
+mod init;
 mod jq;
 mod lifecycle;
 mod run;
@@ -65,6 +69,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Scaffold a project: .spur/config.yaml, the task pipeline and a sample task.
+    Init(init::Args),
     /// Statically check pipelines: every finding with its place in the file.
     Check(check::Args),
     /// Print the JSON Schema of the pipeline format.
@@ -89,6 +95,8 @@ enum Command {
     Verdict(verdict::Args),
     /// Tasks: create, list, show, check, update, record (done only through the done gate).
     Task(task::Args),
+    /// The agents of .spur/config.yaml: check them (doctor); the stub preset's agent.
+    Agent(agent::Args),
     /// Lifecycles driven from outside: ask an entity's instance to move, show it.
     Lifecycle(lifecycle::Args),
     /// The audit log of forced done overrides.
@@ -102,6 +110,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
+        Command::Init(args) => init::run(args),
+        Command::Agent(args) => agent::run(args),
         Command::Run(args) => run::run(args),
         Command::Continue(args) => continue_run::run(args),
         Command::Runs(args) => runs::run(args),

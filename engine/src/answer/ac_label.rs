@@ -4,7 +4,6 @@
 //! (`Scenario: …`, or a Markdown link into a `.feature` file).
 
 /// The tags that exempt an AC from the executable-evidence rule (aggregation rule 6).
-#[cfg(test)]
 pub(crate) const EXEMPTING_TAGS: [&str; 4] = ["advisory", "non-core", "non-behavior", "docs-only"];
 
 /// A label taken apart.
@@ -39,7 +38,6 @@ impl AcLabel {
     }
 
     /// Whether the label carries a tag that exempts it from the evidence rule.
-    #[cfg(test)]
     pub(crate) fn is_exempt(&self) -> bool {
         self.tags
             .iter()

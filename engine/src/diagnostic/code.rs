@@ -159,7 +159,7 @@ codes! {
     RunJournalIo = "spur::run::journal-io",
     /// the run directory cannot be created
     RunRunDir = "spur::run::run-dir",
-    /// `agents:` in `.spur/config.yaml` is not agent name → `{command: …}` (fails `agent.run`)
+    /// `agents:` in `.spur/config.yaml` is not agent name → `{preset: …}` or `{command: …}` (fails `agent.run`, `spur agent doctor`)
     RunAgentConfig = "spur::run::agent-config",
     /// `defaults:` in `.spur/config.yaml` has the wrong shape, a bad timeout or an unknown key
     RunDefaultsConfig = "spur::run::defaults-config",
@@ -496,6 +496,14 @@ codes! {
     GraphJson = "spur::graph::json",
     /// the pipeline has errors, so it is not drawn
     GraphInvalidPipeline = "spur::graph::invalid-pipeline",
+
+    /// the stub agent (`spur agent stub`) cannot do what its input asks
+    AgentStub = "spur::agent::stub",
+
+    /// `spur init` would overwrite files that exist (nothing was written)
+    InitExists = "spur::init::exists",
+    /// `spur init` cannot write a file
+    InitWrite = "spur::init::write",
 
     /// a `spur jq` input cannot be read or is not JSON
     JqInput = "spur::jq::input",

@@ -23,6 +23,7 @@ pub(crate) enum ActionKind {
     JsonUpdate(JsonUpdateOptions),
     VerdictDerive(VerdictDeriveOptions),
     VerifyRun(VerifyRunOptions),
+    DoctorProbe(DoctorProbeOptions),
     FileExists(FileExistsActionOptions),
     FileRead(FileReadTextOptions),
     HitlInput(HitlInputOptions),
@@ -215,9 +216,21 @@ pub(crate) struct VerifyRunOptions {
     pub(crate) soft_fail: Option<Templated<bool>>,
 }
 
+/// `doctor.probe`: `spur agent doctor`'s check of the run's agents, PASS/FAIL into
+/// `resultFile`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DoctorProbeOptions {
+    pub(crate) result_file: Option<Templated<String>>,
+    pub(crate) agent: Option<Templated<String>>,
+    /// Checked too when it differs from `agent` (the reference's implement executor).
+    pub(crate) implement_agent: Option<Templated<String>>,
+    /// More agents to check (spur's addition: a pipeline with a reviewer and a verifier).
+    pub(crate) agents: Option<Templated<Vec<String>>>,
+}
+
 impl ActionKind {
     /// The built-in kinds, as written.
-    pub(crate) const NAMES: [&'static str; 16] = [
+    pub(crate) const NAMES: [&'static str; 17] = [
         "shell",
         "note",
         "file.read.into-var",
@@ -230,6 +243,7 @@ impl ActionKind {
         "json.update",
         "verdict.derive",
         "verify.run",
+        "doctor.probe",
         "file.exists",
         "file.read",
         "hitl.input",
@@ -251,6 +265,7 @@ impl ActionKind {
             ActionKind::JsonUpdate(_) => "json.update",
             ActionKind::VerdictDerive(_) => "verdict.derive",
             ActionKind::VerifyRun(_) => "verify.run",
+            ActionKind::DoctorProbe(_) => "doctor.probe",
             ActionKind::FileExists(_) => "file.exists",
             ActionKind::FileRead(_) => "file.read",
             ActionKind::HitlInput(_) => "hitl.input",
@@ -366,6 +381,16 @@ impl ActionKind {
                 wbs: r.optional("wbs"),
                 soft_fail: r.optional("softFail"),
             }),
+            "doctor.probe" => {
+                // spur checks in process: it does not start `spurBin agent doctor`.
+                r.ignore(&["spurBin"]);
+                ActionKind::DoctorProbe(DoctorProbeOptions {
+                    result_file: r.optional("resultFile"),
+                    agent: r.optional("agent"),
+                    implement_agent: r.optional("implementAgent"),
+                    agents: r.optional("agents"),
+                })
+            }
             "file.exists" => ActionKind::FileExists(FileExistsActionOptions {
                 path: r.required("path"),
                 negate: r.optional("negate"),

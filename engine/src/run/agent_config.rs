@@ -1,10 +1,11 @@
-//! The `agents:` key of `.spur/config.yaml`: agent name → the command `agent.run` runs, and
-//! `defaults.agent`: the agent of an `agent.run` that names none. Only these are read here
-//! (other keys belong to other parts of spur).
+//! The `agents:` key of `.spur/config.yaml`: agent name → how `agent.run` runs it (a
+//! preset, a command, or both: `crate::agent::entry`), and `defaults.agent`: the agent of an
+//! `agent.run` that names none. Only these are read here (other keys belong to other parts
+//! of spur).
 //!
 //! ```yaml
 //! agents:
-//!   claude: { command: "claude -p" }
+//!   claude: { preset: claude }
 //!   stub:   { command: "./stub-agent.sh" }
 //! defaults:
 //!   agent: claude        # or {name: claude, timeoutMs: …}
@@ -13,6 +14,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::agent::entry::{read_entry, AgentEntry};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{SourceFile, Span};
 use crate::store::bounded_read::read_string;
@@ -26,7 +28,6 @@ const CODES: Codes = Codes {
     unknown_key: Code::RunAgentConfig,
     duplicate_key: Code::RunAgentConfig,
 };
-const AGENT_KEYS: &[&str] = &["command"];
 
 /// Looking up an agent failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,12 +39,19 @@ pub(crate) enum AgentLookupError {
     Invalid(String),
 }
 
-/// What `.spur/config.yaml` says about agents: `agents:` and the default agent
-/// (`defaults.agent`).
+impl std::fmt::Display for AgentLookupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AgentLookupError::Unreadable(e) | AgentLookupError::Invalid(e) => f.write_str(e),
+        }
+    }
+}
+
+/// What `.spur/config.yaml` says about agents.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct AgentsConfig {
-    /// Every agent with its command, in file order.
-    pub(crate) agents: Vec<(String, String)>,
+    /// Every agent with its entry, in file order.
+    pub(crate) agents: Vec<(String, AgentEntry)>,
     /// `defaults.agent`: the agent of an `agent.run` that names none.
     pub(crate) default_agent: Option<String>,
     /// What spur ignores (an unknown key, with did-you-mean), one line each.
@@ -51,12 +59,12 @@ pub(crate) struct AgentsConfig {
 }
 
 impl AgentsConfig {
-    /// The command of `agent`, when mapped.
-    pub(crate) fn command(&self, agent: &str) -> Option<&str> {
+    /// The entry of `agent`, when mapped.
+    pub(crate) fn agent(&self, agent: &str) -> Option<&AgentEntry> {
         self.agents
             .iter()
             .find(|(name, _)| name == agent)
-            .map(|(_, command)| command.as_str())
+            .map(|(_, entry)| entry)
     }
 }
 
@@ -119,8 +127,8 @@ fn read_default_agent(cx: &mut Loader<'_>, root: &Node) -> Option<String> {
     Some(name.0).filter(|n| !n.is_empty())
 }
 
-/// Every agent of `agents:` with its command, in file order (null or absent: none).
-fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
+/// Every agent of `agents:` with its entry, in file order (null or absent: none).
+fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, AgentEntry)> {
     let Some(top) = cx.fields_with(
         root,
         "the configuration file",
@@ -136,7 +144,7 @@ fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
             cx.wrong_type(
                 node,
                 "`agents`",
-                "a mapping of agent name to `{command: …}`",
+                "a mapping of agent name to `{preset: …}` or `{command: …}`",
             );
             return Vec::new();
         }
@@ -152,12 +160,8 @@ fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
             continue;
         }
         seen.insert(name.clone(), key.span);
-        let what = format!("agent `{name}`");
-        let Some(fields) = cx.fields_with(value, &what, AGENT_KEYS, UnknownKeys::Warn) else {
-            continue;
-        };
-        if let Some(Loose(command)) = cx.required::<Loose<String>>(&fields, "command", &what) {
-            agents.push((name, command));
+        if let Some(entry) = read_entry(cx, value, &name) {
+            agents.push((name, entry));
         }
     }
     agents
@@ -166,19 +170,21 @@ fn read_agents(cx: &mut Loader<'_>, root: &Node) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::preset::Preset;
 
-    /// The command of `agent` (`None`: no file, or not mapped) and the warnings.
+    /// The entry of `agent` (`None`: no file, or not mapped) and the warnings.
     fn lookup_at(
         path: &Path,
         agent: &str,
-    ) -> Result<Option<(String, Vec<String>)>, AgentLookupError> {
-        Ok(read_agents_config(path)?.and_then(|c| {
-            c.command(agent)
-                .map(|command| (command.to_owned(), c.warnings.clone()))
-        }))
+    ) -> Result<Option<(AgentEntry, Vec<String>)>, AgentLookupError> {
+        Ok(read_agents_config(path)?
+            .and_then(|c| c.agent(agent).map(|e| (e.clone(), c.warnings.clone()))))
     }
 
-    fn lookup(text: &str, agent: &str) -> Result<Option<(String, Vec<String>)>, AgentLookupError> {
+    fn lookup(
+        text: &str,
+        agent: &str,
+    ) -> Result<Option<(AgentEntry, Vec<String>)>, AgentLookupError> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.yaml");
         std::fs::write(&path, text).unwrap();
@@ -186,7 +192,14 @@ mod tests {
     }
 
     fn command(text: &str, agent: &str) -> Option<String> {
-        lookup(text, agent).unwrap().map(|(c, _)| c)
+        lookup(text, agent).unwrap().and_then(|(e, _)| e.command)
+    }
+
+    fn invalid(text: &str) -> String {
+        match lookup(text, "a") {
+            Err(AgentLookupError::Invalid(why)) => why,
+            other => panic!("{text:?} must be invalid, got {other:?}"),
+        }
     }
 
     #[test]
@@ -195,8 +208,44 @@ mod tests {
         let path = dir.path().join("config.yaml");
         assert_eq!(read_agents_config(&path), Ok(None));
         std::fs::write(&path, "agents:\n  a: { command: \"run-a\" }\n").unwrap();
-        assert_eq!(lookup_at(&path, "a").unwrap().unwrap().0, "run-a");
+        assert_eq!(
+            lookup_at(&path, "a").unwrap().unwrap().0.command.as_deref(),
+            Some("run-a")
+        );
         assert_eq!(lookup_at(&path, "b"), Ok(None));
+    }
+
+    #[test]
+    fn an_entry_is_a_preset_a_command_or_both_with_args() {
+        let (entry, _) = lookup("agents:\n  a: {preset: codex, args: [--model, 5]}\n", "a")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            entry,
+            AgentEntry {
+                preset: Some(Preset::Codex),
+                command: None,
+                args: vec!["--model".into(), "5".into()],
+            }
+        );
+        let (both, _) = lookup("agents: {a: {preset: stub, command: ./x}}\n", "a")
+            .unwrap()
+            .unwrap();
+        assert_eq!(both.preset, Some(Preset::Stub));
+        assert_eq!(both.command.as_deref(), Some("./x"));
+    }
+
+    #[test]
+    fn an_unknown_preset_or_an_entry_with_neither_is_an_error() {
+        assert_eq!(
+            invalid("agents:\n  a: {preset: cladue}\n"),
+            "line 2, column 15: `preset` of agent `a` is `cladue`, not a preset spur knows \
+             (did you mean `claude`?)"
+        );
+        assert!(invalid("agents:\n  a: {args: [x]}\n")
+            .contains("agent `a` has neither `preset` nor `command`"),);
+        assert!(invalid("agents:\n  a: {preset: claude, args: x}\n")
+            .contains("`args` of agent `a` must be a list of strings"));
     }
 
     #[test]
@@ -224,25 +273,21 @@ mod tests {
         let (found, warnings) = lookup("agents:\n  a: {command: run-a, comand: x}\n", "a")
             .unwrap()
             .unwrap();
-        assert_eq!(found, "run-a");
+        assert_eq!(found.command.as_deref(), Some("run-a"));
         assert_eq!(
             warnings,
             ["line 2, column 23: unknown key `comand` in agent `a` (did you mean `command`?)"]
         );
         assert_eq!(
-            lookup("agents:\n  a: {command: run-a}\n  b: {comand: x}\n", "a"),
-            Err(AgentLookupError::Invalid(
-                "line 3, column 7: unknown key `comand` in agent `b` (did you mean `command`?); \
-                 line 3, column 6: agent `b` has no `command` (add `command:`)"
-                    .to_owned()
-            ))
+            invalid("agents:\n  a: {command: run-a}\n  b: {comand: x}\n"),
+            "line 3, column 7: unknown key `comand` in agent `b` (did you mean `command`?); \
+             line 3, column 6: agent `b` has neither `preset` nor `command` (add `preset: NAME` \
+             (claude, codex, gemini, opencode, aider, stub) or `command: \"…\"`)"
         );
-        let Err(AgentLookupError::Invalid(why)) =
-            lookup("agents:\n  a: {command: one}\n  a: {command: two}\n", "a")
-        else {
-            panic!("a repeated agent must be an error")
-        };
-        assert!(why.contains("duplicate key `a` in `agents`"), "{why}");
+        assert!(
+            invalid("agents:\n  a: {command: one}\n  a: {command: two}\n")
+                .contains("duplicate key `a` in `agents`")
+        );
     }
 
     #[test]

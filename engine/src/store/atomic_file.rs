@@ -52,6 +52,29 @@ fn write_atomically(path: &Path, bytes: &[u8], replace: Replace) -> io::Result<(
     sync_dir(dir)
 }
 
+/// Write `bytes` to `path` atomically, only when nothing is there yet (not even a dangling
+/// symlink): the complete file appears at once or not at all, and an existing file is
+/// never replaced (`ErrorKind::AlreadyExists`). Parent directories are created.
+pub(crate) fn write_new_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(dir)?;
+    let stem = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{stem}.tmp-"))
+        .permissions(fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    // A hard link (or renameat2 NOREPLACE) under the hood: fails when the name exists.
+    tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    sync_dir(dir)
+}
+
 /// Append one line (a `\n` is added) to `path` and fsync it before returning.
 pub(crate) fn append_line_durable(path: &Path, line: &str) -> io::Result<()> {
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -87,6 +110,25 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_file_is_never_written_over_anything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/new.txt");
+        write_new_atomic(&path, b"one").unwrap();
+        let again = write_new_atomic(&path, b"two").unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "one");
+        let link = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+        assert!(write_new_atomic(&link, b"x").is_err());
+        assert!(!dir.path().join("nowhere").exists());
+        let names: Vec<_> = fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["new.txt"]);
+    }
 
     #[test]
     fn replaces_content_and_leaves_no_temp_file() {

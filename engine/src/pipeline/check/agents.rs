@@ -52,7 +52,7 @@ pub fn check_agents(pipeline: &Pipeline, state_dir: &StateDir) -> Vec<Diagnostic
                 }
             },
         };
-        if config.command(&name).is_some() {
+        if config.agent(&name).is_some() {
             continue;
         }
         let d = Diagnostic::warning(

@@ -1,7 +1,8 @@
-//! `agent.run`: run the command `.spur/config.yaml` maps the agent (the step's `agent`, else
-//! `defaults.agent`) to. The templated `input` is passed both as the command's last
-//! argument and as `$SPUR_AGENT_INPUT`; `mode` as `$SPUR_AGENT_MODE`; `capture` keeps the
-//! answer in the step's record.
+//! `agent.run`: run the agent (the step's `agent`, else `defaults.agent`) as
+//! `.spur/config.yaml` says (a preset's headless invocation, or a command line:
+//! `crate::agent::invocation`). The templated `input` is passed as the last argument (a
+//! slash command written for the preset's CLI) and, as written, in `$SPUR_AGENT_INPUT`;
+//! `mode` as `$SPUR_AGENT_MODE`; `capture` keeps the answer in the step's record.
 //! `answerFile` captures stdout (atomically); `expectFile` must exist afterwards;
 //! `requireDiff` fails when the working tree's content fingerprint did not change.
 
@@ -9,6 +10,7 @@ use spur_guards::process::ProcessSpec;
 
 use super::{process, process_result, project_path};
 use super::{worktree, ActionContext, ActionResult};
+use crate::agent::invocation::invocation;
 use crate::pipeline::AgentRunOptions;
 use crate::run::agent_config::{read_agents_config, AgentLookupError};
 
@@ -38,9 +40,9 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionR
             config_path.display()
         ));
     };
-    let Some(command) = config.command(&agent).map(str::to_owned) else {
+    let Some(entry) = config.agent(&agent).cloned() else {
         return ActionResult::failed(format!(
-            "agent.run: no command for agent {agent:?}: add `agents: {{ {agent}: {{ command: \"…\" }} }}` to {}",
+            "agent.run: no agent {agent:?} in {}: add `agents: {{ {agent}: {{ preset: NAME }} }}` (or `{{ command: \"…\" }}`)",
             config_path.display()
         ));
     };
@@ -73,16 +75,22 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionR
         None
     };
 
-    let script = format!("{command} \"$@\"");
     let input = options.input.as_str();
-    let mut spec = process(
-        ctx,
-        ProcessSpec::new("sh", ["-c", script.as_str(), "spur-agent", input]),
-    )
-    .env("SPUR_AGENT", &agent)
-    .env("SPUR_AGENT_INPUT", input)
-    .env("SPUR_AGENT_ROLE", &options.role)
-    .env("SPUR_AGENT_MODE", options.mode);
+    let spur_bin = ctx
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "SPUR_BIN")
+        .map(|(_, v)| v.as_str());
+    let invocation = match invocation(&entry, input, spur_bin) {
+        Ok(i) => i,
+        Err(e) => return ActionResult::failed(format!("agent.run: agent {agent:?}: {e}")),
+    };
+    let mut spec = process(ctx, ProcessSpec::new(&invocation.program, &invocation.args))
+        .env("SPUR_AGENT", &agent)
+        .env("SPUR_AGENT_INPUT", input)
+        .env("SPUR_AGENT_ROLE", &options.role)
+        .env("SPUR_AGENT_MODE", options.mode);
     if let Some(t) = options.timeout {
         spec = spec.timeout(t);
     }

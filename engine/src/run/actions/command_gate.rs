@@ -3,11 +3,11 @@
 //! directory's `run/` with no `..` and no symlink on the way. `softFail: true` records FAIL
 //! without failing the action.
 
-use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use spur_guards::process::ProcessSpec;
 
+use super::result_file::result_path;
 use super::{process, process_result, ActionContext, ActionResult};
 use crate::pipeline::{CommandGateOptions, RetryOptions};
 
@@ -108,37 +108,4 @@ impl Retry {
             patterns: patterns.unwrap_or_default(),
         })
     }
-}
-
-/// `resultFile` resolved against the project root; it must lie under `<state>/run/`, with
-/// no `..` and no symlinked directory on the way (checked before anything is created).
-fn result_path(ctx: &ActionContext<'_>, rel: &str) -> Result<PathBuf, String> {
-    let refuse = |why: &str| format!("command.gate: resultFile {rel:?} {why}");
-    let path = Path::new(rel);
-    if path.components().any(|c| matches!(c, Component::ParentDir)) {
-        return Err(refuse("must not contain `..`"));
-    }
-    let full = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        ctx.project_root.join(path)
-    };
-    let run_dir = ctx.state_dir.run_dir();
-    let Ok(inside) = full.strip_prefix(&run_dir) else {
-        return Err(refuse(&format!("must be under {}", run_dir.display())));
-    };
-    if inside.as_os_str().is_empty() {
-        return Err(refuse("names the run directory itself"));
-    }
-    // Walk from the state dir down: no component may be a symlink (no escape).
-    let mut at = ctx.state_dir.root().to_path_buf();
-    for component in Path::new("run").join(inside).components() {
-        at.push(component);
-        if let Ok(meta) = std::fs::symlink_metadata(&at) {
-            if meta.file_type().is_symlink() {
-                return Err(refuse("goes through a symlink"));
-            }
-        }
-    }
-    Ok(full)
 }

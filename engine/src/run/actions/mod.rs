@@ -6,6 +6,7 @@
 mod agent;
 mod artifact;
 mod command_gate;
+mod doctor_probe;
 mod event_emit;
 mod file_exists;
 mod file_read;
@@ -14,6 +15,7 @@ mod hitl;
 mod json_update;
 mod note;
 mod plugin;
+mod result_file;
 pub(crate) mod shell;
 mod verdict_derive;
 mod verify_run;
@@ -109,6 +111,7 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         ActionKind::Shell(_)
             | ActionKind::AgentRun(_)
             | ActionKind::CommandGate(_)
+            | ActionKind::DoctorProbe(_)
             | ActionKind::Plugin(_)
     );
     if starts_a_process {
@@ -133,6 +136,7 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         ActionKind::JsonUpdate(o) => finished(json_update::run(ctx, o)),
         ActionKind::VerdictDerive(o) => finished(verdict_derive::run(ctx, o)),
         ActionKind::VerifyRun(o) => finished(verify_run::run(ctx, o)),
+        ActionKind::DoctorProbe(o) => finished(doctor_probe::run(ctx, o)),
         ActionKind::Plugin(name) => finished(plugin::run(ctx, name)),
     }
 }
