@@ -322,6 +322,8 @@ fn a_reference_format_task_file_through_the_lint_verify_and_the_gate() {
     let advisory =
         "| Scenario: R1 — the book mentions the greeting | MET | static-ref | `hello.txt:1` |\n";
     project.file("answer.md", answer(&format!("{core}{advisory}")));
+    // The implementer's Solution, written before verify like the rest of the tree.
+    project.file("solution.md", "| `hello.txt:1` | the greeting |\n");
     project
         .args(["task", "verdict", "0593", "--from-answer", "answer.md"])
         .run()
@@ -347,6 +349,22 @@ fn a_reference_format_task_file_through_the_lint_verify_and_the_gate() {
             (&"PASS".into(), &command.into())
         );
     }
+    // The task file has the lifecycle (frontmatter `status:`): wip, its Solution, record
+    // (Testing, Review, the proven boxes) into testing, then done through the gate. None of
+    // these writes is in the tree verify bound the evidence to.
+    project
+        .args(["task", "update", "0593", "wip"])
+        .run()
+        .success();
+    project
+        .args(["task", "update", "0593", "--section", "Solution"])
+        .args(["--from-file", "solution.md"])
+        .run()
+        .success();
+    project
+        .args(["task", "record", "0593", "--transition", "testing"])
+        .run()
+        .success();
     let out = project
         .args(["task", "update", "0593", "done", "--json"])
         .run();

@@ -21,10 +21,25 @@ const ANSWER: &str = "Verdict: PASS
 | AC-1 | MET | command | `./check` passes against `hello.txt:1` |
 ";
 
+/// The demo's task in the checklist shape: a task file without frontmatter has no
+/// lifecycle, so `spur task update 0592 done` asks the done gate alone — what these tests
+/// are about.
+const BARE_TASK: &str = "# 0592 Say hello
+
+## Requirements
+
+- R1: hello.txt holds the greeting `hello, world`.
+
+## Acceptance Criteria
+
+- [ ] AC-1: `./check` passes
+";
+
 /// The README's demo project (task 0592, gate `quality` = `./check` on hello.txt) with the
-/// greeting spelled `greeting`, and the verifier's answer at `answer.md`.
+/// greeting spelled `greeting`, its task file bare, and the verifier's answer at `answer.md`.
 fn demo(greeting: &str) -> Spur {
     let project = Spur::new().fixture("examples/demo", ".");
+    project.file("docs/tasks/0592_hello.md", BARE_TASK);
     project.file("hello.txt", format!("{greeting}\n"));
     project.file("answer.md", ANSWER);
     project
@@ -186,7 +201,9 @@ fn a_task_files_solution_may_change_after_verify_but_not_its_requirements() {
     green(&project);
     project.file(
         task,
-        format!("---\nstatus: done\n---\n{original}\n## Solution\n\nWrote hello.txt.\n\n## Testing\n\n./check passes\n"),
+        // Frontmatter without a `status:` key: the task stays bare (no lifecycle), so the
+        // gate alone decides, on the tree.
+        format!("---\nowner: ada\n---\n{original}\n## Solution\n\nWrote hello.txt.\n\n## Testing\n\n./check passes\n"),
     );
     assert_eq!(done(&project).1, "allow");
 

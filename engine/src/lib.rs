@@ -37,6 +37,7 @@ pub mod scaffold;
 pub(crate) mod shell_text;
 pub mod source;
 pub mod store;
+pub mod task;
 pub mod task_file;
 pub(crate) mod template;
 pub mod tree;

@@ -40,6 +40,14 @@ mod runs;
 mod schema;
 mod task;
 mod task_certify;
+mod task_check;
+mod task_create;
+mod task_field;
+mod task_list;
+mod task_path;
+mod task_record;
+mod task_section;
+mod task_status_change;
 mod task_verdict;
 mod task_verify_certs;
 mod trace;
@@ -87,7 +95,7 @@ enum Command {
     Verify(verify::Args),
     /// Check and inspect verdict artifacts.
     Verdict(verdict::Args),
-    /// Task status: update and certify (done through the done gate), show.
+    /// Tasks: create, list, show, check, update, record (done only through the done gate).
     Task(task::Args),
     /// The agents of .spur/config.yaml: check them (doctor); the stub preset's agent.
     Agent(agent::Args),

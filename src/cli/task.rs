@@ -1,23 +1,25 @@
-//! `spur task …`: a task's status. `update` moves it (to done only through the done gate),
-//! `certify` runs the gate for done, `show` prints the status, its history and whether it
-//! is certified, `verify-certs` checks the done certificates in the repository. Other task
-//! subcommands add a variant to [`TaskCommand`] and live in their own file.
+//! `spur task …`: tasks and their status. `update` moves a status (to done only through
+//! the done gate) or writes a section of the task file, `certify` runs the gate for done,
+//! `show` prints the status, its history, whether it is certified, and the task file,
+//! `verify-certs` checks the done certificates in the repository. Other task subcommands
+//! add a variant to [`TaskCommand`] and live in their own file.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use spur_engine::diagnostic::Code;
-use spur_engine::done_gate::{ForceReason, GateDecision};
+use spur_engine::done_gate::ForceReason;
 use spur_engine::store::audit::current_user;
 use spur_engine::store::certification::{self, Certification, LedgerSummary, ViewSummary};
 use spur_engine::store::data_lock::DataLock;
 use spur_engine::store::state_dir::StateDir;
-use spur_engine::store::task_status::{self, ChangeContext, Status, StatusChange};
+use spur_engine::store::task_status::{self, ChangeContext, Status};
 use spur_engine::store::task_view::{ChangeVia, HistoryEntry};
+use spur_engine::task::file_status::{claim, reconcile, FileClaim};
+use spur_engine::task_file::{locate_task_file, TaskDocument, TaskFileError};
 use spur_engine::wbs::Wbs;
 
 use super::failure::exit;
-use super::task_certify::{certify_done, Outcome};
+use super::task_status_change::{change_status, ChangeRequest};
 use super::{CliResult, Failure};
 
 #[derive(Debug, clap::Args)]
@@ -31,14 +33,27 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum TaskCommand {
-    /// Set a task's status; done goes through the done gate.
+    /// Set a task's status (done through the done gate), or replace a section of its file.
     Update(UpdateArgs),
     /// Certify a task done through the done gate (or adopt it, audited, with --force-done).
     Certify(super::task_certify::Args),
-    /// Show a task's status, history and certification.
+    /// Show a task: its status, history, certification and task file.
+    #[command(alias = "get")]
     Show(ShowArgs),
     /// Derive the verdict artifact from the verifier's answer file.
     Verdict(super::task_verdict::Args),
+    /// Create a task file with the next free WBS.
+    Create(super::task_create::CreateArgs),
+    /// Create several task files from a JSON batch, all or nothing.
+    BatchCreate(super::task_create::BatchArgs),
+    /// List the tasks of the task folders as a board (or JSON).
+    List(super::task_list::Args),
+    /// Print the path of a task's file.
+    Path(super::task_path::Args),
+    /// Check a task file's structure for its status, or for the one it is to enter.
+    Check(super::task_check::Args),
+    /// Write Testing and Review from the verdict (and Solution from the diff); optionally move on.
+    Record(super::task_record::Args),
     /// Check that every task file claiming done has a valid signed done certificate.
     VerifyCerts(super::task_verify_certs::Args),
 }
@@ -47,8 +62,29 @@ enum TaskCommand {
 struct UpdateArgs {
     /// The task id (wbs).
     wbs: String,
-    /// The new status: done, or any other lower-case word (todo, in-progress, blocked, …).
-    status: String,
+    /// The new status (backlog, todo, wip, testing, blocked, done, cancelled, or an alias;
+    /// a task without a task file takes any lower-case word).
+    #[arg(
+        required_unless_present_any = ["section", "feature", "priority"],
+        conflicts_with_all = ["section", "feature", "priority"]
+    )]
+    status: Option<String>,
+    /// Set the frontmatter's `feature_id` (the task's feature).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["section", "priority"])]
+    feature: Option<String>,
+    /// Set the frontmatter's `priority` (P0–P3).
+    #[arg(long, value_name = "P", conflicts_with = "section")]
+    priority: Option<String>,
+    /// Replace this section of the task file (with --from-file).
+    #[arg(long, requires = "from_file", value_name = "NAME")]
+    section: Option<String>,
+    /// The file holding the section's new body.
+    #[arg(long, requires = "section", value_name = "FILE")]
+    from_file: Option<PathBuf>,
+    /// Do not check the change against the lifecycle graph (the reference's flag: no
+    /// lifecycle run). The structural check for testing and done, and the done gate, still apply.
+    #[arg(long)]
+    no_lifecycle: bool,
     /// Mark done whatever the verdict says; recorded in the audit log. Needs --reason.
     #[arg(long, requires = "reason")]
     force_done: bool,
@@ -77,74 +113,95 @@ pub fn run(args: Args) -> CliResult {
         TaskCommand::Certify(certify_args) => super::task_certify::run(certify_args, &state_dir),
         TaskCommand::Show(show_args) => show(show_args, &state_dir),
         TaskCommand::Verdict(verdict_args) => super::task_verdict::run(verdict_args, &state_dir),
+        TaskCommand::Create(a) => super::task_create::create(a, &state_dir),
+        TaskCommand::BatchCreate(a) => super::task_create::batch_create(a, &state_dir),
+        TaskCommand::List(a) => super::task_list::run(a, &state_dir),
+        TaskCommand::Path(a) => super::task_path::run(a, &state_dir),
+        TaskCommand::Check(a) => super::task_check::run(a, &state_dir),
+        TaskCommand::Record(a) => super::task_record::run(a, &state_dir),
         TaskCommand::VerifyCerts(args) => super::task_verify_certs::run(args, &state_dir),
     }
 }
 
 fn update(args: UpdateArgs, state_dir: &StateDir) -> CliResult {
     let wbs = Wbs::parse(&args.wbs).map_err(Failure::usage)?;
-    let to_done = Status::names_done(&args.status);
-    let open = if to_done {
-        None
-    } else {
-        Some(Status::open(&args.status).map_err(Failure::usage)?)
+    if let (Some(section), Some(from_file)) = (&args.section, &args.from_file) {
+        return super::task_section::run(state_dir, &wbs, section, from_file, args.json);
+    }
+    if let Some(id) = &args.feature {
+        return super::task_field::run(state_dir, &wbs, "feature_id", id, args.json);
+    }
+    if let Some(priority) = &args.priority {
+        return super::task_field::run(state_dir, &wbs, "priority", priority, args.json);
+    }
+    let Some(status) = args.status.as_deref() else {
+        return Err(Failure::usage(miette::miette!(
+            "give a status, or --section NAME --from-file FILE"
+        )));
     };
     let force = match (&args.reason, args.force_done) {
         (Some(reason), true) => Some(ForceReason::new(reason.as_str()).map_err(Failure::usage)?),
         _ => None,
     };
-    if force.is_some() && !to_done {
-        return Err(Failure::usage(miette::miette!(
-            code = Code::UsageForceDoneNeedsDone,
-            help = "use `spur task update WBS done --force-done --reason \"why\"`",
-            "--force-done applies only to the status done, not {:?}",
-            args.status
-        )));
-    }
-    let Some(open) = open else {
-        let outcome = certify_done(state_dir, &wbs, force.as_ref())?;
-        return Ok(outcome.render(&wbs, args.json));
-    };
-    // Read, decide and append under the data lock: no other writer of the task between.
-    let lock =
-        DataLock::acquire(state_dir, &wbs).map_err(|e| Failure::with_code(e, exit::FAILED))?;
-    let current = task_status::current_status(state_dir, &wbs).map_err(Failure::usage)?;
-    let user = current_user();
-    let context = ChangeContext {
-        user: &user,
-        run_id: None,
-        time: spur_engine::store::timestamp::now(),
-    };
-    let noop = open.status() == &current;
-    let record = task_status::record_change(&lock, state_dir, StatusChange::To(open), &context)
-        .map_err(|e| Failure::with_code(e, exit::FAILED))?;
-    let outcome = if noop {
-        Outcome {
-            decision: GateDecision::Noop,
-            reason: None,
-            verdict: None,
-            message: format!("task {wbs} is already {current}; nothing to do"),
-            status: current.to_string(),
-            certificate: None,
-        }
-    } else {
-        Outcome {
-            decision: GateDecision::Allow,
-            reason: None,
-            verdict: None,
-            message: format!("task {wbs}: {current} → {}", record.status),
-            status: record.status.to_string(),
-            certificate: None,
-        }
-    };
+    let outcome = change_status(
+        state_dir,
+        &ChangeRequest {
+            wbs: &wbs,
+            status,
+            force: force.as_ref(),
+            no_lifecycle: args.no_lifecycle,
+        },
+    )?;
     Ok(outcome.render(&wbs, args.json))
 }
 
-/// The `--json` document of `show`, fields in the documented order.
+/// The task file of `wbs`, if it has one (recording a status it claims and wins with).
+fn task_document(state_dir: &StateDir, wbs: &Wbs) -> Result<Option<TaskDocument>, Failure> {
+    let path = match locate_task_file(wbs, None, state_dir.project_root(), state_dir) {
+        Ok(path) => path,
+        Err(TaskFileError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(Failure::usage(e)),
+    };
+    let document = TaskDocument::read(&path).map_err(Failure::usage)?;
+    // Only a claim that wins takes the lock and writes: a plain `show` writes nothing.
+    let wins = task_status::current_status(state_dir, wbs).is_ok_and(|ledger| {
+        matches!(
+            claim(&ledger, document.status_text().as_deref()),
+            FileClaim::Wins(_)
+        )
+    });
+    if wins {
+        let lock =
+            DataLock::acquire(state_dir, wbs).map_err(|e| Failure::with_code(e, exit::FAILED))?;
+        let user = current_user();
+        let context = ChangeContext {
+            user: &user,
+            run_id: None,
+            time: spur_engine::store::timestamp::now(),
+        };
+        if let Err(e) = reconcile(&lock, state_dir, &document, &context) {
+            eprintln!("warning: {e}");
+        }
+    }
+    Ok(Some(document))
+}
+
+/// The `--json` document of `show`, fields in the documented order: the reference's
+/// (`wbs`, `name`, `status`, `filePath`, `feature_id`, `content`, `frontmatter`), then the
+/// ledger's. `status` and `frontmatter.status` are the ledger's (as the file wins, a claim
+/// of done never); `fileStatus` is what the file says.
 #[derive(serde::Serialize)]
 struct ShowJson<'a> {
     wbs: &'a str,
+    name: Option<String>,
     status: &'a Status,
+    #[serde(rename = "filePath")]
+    file_path: Option<String>,
+    feature_id: Option<String>,
+    #[serde(rename = "fileStatus")]
+    file_status: Option<String>,
+    content: Option<&'a str>,
+    frontmatter: Option<serde_json::Map<String, serde_json::Value>>,
     history: &'a [HistoryEntry],
     certification: Certification,
     detail: Option<&'a str>,
@@ -154,13 +211,56 @@ struct ShowJson<'a> {
 
 fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
     let wbs = Wbs::parse(&args.wbs).map_err(Failure::usage)?;
-    let check = certification::check(state_dir, &wbs);
+    // A task file that cannot be used is said, and the ledger's part still shown.
+    let document = match task_document(state_dir, &wbs) {
+        Ok(document) => document,
+        Err(failure) => {
+            eprintln!("warning: {:?}", failure.report);
+            None
+        }
+    };
+    let mut check = certification::check(state_dir, &wbs);
+    let status = &check.record.status;
+    let file_status = document.as_ref().and_then(TaskDocument::status_text);
+    let shown_path = document.as_ref().map(|d| {
+        d.path()
+            .strip_prefix(state_dir.project_root())
+            .unwrap_or(d.path())
+            .display()
+            .to_string()
+    });
+    if claim(status, file_status.as_deref()) == FileClaim::UncertifiedDone
+        && check.certification == Certification::None
+    {
+        check.certification = Certification::Uncertified;
+        check.detail = Some(format!(
+            "its task file {} says `status: done`, but its task ledger {} has no done record",
+            shown_path.as_deref().unwrap_or_default(),
+            state_dir.task_ledger_path(&wbs).display()
+        ));
+    }
     let status = &check.record.status;
     let history = &check.record.history;
     if args.json {
-        let document = ShowJson {
+        let frontmatter = document.as_ref().and_then(|d| d.frontmatter()).map(|f| {
+            let mut map = f.to_json();
+            if map.contains_key("status") {
+                map.insert(
+                    "status".into(),
+                    serde_json::Value::String(status.to_string()),
+                );
+            }
+            map
+        });
+        let document_json = ShowJson {
             wbs: wbs.as_str(),
+            name: document.as_ref().and_then(TaskDocument::name),
             status,
+            file_path: document.as_ref().map(|d| d.path().display().to_string()),
+            feature_id: document.as_ref().and_then(TaskDocument::feature_id),
+            file_status: file_status.clone(),
+            content: document.as_ref().map(TaskDocument::content),
+            frontmatter,
             history,
             certification: check.certification,
             detail: check.detail.as_deref(),
@@ -169,7 +269,7 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
         };
         outln!(
             "{}",
-            serde_json::to_string_pretty(&document).unwrap_or_default()
+            serde_json::to_string_pretty(&document_json).unwrap_or_default()
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -178,6 +278,15 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
         outln!("task {wbs}: unverifiable");
     } else {
         outln!("task {wbs}: {status}");
+    }
+    if let (Some(document), Some(path)) = (&document, &shown_path) {
+        outln!("  file: {path}");
+        if let Some(name) = document.name() {
+            outln!("  name: {name}");
+        }
+        if let Some(feature) = document.feature_id() {
+            outln!("  feature: {feature}");
+        }
     }
     let detail = check.detail.as_deref().unwrap_or_default();
     match check.certification {
@@ -243,6 +352,10 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
             entry.to,
             entry.user
         );
+    }
+    if let Some(document) = &document {
+        outln!();
+        out!("{}", document.content().trim_start_matches('\n'));
     }
     Ok(ExitCode::SUCCESS)
 }

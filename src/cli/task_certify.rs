@@ -41,7 +41,17 @@ pub fn run(args: Args, state_dir: &StateDir) -> CliResult {
         (Some(reason), true) => Some(ForceReason::new(reason.as_str()).map_err(Failure::usage)?),
         _ => None,
     };
-    let outcome = certify_done(state_dir, &wbs, force.as_ref())?;
+    // The same path as `spur task update WBS done`: a task with the lifecycle passes its
+    // graph and `spur task check --as done` first.
+    let outcome = super::task_status_change::change_status(
+        state_dir,
+        &super::task_status_change::ChangeRequest {
+            wbs: &wbs,
+            status: "done",
+            force: force.as_ref(),
+            no_lifecycle: false,
+        },
+    )?;
     Ok(outcome.render(&wbs, args.json))
 }
 

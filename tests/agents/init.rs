@@ -74,7 +74,7 @@ fn the_stub_verifier_answers_fail_when_a_criterions_command_fails() {
     // A second task the stub cannot do: its criterion's command fails.
     p.file(
         "docs/tasks/0002_other.md",
-        "## 0002. Other\n\n### Requirements\n- [ ] R1. **Other.** `other.txt` exists.\n\n### Acceptance Criteria\n- [ ] AC-1: `test -f other.txt` passes\n- [ ] [advisory] The book says so\n",
+        "---\nname: \"Other\"\ndescription: \"A task the stub cannot do\"\nstatus: todo\ntemplate: standard\ncreated_at: 2026-01-01\nupdated_at: 2026-01-01\npriority: P3\ntags: []\n---\n\n## 0002. Other\n\n### Background\n\nThe stub agent does not write other.txt.\n\n### Requirements\n- [ ] R1. **Other.** `other.txt` exists.\n\n### Acceptance Criteria\n\n```gherkin\nScenario: R1 — other.txt exists\n  Given the project\n  When the task is implemented\n  Then `test -f other.txt` passes\n```\n\n### Design\n\n### Plan\n\n### Solution\n\n### Testing\n",
     );
     let run = p
         .args(["run", "pipelines/task-pipeline.yaml", "--var", "wbs=0002"])

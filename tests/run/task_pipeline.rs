@@ -59,9 +59,51 @@ fn the_task_pipeline_demo_runs_end_to_end_through_the_done_gate() {
             "done"
         ]
     );
+    // The task moved through its lifecycle with the task verbs: wip (implement), testing
+    // (record, after `spur task check --as testing`), done (the done gate).
     let task = p.args(["task", "show", "0592"]).json().run().stdout_json();
     assert_eq!(task["status"], "done");
-    assert_eq!(task["history"][0]["via"]["how"], "done-gate-pass");
+    assert_eq!(task["certification"], "certified");
+    let moves: Vec<(String, String)> = task["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["to"].as_str().unwrap().to_owned(),
+                h["via"]["how"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            ("wip".to_owned(), "update".to_owned()),
+            ("testing".to_owned(), "update".to_owned()),
+            ("done".to_owned(), "done-gate-pass".to_owned())
+        ]
+    );
+    // The task file: its status a view of the ledger, the implementer's Solution, the
+    // verdict in Testing and Review, the proven boxes ticked; the rest as it was.
+    let file = p.read("docs/tasks/0592_hello.md");
+    let original = std::fs::read_to_string(crate::common::repo_path(
+        "examples/demo/docs/tasks/0592_hello.md",
+    ))
+    .unwrap();
+    assert!(file.contains("\nstatus: done\n"), "{file}");
+    assert!(file.contains("- [x] R1. `hello.txt`"), "{file}");
+    assert!(file.contains("- [x] AC-1: `./check` passes"), "{file}");
+    assert!(file.contains("| `hello.txt:1` | the greeting |"), "{file}");
+    assert!(
+        file.contains("- Verdict: PASS (from verdict artifact)"),
+        "{file}"
+    );
+    assert!(file.contains("<!-- spur:record-review -->"), "{file}");
+    let untouched = original
+        .replace("status: todo", "status: done")
+        .replace("- [ ] R1.", "- [x] R1.")
+        .replace("- [ ] AC-1:", "- [x] AC-1:");
+    assert!(file.starts_with(&untouched), "{file}");
     let writers: Vec<String> = p
         .read(".spur/ledger/tasks/0592.jsonl")
         .lines()

@@ -240,6 +240,65 @@ codes! {
     TaskDoneGateConfig = "spur::task::done-gate-config",
     /// the task's data lock cannot be taken (nothing was written)
     TaskDataLock = "spur::task::data-lock",
+    /// a section name the task format does not have
+    TaskUnknownSection = "spur::task::unknown-section",
+    /// the task lifecycle has no transition between the two statuses
+    TaskTransitionDenied = "spur::task::transition-denied",
+    /// `spur task check --as STATUS` does not pass, so the task does not move to that status
+    TaskCheckFailed = "spur::task::check-failed",
+    /// a new task's value is not allowed, or its folder is outside the project (nothing was created)
+    TaskCreateInvalid = "spur::task::create-invalid",
+    /// a new task file cannot be written (nothing was kept)
+    TaskCreateFailed = "spur::task::create-failed",
+    /// the batch file cannot be read or is not a task batch (nothing was created)
+    TaskBatchInvalid = "spur::task::batch-invalid",
+
+    /// the task file has no frontmatter
+    TaskCheckFrontmatterMissing = "spur::task-check::frontmatter-missing",
+    /// the task file's frontmatter is not readable YAML or not a mapping
+    TaskCheckFrontmatterUnreadable = "spur::task-check::frontmatter-unreadable",
+    /// the frontmatter has no `name`
+    TaskCheckNameMissing = "spur::task-check::name-missing",
+    /// the frontmatter has no `status`
+    TaskCheckStatusMissing = "spur::task-check::status-missing",
+    /// the frontmatter's `status` is not a task status
+    TaskCheckStatusInvalid = "spur::task-check::status-invalid",
+    /// a frontmatter value the task format does not allow (`priority`, `template`, `schema_version`)
+    TaskCheckFieldInvalid = "spur::task-check::field-invalid",
+    /// a section the status requires is absent
+    TaskCheckMissingSection = "spur::task-check::missing-section",
+    /// a section the status forbids is present
+    TaskCheckForbiddenSection = "spur::task-check::forbidden-section",
+    /// the task file's requirements or acceptance criteria cannot be read (an id twice, an unclosed fence)
+    TaskCheckTaskFile = "spur::task-check::task-file",
+    /// at testing or done, the task file declares no requirement id
+    TaskCheckRequirementIds = "spur::task-check::requirement-ids",
+    /// a required Requirements section holds only placeholders
+    TaskCheckRequirementsEmpty = "spur::task-check::requirements-empty",
+    /// Requirements is mostly not R-numbered items
+    TaskCheckRequirementsFormat = "spur::task-check::requirements-format",
+    /// a required Acceptance Criteria section holds only placeholders
+    TaskCheckAcEmpty = "spur::task-check::ac-empty",
+    /// Acceptance Criteria has text but no checklist item or scenario
+    TaskCheckAcChecklist = "spur::task-check::ac-checklist",
+    /// Solution cites no `file:line`
+    TaskCheckSolutionFileLine = "spur::task-check::solution-file-line",
+    /// Review has no P1–P4 findings table
+    TaskCheckReviewPriorityTable = "spur::task-check::review-priority-table",
+    /// a Solution or Testing section the status requires holds only placeholders
+    TaskCheckRequiredSectionPlaceholder = "spur::task-check::required-section-placeholder",
+    /// Plan is prose, not a checklist or table
+    TaskCheckPlanFormat = "spur::task-check::plan-format",
+    /// a done or cancelled task carries unchecked boxes
+    TaskCheckUncheckedChecklist = "spur::task-check::unchecked-checklist",
+    /// Review's last verdict is not passing while Testing records PASS
+    TaskCheckReviewTestingContradiction = "spur::task-check::review-testing-contradiction",
+    /// the task names no feature (`feature_id`)
+    TaskCheckMissingFeatureId = "spur::task-check::missing-feature-id",
+    /// the task's feature has no feature file
+    TaskCheckFeatureNotFound = "spur::task-check::feature-not-found",
+    /// Design is present but holds only placeholders
+    TaskCheckDesignPlaceholder = "spur::task-check::design-placeholder",
 
     /// not an entity key (`task:<wbs>` or `feature:<id>`)
     LifecycleEntity = "spur::lifecycle::entity",
@@ -276,6 +335,12 @@ codes! {
     TaskFileUnclosed = "spur::task-file::unclosed",
     /// the task file has a gherkin scenario with no title
     TaskFileUntitledScenario = "spur::task-file::untitled-scenario",
+    /// the task file cannot be written (it is as it was)
+    TaskFileUnwritable = "spur::task-file::unwritable",
+    /// a frontmatter key was to be set in a task file that has no frontmatter
+    TaskFileNoFrontmatter = "spur::task-file::no-frontmatter",
+    /// the task file's frontmatter is not readable YAML or not a mapping
+    TaskFileFrontmatter = "spur::task-file::frontmatter",
 
     /// no SSH signing key is configured for done certificates
     CertNoSigningKey = "spur::cert::no-signing-key",

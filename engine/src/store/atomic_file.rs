@@ -11,6 +11,23 @@ use crate::store::bounded_read::{open_directory, open_regular_as};
 
 /// Write `bytes` to `path` atomically, creating parent directories as needed.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomically(path, bytes, Replace::Yes)
+}
+
+/// [`write_atomic`] for a file that must not exist yet (not even as a dangling symlink): the
+/// complete file appears at once or not at all, and a file already at `path` (however it got
+/// there) is left alone: the write fails with `AlreadyExists`.
+pub(crate) fn write_new_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomically(path, bytes, Replace::No)
+}
+
+#[derive(PartialEq)]
+enum Replace {
+    Yes,
+    No,
+}
+
+fn write_atomically(path: &Path, bytes: &[u8], replace: Replace) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -28,30 +45,11 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    sync_dir(dir)
-}
-
-/// Write `bytes` to `path` atomically, only when nothing is there yet (not even a dangling
-/// symlink): the complete file appears at once or not at all, and an existing file is
-/// never replaced (`ErrorKind::AlreadyExists`). Parent directories are created.
-pub(crate) fn write_new_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    fs::create_dir_all(dir)?;
-    let stem = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{stem}.tmp-"))
-        .permissions(fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    // A hard link (or renameat2 NOREPLACE) under the hood: fails when the name exists.
-    tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    if replace == Replace::Yes {
+        tmp.persist(path).map_err(|e| e.error)?;
+    } else {
+        tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    }
     sync_dir(dir)
 }
 

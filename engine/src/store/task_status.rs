@@ -212,6 +212,17 @@ pub fn record_change(
     if stale {
         write_view(state_dir, wbs, &record)?;
     }
+    // The task file's `status:` is a view too: rewritten after a change, never on a no-op
+    // (which would erase a hand-written `done` that `spur task show` reports uncertified).
+    if matches!(appended, Appended::Written(_)) {
+        crate::task::file_status::write_view(state_dir, wbs, &record.status).map_err(|e| {
+            TaskError::ViewWrite {
+                wbs: wbs.to_string(),
+                path: e.path.display().to_string(),
+                source: std::io::Error::other(e.message),
+            }
+        })?;
+    }
     Ok(record)
 }
 

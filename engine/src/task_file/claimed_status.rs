@@ -1,9 +1,12 @@
 //! The status a task file's YAML frontmatter claims (`status: done`). It is a claim, never a
 //! status spur acts on (the task ledger is that): `spur task verify-certs` holds every task
 //! file that claims done to a signed done certificate. Names are read as the reference spur
-//! normalises them: case-insensitive, trimmed, `complete` and `completed` are `done`.
+//! normalises them (`task::status_name`): case-insensitive, trimmed, `complete` and
+//! `completed` are `done`.
 
-use crate::yaml::{parse_config, NodeValue};
+use super::frontmatter::{line_of, Frontmatter};
+use crate::task::status_name::canonical_status;
+use crate::yaml::NodeValue;
 
 /// What a task file's frontmatter says its status is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,53 +17,33 @@ pub struct ClaimedStatus {
     pub done: bool,
 }
 
-/// Names that mean done: the reference spur's aliases of `done`.
-const DONE_NAMES: &[&str] = &["done", "complete", "completed"];
-
 /// The `status:` of the frontmatter of `text`; `None` when there is no frontmatter or it has
-/// no `status` string. A frontmatter that is never closed or is not YAML is the error.
+/// no `status` string. A frontmatter that is never closed or is not YAML is the error. Read
+/// through the one frontmatter reader the task verbs write through.
 pub fn claimed_status(text: &str) -> Result<Option<ClaimedStatus>, String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.split_inclusive('\n');
-    if lines.next().map(str::trim_end) != Some("---") {
-        return Ok(None);
-    }
-    let start = text.find('\n').map_or(text.len(), |i| i + 1);
-    let mut end = start;
-    let mut closed = false;
-    for line in lines {
-        if matches!(line.trim_end(), "---" | "...") {
-            closed = true;
-            break;
+    let frontmatter = match Frontmatter::find(text) {
+        None => return Ok(None),
+        Some(Err(offset)) => {
+            return Err(format!(
+                "its frontmatter (line {}) is never closed",
+                line_of(text, offset)
+            ))
         }
-        end += line.len();
-    }
-    if !closed {
-        return Err("its frontmatter (line 1) is never closed".to_owned());
-    }
-    let yaml = text.get(start..end).unwrap_or("");
-    let root = parse_config(yaml).map_err(|e| format!("its frontmatter is not YAML: {e}"))?;
-    let Some(NodeValue::Map(entries)) = root.map(|n| n.value) else {
-        return Ok(None);
+        Some(Ok(frontmatter)) => frontmatter,
     };
-    let status = entries.iter().find_map(|(key, value)| {
-        (key.value == NodeValue::String("status".to_owned())).then_some(&value.value)
-    });
-    Ok(match status {
+    if let Some(problem) = frontmatter.problem() {
+        if problem.message.contains("not a mapping") {
+            return Ok(None);
+        }
+        return Err(format!("its frontmatter is not YAML: {}", problem.message));
+    }
+    Ok(match frontmatter.get("status").map(|e| &e.value.value) {
         Some(NodeValue::String(written)) => Some(ClaimedStatus {
-            done: names_done(written),
+            done: canonical_status(written) == Some("done"),
             written: written.clone(),
         }),
         _ => None,
     })
-}
-
-/// Whether a status name means done.
-fn names_done(status: &str) -> bool {
-    let status = status.trim();
-    DONE_NAMES
-        .iter()
-        .any(|name| status.eq_ignore_ascii_case(name))
 }
 
 #[cfg(test)]

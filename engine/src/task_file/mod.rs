@@ -8,7 +8,11 @@
 mod claimed_status;
 mod code_span;
 mod criterion_id;
+mod document;
+mod edit;
+mod frontmatter;
 mod parse;
+mod sections;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,7 +25,11 @@ use crate::wbs::Wbs;
 
 pub use claimed_status::{claimed_status, ClaimedStatus};
 pub(crate) use code_span::first_code_span;
+pub use document::TaskDocument;
+pub use edit::{EditError, SectionWrite, SpanEdit};
+pub use frontmatter::{Entry, Frontmatter, FrontmatterProblem};
 pub use parse::parse_task_file;
+pub use sections::{canonical_section, Section, CANONICAL_SECTIONS};
 
 /// The largest task file spur reads.
 pub(crate) const TASK_FILE_LIMIT: u64 = 4 * 1024 * 1024;
@@ -160,6 +168,15 @@ pub enum TaskFileError {
         /// The scenario's line.
         line: usize,
     },
+
+    /// The task file cannot be written (it is as it was).
+    #[error("cannot write task file {}: {reason}", path.display())]
+    Unwritable {
+        /// The task file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
 }
 
 coded_diagnostic! {
@@ -179,12 +196,14 @@ coded_diagnostic! {
             help("close the {what}: frontmatter ends with a `---` line, a code fence with the same fence it opened with");
         Self::UntitledScenario { .. } => Code::TaskFileUntitledScenario,
             help("write the scenario's title after `Scenario:` (e.g. `Scenario: R1 — the greeting is written`)");
+        Self::Unwritable { .. } => Code::TaskFileUnwritable,
+            help("the file was written to a temporary file and renamed: check the directory's permissions and free space");
     }
 }
 
 /// Find the task file of `wbs`: `explicit` when given, else `docs/tasks*/<wbs>_*.md` under
 /// the project root, else `.spur/tasks/<wbs>.md`.
-pub(crate) fn locate_task_file(
+pub fn locate_task_file(
     wbs: &Wbs,
     explicit: Option<&Path>,
     project_root: &Path,
@@ -240,6 +259,56 @@ pub(crate) fn locate_task_file(
     })
 }
 
+/// A task file found by [`list_task_files`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedTask {
+    /// The task, from the file name (`0592` of `0592_hello.md`).
+    pub wbs: Wbs,
+    /// The file.
+    pub path: PathBuf,
+}
+
+/// Every task file `<wbs>_<slug>.md` in `folder` (relative to the project root), or in
+/// every `docs/tasks*/` folder when none is given: sorted by wbs, then path.
+pub fn list_task_files(project_root: &Path, folder: Option<&Path>) -> Vec<ListedTask> {
+    let dirs: Vec<PathBuf> = match folder {
+        Some(folder) => vec![project_root.join(folder)],
+        None => fs::read_dir(project_root.join("docs"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("tasks"))
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    let mut found = Vec::new();
+    for dir in dirs {
+        let Ok(files) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for file in files.flatten() {
+            let name = file.file_name().to_string_lossy().into_owned();
+            let Some((wbs, rest)) = name.split_once('_') else {
+                continue;
+            };
+            if !rest.ends_with(".md") || !file.path().is_file() {
+                continue;
+            }
+            if let Ok(wbs) = Wbs::parse(wbs) {
+                found.push(ListedTask {
+                    wbs,
+                    path: file.path(),
+                });
+            }
+        }
+    }
+    found.sort_by(|a, b| (&a.wbs, &a.path).cmp(&(&b.wbs, &b.path)));
+    found
+}
+
 fn display_relative(path: &Path, root: &Path) -> String {
     path.strip_prefix(root)
         .unwrap_or(path)
@@ -249,6 +318,13 @@ fn display_relative(path: &Path, root: &Path) -> String {
 
 /// Read and parse the task file at `path`.
 pub(crate) fn read_task_file(path: &Path) -> Result<TaskFile, TaskFileError> {
+    let text = read_text(path)?;
+    parse_task_file(path, &text)
+}
+
+/// The text of the task file at `path`: read through the bounded reader (a regular file,
+/// at most [`TASK_FILE_LIMIT`] bytes), and UTF-8.
+pub(crate) fn read_text(path: &Path) -> Result<String, TaskFileError> {
     let unreadable = |reason: String| TaskFileError::Unreadable {
         path: path.to_path_buf(),
         reason,
@@ -261,13 +337,26 @@ pub(crate) fn read_task_file(path: &Path) -> Result<TaskFile, TaskFileError> {
         )),
         other => unreadable(other.to_string()),
     })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         unreadable(format!(
             "not UTF-8 (invalid byte at offset {})",
             e.utf8_error().valid_up_to()
         ))
-    })?;
-    parse_task_file(path, &text)
+    })
+}
+
+impl TaskDocument {
+    /// Write the document to its path atomically (temporary file, fsync, rename): a
+    /// reader sees the old file or the new one, never a part. Callers hold the task's
+    /// data lock, so no other spur writer of the task comes between read and write.
+    pub fn write(&self) -> Result<(), TaskFileError> {
+        crate::store::atomic_file::write_atomic(&self.path, self.text.as_bytes()).map_err(|e| {
+            TaskFileError::Unwritable {
+                path: self.path.clone(),
+                reason: e.to_string(),
+            }
+        })
+    }
 }
 
 #[cfg(test)]

@@ -9,4 +9,5 @@ mod task_sections;
 pub(crate) use config::config_excludes;
 pub use config::{policy_excludes, ExcludesError};
 pub use fingerprint::{fingerprint, Excludes, Fingerprint, TreeError};
+pub(crate) use task_sections::is_task_or_feature_file;
 pub(crate) use task_sections::kept_text;

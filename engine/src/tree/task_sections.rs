@@ -9,7 +9,9 @@
 //! a fenced code block are never headings. What is dropped depends only on the text as it
 //! is now, so a heading added to swallow a requirement drops that requirement from the kept
 //! text — which changes the fingerprint. Blank lines outside code blocks are left out too
-//! (writing a section adds or removes one before it).
+//! (writing a section adds or removes one before it), and a ticked checkbox counts as an
+//! open one: `- [x]` and `- [ ]` ask for the same thing, and `spur task record` ticks the
+//! boxes a verdict proves after verify ran.
 
 use std::path::Path;
 
@@ -55,10 +57,32 @@ pub(crate) fn kept_text(text: &str) -> String {
         // Blank lines outside code blocks only separate: writing a section often adds or
         // removes one before it, which must not count as editing what is kept.
         if dropping.is_none() && (in_fence || !line.trim().is_empty()) {
-            kept.push_str(line);
+            match (in_fence, untick(line)) {
+                (false, Some(open)) => kept.push_str(&open),
+                _ => kept.push_str(line),
+            }
         }
     }
     kept
+}
+
+/// `line` with a ticked checkbox (`- [x] `, `* [X] `, `+ [x] `, any indent) written open;
+/// `None` when it has none.
+fn untick(line: &str) -> Option<String> {
+    let rest = line.trim_start();
+    let indent = line.len() - rest.len();
+    let marker = rest.get(..1).filter(|m| matches!(*m, "-" | "*" | "+"))?;
+    let after = rest.get(1..)?.strip_prefix(' ')?;
+    let box_rest = after
+        .strip_prefix("[x]")
+        .or_else(|| after.strip_prefix("[X]"))?;
+    if !(box_rest.is_empty() || box_rest.starts_with([' ', '\t', '\n', '\r'])) {
+        return None;
+    }
+    Some(format!(
+        "{}{marker} [ ]{box_rest}",
+        line.get(..indent).unwrap_or("")
+    ))
 }
 
 /// The text after a leading `---` … `---` (or `...`) block; all of it when there is none or
@@ -156,6 +180,14 @@ mod tests {
         for edited in [solution, frontmatter, testing] {
             assert_eq!(kept_text(&edited), base);
         }
+        let ticked = TASK.replace("- R1. say hello", "- [ ] R1. say hello");
+        assert_eq!(
+            kept_text(&ticked.replace("- [ ]", "- [x]")),
+            kept_text(&ticked),
+            "ticking a box is record-keeping"
+        );
+        assert_eq!(untick("  * [X] a\n").as_deref(), Some("  * [ ] a\n"));
+        assert_eq!(untick("- [x]b"), None);
         let requirement = TASK.replace("say hello", "say goodbye");
         assert_ne!(kept_text(&requirement), base);
         // A Solution heading put above the requirements swallows them: that shows.
