@@ -485,7 +485,7 @@ fn a_new_user_gets_a_private_key_outside_the_project_at_the_first_write() {
 fn ledgers_audit_logs_and_journals_of_spur_before_keyed_chains_still_read() {
     // Written by spur at d15ad19 (before keyed chains): a run forced task 0592 done.
     let project = Spur::new().fixture("tests/fixtures/unkeyed", ".");
-    let run_id = "20261202T072359Z-bf8cb6";
+    let run_id = "20261202T100708Z-69b26c";
     let task = show(&project, "0592");
     assert_eq!(task["status"], "done", "{task}");
     assert_eq!(task["certification"], "uncertified", "{task}");
