@@ -130,6 +130,12 @@ impl Lexer<'_> {
             None if after_dollar && !matches!(place, Place::SingleQuoted | Place::Comment) => {
                 Err(Refusal::AfterDollar)
             }
+            // The `"` its reference opens is one level more for the second reading.
+            None if self.depth >= MAX_DEPTH
+                && matches!(place, Place::Code | Place::SingleQuoted) =>
+            {
+                Err(Refusal::TooDeep)
+            }
             None => Ok(place),
         };
         self.set(placement);

@@ -39,6 +39,9 @@ pub enum Refusal {
     /// After a construct that dash and bash read differently, or that spur does not model:
     /// from there on spur cannot tell where the shell stands.
     After(&'static str),
+    /// So deep in substitutions that the quotes its reference brings would pass the lexer's
+    /// depth bound, so the second reading could not confirm them.
+    TooDeep,
     /// In text the shell never finishes reading (an unclosed quote or substitution).
     Unterminated,
     /// A hole outside the text or not on a character boundary, or a variable name that is
@@ -117,6 +120,10 @@ impl fmt::Display for Refusal {
                 f,
                 "it comes after {what}; from there on spur cannot tell how the shell reads the \
                  text"
+            ),
+            Refusal::TooDeep => f.write_str(
+                "it is nested too deep in substitutions for spur to check the quotes it would \
+                 add",
             ),
             Refusal::Unterminated => f.write_str(
                 "it is in text the shell never finishes reading (an unclosed quote, substitution \

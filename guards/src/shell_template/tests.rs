@@ -230,3 +230,29 @@ fn hostile_text_never_overflows_the_stack() {
     let deep = "${".repeat(10_000);
     assert!(place(&deep, &[deep.len()])[0].is_err());
 }
+
+/// A hole at the depth bound: the `"` its reference would open is one level past it, so
+/// the second reading could never confirm it. It is refused as too deep, never rendered
+/// and then found `Unconfirmed` (the fuzz target found such a text).
+#[test]
+fn a_hole_at_the_depth_bound_is_too_deep() {
+    for depth in 60..70 {
+        let text = format!("{}@{}", "$(".repeat(depth), ")".repeat(depth));
+        let (plain, at) = holes(&text);
+        let refs: Vec<(usize, &str)> = at.iter().map(|&h| (h, "N")).collect();
+        match render(&plain, &refs) {
+            Ok(out) => assert!(depth < 64, "rendered at depth {depth}: {out}"),
+            Err(r) => {
+                assert_ne!(r.refusal, Refusal::Unconfirmed, "depth {depth}");
+                assert!(depth >= 64, "refused at depth {depth}: {:?}", r.refusal);
+            }
+        }
+    }
+    assert_eq!(
+        refused(&format!("{}@{}", "$(".repeat(64), ")".repeat(64))),
+        Refusal::TooDeep
+    );
+    // Inside a double quote the reference adds no quote: the same depth is still placed.
+    let quoted = format!("{}\"@\"{}", "$(".repeat(63), ")".repeat(63));
+    assert_eq!(one(&quoted), Ok(Place::DoubleQuoted));
+}
