@@ -66,6 +66,7 @@ fn bench(c: &mut Criterion) {
             spur_bin: None,
             timeouts: Default::default(),
             policy: spur_engine::policy::PolicySource::Project,
+            jq: spur_guards::jq::JqSandbox::in_process(),
         };
         assert_eq!(run_once(&checked, &settings), TRANSITIONS);
         group.sample_size(samples);

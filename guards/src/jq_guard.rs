@@ -9,17 +9,18 @@ use serde_json::Value;
 
 use crate::bounded_read::{read_bounded, ReadError};
 use crate::guard_result::GuardResult;
-use crate::jq::{JqLimits, JqProgram};
+use crate::jq::{JqLimits, JqProgram, JqSandbox};
 
-/// Evaluate `program` on `input` (the run context or a file's JSON).
+/// Evaluate `program` on `input` (the run context or a file's JSON) in `sandbox`.
 pub fn jq_guard_passes(
+    sandbox: &JqSandbox,
     program: &JqProgram,
     input: &Value,
     var_values: &[Value],
     limits: &JqLimits,
 ) -> GuardResult {
     let started = Instant::now();
-    let (passed, detail) = match program.first(input, var_values, limits) {
+    let (passed, detail) = match sandbox.first(program, input, var_values, limits) {
         Ok(Some(Value::Bool(true))) => (true, "yielded true".to_owned()),
         Ok(Some(Value::Bool(false))) => (false, "yielded false".to_owned()),
         Ok(Some(other)) => (false, format!("yielded {} (not a boolean)", brief(&other))),
@@ -36,6 +37,7 @@ pub fn jq_guard_passes(
 /// Evaluate `program` on the JSON in `path` (`options.file`). The file is read only up to
 /// `limits.max_input_bytes`.
 pub fn jq_file_guard(
+    sandbox: &JqSandbox,
     program: &JqProgram,
     path: &Path,
     var_values: &[Value],
@@ -46,7 +48,7 @@ pub fn jq_file_guard(
         Ok(value) => value,
         Err(why) => return GuardResult::fail(why, started.elapsed()),
     };
-    let mut result = jq_guard_passes(program, &input, var_values, limits);
+    let mut result = jq_guard_passes(sandbox, program, &input, var_values, limits);
     result.duration = started.elapsed();
     result
 }
@@ -79,7 +81,13 @@ mod tests {
 
     fn guard(expr: &str, input: Value) -> GuardResult {
         let program = JqProgram::compile(expr, &[]).unwrap();
-        jq_guard_passes(&program, &input, &[], &JqLimits::default())
+        jq_guard_passes(
+            &JqSandbox::in_process(),
+            &program,
+            &input,
+            &[],
+            &JqLimits::default(),
+        )
     }
 
     #[test]
@@ -115,7 +123,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let program = JqProgram::compile(".ok", &[]).unwrap();
         let limits = JqLimits::default();
-        let missing = jq_file_guard(&program, &dir.path().join("nope.json"), &[], &limits);
+        let sandbox = JqSandbox::in_process();
+        let missing = jq_file_guard(
+            &sandbox,
+            &program,
+            &dir.path().join("nope.json"),
+            &[],
+            &limits,
+        );
         assert!(!missing.passed);
         assert!(
             missing.detail.contains("does not exist"),
@@ -124,18 +139,39 @@ mod tests {
         );
 
         std::fs::write(dir.path().join("bad.json"), "{not json").unwrap();
-        let bad = jq_file_guard(&program, &dir.path().join("bad.json"), &[], &limits);
+        let bad = jq_file_guard(
+            &sandbox,
+            &program,
+            &dir.path().join("bad.json"),
+            &[],
+            &limits,
+        );
         assert!(!bad.passed);
         assert!(bad.detail.contains("not valid JSON"), "{}", bad.detail);
 
         std::fs::write(dir.path().join("good.json"), r#"{"ok": true}"#).unwrap();
-        assert!(jq_file_guard(&program, &dir.path().join("good.json"), &[], &limits).passed);
+        assert!(
+            jq_file_guard(
+                &sandbox,
+                &program,
+                &dir.path().join("good.json"),
+                &[],
+                &limits
+            )
+            .passed
+        );
 
         let small = JqLimits {
             max_input_bytes: 4,
             ..JqLimits::default()
         };
-        let big = jq_file_guard(&program, &dir.path().join("good.json"), &[], &small);
+        let big = jq_file_guard(
+            &sandbox,
+            &program,
+            &dir.path().join("good.json"),
+            &[],
+            &small,
+        );
         assert!(!big.passed);
         assert!(
             big.detail.contains("over the 4-byte limit"),

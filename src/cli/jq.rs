@@ -1,18 +1,25 @@
 //! `spur jq FILTER [FILE…]`: the embedded jq, also reached as `jq` through the PATH shim
 //! (argv[0] = `jq`). Exit codes follow jq: 0 ok; 1 with `-e` when the last output is
 //! `false` or `null`; 2 bad usage or unreadable/invalid input; 3 the filter does not
-//! compile; 4 with `-e` when there was no output; 5 a runtime error; `halt_error` exits
-//! with its own code.
+//! compile; 4 with `-e` when there was no output; 5 a runtime error or a crash;
+//! `halt_error` exits with its own code.
+//!
+//! The arguments are checked here; the filter then runs in a child (`spur __jq`, the same
+//! arguments) on a large stack, and this process relays its stderr and exit code. A filter
+//! that recurses until the stack overflows ends the child, and `spur jq` says so and exits 5.
 
-use std::io::{IsTerminal, Write};
+use std::ffi::OsString;
+use std::io::{BufRead, IsTerminal, Write};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::ExitCode;
+use std::process::{Command, ExitCode, Stdio};
 
 use clap::Parser;
 use miette::{LabeledSpan, MietteDiagnostic, NamedSource, Report};
 use spur_engine::diagnostic::Code;
 use spur_engine::store::bounded_read::read_capped;
 use spur_guards::jq::stream::{run_jq, JqArg, JqInput, JqOptions, JqRunError};
+use spur_guards::jq::JqSandbox;
 
 use super::{CliResult, Failure};
 
@@ -77,11 +84,128 @@ struct ShimCli {
     args: Args,
 }
 
+/// `spur jq …` as the child sees it.
+#[derive(Debug, Parser)]
+#[command(name = "spur jq")]
+struct SpurJqCli {
+    #[command(flatten)]
+    args: Args,
+}
+
+/// `spur __jq AS ARGS…`: `spur jq` (AS = `spur`) or the shim (AS = `jq`), in the child.
+#[derive(Debug, clap::Args)]
+pub struct Contained {
+    /// How jq was called: `spur` (`spur jq`) or `jq` (the shim).
+    called_as: String,
+    /// The arguments as given after `spur jq` (or `jq`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    rest: Vec<OsString>,
+}
+
 /// Entry point when spur was started as `jq`.
 pub fn shim_main() -> ExitCode {
     super::failure::install_miette_hook();
-    let cli = ShimCli::parse();
-    super::failure::finish(run(cli.args))
+    // Usage errors, --help and --version are answered here, without a child.
+    let _ = ShimCli::parse();
+    super::failure::finish(relay("jq", std::env::args_os().skip(1)))
+}
+
+/// `spur jq ARGS…` (already parsed, so usage errors are answered here): run them in a child.
+pub fn supervise(_args: Args) -> CliResult {
+    relay("spur", std::env::args_os().skip(2))
+}
+
+/// The stack of the thread the child evaluates on: deep enough for inputs and outputs at
+/// the nesting limit; reserved, not committed, until used.
+const CHILD_STACK: usize = 512 << 20;
+
+/// The child's side: parse the arguments again and run on a large stack.
+pub fn run_contained(contained: Contained) -> CliResult {
+    spur_guards::jq::worker::disable_core_dumps();
+    let parsed = if contained.called_as == "jq" {
+        ShimCli::try_parse_from(std::iter::once(OsString::from("jq")).chain(contained.rest))
+            .map(|c| c.args)
+    } else {
+        SpurJqCli::try_parse_from(std::iter::once(OsString::from("spur jq")).chain(contained.rest))
+            .map(|c| c.args)
+    };
+    let args = parsed.map_err(|e| Failure::usage(miette::miette!("{e}")))?;
+    let worker = std::thread::Builder::new()
+        .name("spur-jq".into())
+        .stack_size(CHILD_STACK)
+        .spawn(move || super::failure::finish(run(args)));
+    match worker.map(std::thread::JoinHandle::join) {
+        Ok(Ok(code)) => Ok(code),
+        _ => Err(crashed("the evaluation thread failed")),
+    }
+}
+
+/// Run `spur __jq CALLED_AS ARGS…` with our stdin and stdout, relay its stderr (minus the
+/// runtime's own words when it crashes) and exit as it did.
+fn relay(called_as: &str, args: impl Iterator<Item = OsString>) -> CliResult {
+    let exe = std::env::current_exe().map_err(|e| {
+        Failure::usage(miette::miette!(
+            "cannot find spur's executable to run jq: {e}"
+        ))
+    })?;
+    let mut child = Command::new(exe)
+        .arg("__jq")
+        .arg(called_as)
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| crashed(&format!("cannot start: {e}")))?;
+    let mut overflowed = false;
+    let mut out_of_memory = false;
+    if let Some(stderr) = child.stderr.take() {
+        let mut reader = std::io::BufReader::new(stderr);
+        let mut line = Vec::new();
+        let mut err = std::io::stderr();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let text = String::from_utf8_lossy(&line);
+            if text.contains("has overflowed its stack") {
+                overflowed = true;
+            } else if text.starts_with("memory allocation of") {
+                out_of_memory = true;
+            } else if !(text.starts_with("fatal runtime error:") && (overflowed || out_of_memory)) {
+                let _ = err.write_all(&line);
+            }
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| crashed(&format!("cannot wait for it: {e}")))?;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ok(ExitCode::from(u8::try_from(code).unwrap_or(exit::RUNTIME))),
+        _ if overflowed => Err(crashed(
+            "stack overflow: the filter recursed, or a value it built nests, too deeply",
+        )),
+        _ if out_of_memory => Err(crashed("out of memory")),
+        (None, Some(signal)) => Err(crashed(&format!("killed by signal {signal}"))),
+        (None, None) => Err(crashed(&format!("{status}"))),
+    }
+}
+
+fn crashed(why: &str) -> Failure {
+    Failure::with_code(
+        MietteDiagnostic::new(format!("jq crashed: {why}"))
+            .with_code(Code::JqCrashed)
+            .with_help("nothing after the outputs printed so far was computed"),
+        exit::RUNTIME,
+    )
+}
+
+/// Where a run evaluates its jq guards: a worker process that is this executable.
+pub fn sandbox() -> JqSandbox {
+    match std::env::current_exe() {
+        Ok(exe) => JqSandbox::worker(exe, [OsString::from("__jq-worker")]),
+        Err(e) => JqSandbox::unavailable(format!("cannot find spur's executable: {e}")),
+    }
 }
 
 pub fn run(args: Args) -> CliResult {

@@ -103,6 +103,7 @@ impl CommonRunArgs {
             spur_bin,
             timeouts: loaded.timeouts,
             policy,
+            jq: super::jq::sandbox(),
         })
     }
 }

@@ -541,6 +541,8 @@ codes! {
     JqHalt = "spur::jq::halt",
     /// the jq output cannot be written
     JqOutput = "spur::jq::output",
+    /// `spur jq` crashed (a stack overflow, out of memory) and was stopped
+    JqCrashed = "spur::jq::crashed",
 
     /// the verdict artifact is missing, malformed or invalid (one warning per artifact)
     VerdictMalformedArtifact = "L4.malformed-verdict-artifact",

@@ -378,6 +378,7 @@ impl Request<'_> {
                         env: &env,
                         last_action_ok: None,
                         last_action: &last_action,
+                        jq: &self.settings.jq,
                         default_timeout: self.settings.timeouts.guard,
                     };
                     guard_eval::evaluate(guard, &ctx)

@@ -42,6 +42,8 @@ pub(crate) struct JqGuardOptions {
     pub(crate) expr: Option<Located<String>>,
     /// A JSON file; without it (or when not a string) the run context is the input.
     pub(crate) file: Option<Templated<String>>,
+    /// How long one evaluation may take (default `spur_guards::jq::DEFAULT_TIMEOUT`).
+    pub(crate) timeout_ms: Option<Templated<Duration>>,
 }
 
 /// `file-exists`: passes when `path` exists.
@@ -120,6 +122,7 @@ impl GuardKind {
             "jq" => GuardKind::Jq(JqGuardOptions {
                 expr: r.required::<String>("expr").written_str().cloned(),
                 file: r.optional("file"),
+                timeout_ms: r.optional("timeoutMs"),
             }),
             "file-exists" => GuardKind::FileExists(FileExistsOptions {
                 path: r.required("path"),

@@ -70,8 +70,13 @@ impl CompiledGuard {
                     .as_ref()
                     .ok_or_else(|| err("option `expr` is required"))?;
                 CompiledGuard::Jq(Arc::new(
-                    JqGuard::compile(&expr.value, options.file.clone(), var_names)
-                        .map_err(|e| err(&e))?,
+                    JqGuard::compile(
+                        &expr.value,
+                        options.file.clone(),
+                        options.timeout_ms.clone(),
+                        var_names,
+                    )
+                    .map_err(|e| err(&e))?,
                 ))
             }
             GuardKind::All(options) | GuardKind::Any(options) | GuardKind::Not(options) => {
@@ -142,6 +147,8 @@ pub(crate) struct GuardContext<'a> {
     pub(crate) last_action: &'a Value,
     /// How long a shell guard without its own `timeoutMs` may run.
     pub(crate) default_timeout: Duration,
+    /// Where jq guards are evaluated (the run's jq worker).
+    pub(crate) jq: &'a spur_guards::jq::JqSandbox,
 }
 
 /// A guard that could not be evaluated: it does not pass, and says why.

@@ -1,16 +1,19 @@
 //! The `jq` guard: `options.expr` compiled once when the run starts (embedded jq,
 //! `spur_guards::jq`); evaluated against `options.file` (a JSON file, templated path) or
 //! the run context `{vars, state, iteration, lastAction}`. `$vars` and each declared var
-//! as `$name` are bound. Passes only when the first output is `true`; a deadline and an
-//! input cap make it fail closed rather than hang.
+//! as `$name` are bound. Passes only when the first output is `true`. The evaluation runs in
+//! the run's jq worker process under `options.timeoutMs` (default 1 s), an input cap and the
+//! worker's memory and stack limits: a filter that passes any of them fails closed, named.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
-use spur_guards::jq::{JqLimits, JqProgram};
+use spur_guards::jq::{JqLimits, JqProgram, JqSandbox};
 use spur_guards::GuardResult;
 
 use super::guard_eval::GuardContext;
+use super::render::OptionError;
 use super::vars::Vars;
 use crate::pipeline::Templated;
 
@@ -21,12 +24,14 @@ pub(crate) struct JqGuard {
     var_names: Vec<String>,
     /// Not a string: no file, the run context is the input.
     file: Option<Templated<String>>,
+    timeout_ms: Option<Templated<Duration>>,
 }
 
 impl JqGuard {
     pub(crate) fn compile(
         expr: &str,
         file: Option<Templated<String>>,
+        timeout_ms: Option<Templated<Duration>>,
         var_names: &[String],
     ) -> Result<Self, String> {
         let (program, var_names) = compile(expr, var_names)?;
@@ -34,16 +39,27 @@ impl JqGuard {
             program,
             var_names,
             file,
+            timeout_ms,
         })
     }
 
     pub(crate) fn evaluate(&self, ctx: &GuardContext<'_>) -> GuardResult {
+        let closed = |why: String| GuardResult::fail(why, Duration::ZERO);
+        let timeout = match self.timeout_ms.as_ref().map(|t| ctx.render.resolve(t)) {
+            None | Some(Ok(None)) => spur_guards::jq::DEFAULT_TIMEOUT,
+            Some(Ok(Some(t))) => t,
+            Some(Err(OptionError::Render(e))) => return closed(e.to_string()),
+            Some(Err(e)) => return closed(format!("jq guard: {e}")),
+        };
+        let limits = JqLimits {
+            timeout,
+            ..JqLimits::default()
+        };
         let values = bind(&self.var_names, ctx.render.vars);
-        let limits = JqLimits::default();
         match ctx.render.resolve_lenient(self.file.as_ref()) {
             Ok(Some(path)) => {
                 let full = ctx.project_root.join(Path::new(&path));
-                spur_guards::jq_file_guard(&self.program, &full, &values, &limits)
+                spur_guards::jq_file_guard(ctx.jq, &self.program, &full, &values, &limits)
             }
             Ok(None) => {
                 let input = serde_json::json!({
@@ -52,9 +68,9 @@ impl JqGuard {
                     "iteration": ctx.render.iteration,
                     "lastAction": ctx.last_action,
                 });
-                spur_guards::jq_guard_passes(&self.program, &input, &values, &limits)
+                spur_guards::jq_guard_passes(ctx.jq, &self.program, &input, &values, &limits)
             }
-            Err(e) => GuardResult::fail(e.to_string(), std::time::Duration::ZERO),
+            Err(e) => closed(e.to_string()),
         }
     }
 }
@@ -83,13 +99,19 @@ fn bind(names: &[String], vars: &Vars) -> Vec<Value> {
     values
 }
 
-/// Evaluate `expr` once on `input` with the vars bound; the first output (`json.update`).
-pub(crate) fn eval_first(expr: &str, input: Value, vars: &Vars) -> Result<Value, String> {
+/// Evaluate `expr` once on `input` with the vars bound, in `sandbox`; the first output
+/// (`json.update`).
+pub(crate) fn eval_first(
+    sandbox: &JqSandbox,
+    expr: &str,
+    input: Value,
+    vars: &Vars,
+) -> Result<Value, String> {
     let names: Vec<String> = vars.keys().cloned().collect();
     let (program, names) = compile(expr, &names)?;
     let values = bind(&names, vars);
-    program
-        .first(&input, &values, &JqLimits::default())
+    sandbox
+        .first(&program, &input, &values, &JqLimits::default())
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("jq expression {expr:?} produced no output"))
 }

@@ -174,6 +174,8 @@ fn run_on(host: &mut MemoryHost, yaml: &str) -> (super::RunOutcome, tempfile::Te
         spur_bin: None,
         timeouts: Default::default(),
         policy: crate::policy::PolicySource::Project,
+        // The test's own filters: trusted, evaluated in process (spur's binary uses a worker).
+        jq: spur_guards::jq::JqSandbox::in_process(),
     };
     let checked = checked(yaml);
     let outcome = start_on(
@@ -300,6 +302,8 @@ fn a_host_answer_that_is_not_a_choice_is_refused() {
         spur_bin: None,
         timeouts: Default::default(),
         policy: crate::policy::PolicySource::Project,
+        // The test's own filters: trusted, evaluated in process (spur's binary uses a worker).
+        jq: spur_guards::jq::JqSandbox::in_process(),
     };
     let checked = checked(
         "name: p\ninitialState: ask\nterminalStates: [end]\n\

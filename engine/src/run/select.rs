@@ -61,6 +61,7 @@ impl Run<'_, '_> {
                         env: &env,
                         last_action_ok: c.last_action_ok,
                         last_action: &last_action,
+                        jq: &facts.settings.jq,
                         default_timeout: facts.settings.timeouts.guard,
                     };
                     guard_eval::evaluate(guard, &ctx)

@@ -172,6 +172,7 @@ impl Run<'_, '_> {
                 env: &env,
                 answer: answer.as_deref(),
                 timeouts: &facts.settings.timeouts,
+                jq: &facts.settings.jq,
                 ask: &mut ask,
                 redactor: &redactor,
                 policy: &facts.policy,

@@ -66,6 +66,8 @@ impl Project {
             spur_bin: None,
             timeouts: Default::default(),
             policy: spur_engine::policy::PolicySource::Project,
+            // The test's own filters: trusted, evaluated in process (spur's binary uses a worker).
+            jq: spur_guards::jq::JqSandbox::in_process(),
         }
     }
 

@@ -1,4 +1,6 @@
 //! A jq filter compiled once (at pipeline load) and evaluated many times under limits.
+//! Evaluating here runs on the calling thread: only the jq worker process does that with a
+//! filter it does not trust (`super::sandbox`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -11,7 +13,6 @@ use jaq_core::{Compiler, Ctx, DataT, Vars};
 use jaq_json::Val;
 use serde_json::Value;
 
-use super::deadline::{self, Overrun};
 use super::value::{approx_size, from_val, to_val};
 
 pub(crate) type GuardData = JustLut<Val>;
@@ -37,7 +38,7 @@ impl fmt::Display for JqCompileError {
 impl std::error::Error for JqCompileError {}
 
 /// Why an evaluation produced no result. Every variant fails a guard closed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum JqEvalError {
     /// The input is larger than [`JqLimits::max_input_bytes`].
     InputTooLarge {
@@ -46,8 +47,13 @@ pub enum JqEvalError {
         /// The limit.
         limit: usize,
     },
-    /// The evaluation ran past [`JqLimits::timeout`].
+    /// The evaluation ran past [`JqLimits::timeout`]; the worker was killed.
     DeadlineExceeded(Duration),
+    /// The evaluation needed more memory than the worker may have.
+    OutOfMemory {
+        /// The worker's address-space limit, in MiB.
+        limit_mib: u64,
+    },
     /// More than [`JqLimits::max_outputs`] outputs.
     TooManyOutputs(usize),
     /// A jq runtime error (`error("…")`, `.a` on a number, …).
@@ -61,8 +67,10 @@ pub enum JqEvalError {
         /// The number of values given.
         got: usize,
     },
-    /// The evaluation thread crashed (a bug in a jq builtin) or could not start.
-    Crashed,
+    /// The evaluation crashed (a stack overflow, a panic in a builtin): why.
+    Crashed(String),
+    /// No jq worker could be started or spoken to: why.
+    WorkerUnavailable(String),
 }
 
 impl fmt::Display for JqEvalError {
@@ -71,16 +79,23 @@ impl fmt::Display for JqEvalError {
             JqEvalError::InputTooLarge { size, limit } => {
                 write!(f, "input is {size} bytes, over the {limit}-byte limit")
             }
-            JqEvalError::DeadlineExceeded(t) => {
-                write!(f, "evaluation did not finish within {} ms", t.as_millis())
-            }
+            JqEvalError::DeadlineExceeded(t) => write!(
+                f,
+                "timeout: the evaluation did not finish within {} ms (the jq worker was stopped)",
+                t.as_millis()
+            ),
+            JqEvalError::OutOfMemory { limit_mib } => write!(
+                f,
+                "out of memory: the evaluation needed more than the jq worker's {limit_mib} MiB"
+            ),
             JqEvalError::TooManyOutputs(n) => write!(f, "more than {n} outputs"),
             JqEvalError::Runtime(message) => write!(f, "jq error: {message}"),
             JqEvalError::Halted(code) => write!(f, "filter halted with code {code}"),
             JqEvalError::VarCount { expected, got } => {
                 write!(f, "expected {expected} variable values, got {got}")
             }
-            JqEvalError::Crashed => write!(f, "evaluation crashed"),
+            JqEvalError::Crashed(why) => write!(f, "crashed: {why}"),
+            JqEvalError::WorkerUnavailable(why) => write!(f, "the jq worker is unavailable: {why}"),
         }
     }
 }
@@ -90,20 +105,23 @@ impl std::error::Error for JqEvalError {}
 /// Bounds on one evaluation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JqLimits {
-    /// `Some`: evaluate on a worker thread and give up after this long (fail closed).
-    /// `None`: evaluate inline on the calling thread with no deadline (`spur jq`).
-    pub timeout: Option<Duration>,
+    /// The worker is stopped (and the evaluation fails) after this long. Evaluating in
+    /// process only checks it between outputs.
+    pub timeout: Duration,
     /// The largest input, in bytes, that is evaluated.
     pub max_input_bytes: usize,
     /// The most outputs an evaluation may produce.
     pub max_outputs: usize,
 }
 
+/// How long a jq guard may evaluate unless it sets `timeoutMs`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+
 impl Default for JqLimits {
     /// 1 s, 16 MiB of input, 10 000 outputs.
     fn default() -> Self {
         Self {
-            timeout: Some(Duration::from_secs(1)),
+            timeout: DEFAULT_TIMEOUT,
             max_input_bytes: 16 << 20,
             max_outputs: 10_000,
         }
@@ -153,8 +171,11 @@ impl JqProgram {
         &self.var_names
     }
 
-    /// All outputs for `input`, with `var_values` in the order of the compiled names.
-    pub fn eval(
+    /// All outputs for `input`, with `var_values` in the order of the compiled names,
+    /// evaluated on the calling thread. A hostile filter can overflow this thread's stack
+    /// (which aborts the process) or run past `limits.timeout` (checked only between
+    /// outputs): evaluate untrusted filters through a [`super::JqSandbox`].
+    pub fn eval_in_process(
         &self,
         input: &Value,
         var_values: &[Value],
@@ -163,8 +184,9 @@ impl JqProgram {
         self.evaluate(input, var_values, limits, usize::MAX)
     }
 
-    /// The first output only (`None` if there is none); evaluation stops there.
-    pub fn first(
+    /// The first output only (`None` if there is none), on the calling thread, as
+    /// [`JqProgram::eval_in_process`]; evaluation stops there.
+    pub fn first_in_process(
         &self,
         input: &Value,
         var_values: &[Value],
@@ -173,13 +195,13 @@ impl JqProgram {
         Ok(self.evaluate(input, var_values, limits, 1)?.pop())
     }
 
-    fn evaluate(
+    /// The checks made before an evaluation starts, wherever it runs.
+    pub(crate) fn precheck(
         &self,
         input: &Value,
         var_values: &[Value],
         limits: &JqLimits,
-        take: usize,
-    ) -> Result<Vec<Value>, JqEvalError> {
+    ) -> Result<(), JqEvalError> {
         if var_values.len() != self.var_names.len() {
             return Err(JqEvalError::VarCount {
                 expected: self.var_names.len(),
@@ -193,29 +215,20 @@ impl JqProgram {
                 limit: limits.max_input_bytes,
             });
         }
-        let max_outputs = limits.max_outputs;
-        let Some(timeout) = limits.timeout else {
-            return run_filter(&self.filter, input, var_values, None, max_outputs, take);
-        };
-        let deadline = Instant::now() + timeout;
-        let filter = Arc::clone(&self.filter);
-        let input = input.clone();
-        let var_values = var_values.to_vec();
-        let job = move || {
-            run_filter(
-                &filter,
-                &input,
-                &var_values,
-                Some(deadline),
-                max_outputs,
-                take,
-            )
-        };
-        match deadline::run(timeout, job) {
-            Ok(result) => result,
-            Err(Overrun::DeadlineExceeded) => Err(JqEvalError::DeadlineExceeded(timeout)),
-            Err(Overrun::Crashed) => Err(JqEvalError::Crashed),
-        }
+        Ok(())
+    }
+
+    /// Up to `take` outputs, on the calling thread.
+    pub(crate) fn evaluate(
+        &self,
+        input: &Value,
+        var_values: &[Value],
+        limits: &JqLimits,
+        take: usize,
+    ) -> Result<Vec<Value>, JqEvalError> {
+        self.precheck(input, var_values, limits)?;
+        let deadline = Instant::now() + limits.timeout;
+        run_filter(&self.filter, input, var_values, deadline, limits, take)
     }
 }
 
@@ -223,16 +236,17 @@ fn run_filter(
     filter: &GuardFilter,
     input: &Value,
     var_values: &[Value],
-    deadline: Option<Instant>,
-    max_outputs: usize,
+    deadline: Instant,
+    limits: &JqLimits,
     take: usize,
 ) -> Result<Vec<Value>, JqEvalError> {
+    let max_outputs = limits.max_outputs;
     let ctx = Ctx::<GuardData>::new(&filter.lut, Vars::new(var_values.iter().map(to_val)));
     let mut outputs = Vec::new();
     for output in filter.id.run((ctx, to_val(input))) {
         // jaq cannot be interrupted inside one output; between outputs we can stop.
-        if deadline.is_some_and(|d| Instant::now() > d) {
-            return Err(JqEvalError::DeadlineExceeded(Duration::ZERO));
+        if Instant::now() > deadline {
+            return Err(JqEvalError::DeadlineExceeded(limits.timeout));
         }
         if outputs.len() >= max_outputs {
             return Err(JqEvalError::TooManyOutputs(max_outputs));
@@ -254,7 +268,7 @@ pub(crate) fn exception(exn: jaq_core::Exn<'_, Val>) -> JqEvalError {
         }),
         Err(exn) => match exn.get_halt() {
             Ok(code) => JqEvalError::Halted(code),
-            Err(_) => JqEvalError::Crashed,
+            Err(_) => JqEvalError::Crashed("an unknown jq exception".to_owned()),
         },
     }
 }
@@ -268,11 +282,15 @@ pub(crate) fn compile_filter<D>(
 where
     D: for<'a> DataT<V<'a> = Val>,
 {
+    if let Err(too_deep) = super::nesting::check(expr) {
+        return Err(JqCompileError {
+            message: too_deep.message,
+            offset: too_deep.offset.min(expr.len()),
+            len: usize::from(too_deep.offset < expr.len()),
+        });
+    }
     let arena = Arena::default();
-    let defs = jaq_core::defs()
-        .chain(jaq_std::defs())
-        .chain(jaq_json::defs());
-    let modules = Loader::new(defs)
+    let modules = Loader::new(super::std_library::definitions())
         .load(
             &arena,
             File {
@@ -371,10 +389,7 @@ mod tests {
     use serde_json::json;
 
     fn unlimited() -> JqLimits {
-        JqLimits {
-            timeout: None,
-            ..JqLimits::default()
-        }
+        JqLimits::default()
     }
 
     #[test]
@@ -382,7 +397,7 @@ mod tests {
         let program =
             JqProgram::compile("[.xs | map(. * $k) | add, $name]", &["k", "$name"]).unwrap();
         let out = program
-            .eval(
+            .eval_in_process(
                 &json!({"xs": [1, 2, 3]}),
                 &[json!(2), json!("n")],
                 &JqLimits::default(),
@@ -396,12 +411,23 @@ mod tests {
     fn yields_every_output_or_only_the_first() {
         let program = JqProgram::compile(".[]", &[]).unwrap();
         let input = json!([1, 2, 3]);
-        assert_eq!(program.eval(&input, &[], &unlimited()).unwrap().len(), 3);
         assert_eq!(
-            program.first(&input, &[], &unlimited()).unwrap(),
+            program
+                .eval_in_process(&input, &[], &unlimited())
+                .unwrap()
+                .len(),
+            3
+        );
+        assert_eq!(
+            program.first_in_process(&input, &[], &unlimited()).unwrap(),
             Some(json!(1))
         );
-        assert_eq!(program.first(&json!([]), &[], &unlimited()).unwrap(), None);
+        assert_eq!(
+            program
+                .first_in_process(&json!([]), &[], &unlimited())
+                .unwrap(),
+            None
+        );
     }
 
     #[test]
@@ -428,30 +454,43 @@ mod tests {
     fn runtime_errors_and_halt_are_errors_not_exits() {
         let program = JqProgram::compile(r#"error("boom")"#, &[]).unwrap();
         assert_eq!(
-            program.eval(&json!(null), &[], &JqLimits::default()),
+            program.eval_in_process(&json!(null), &[], &JqLimits::default()),
             Err(JqEvalError::Runtime("boom".into()))
         );
         let program = JqProgram::compile("halt", &[]).unwrap();
         assert_eq!(
-            program.eval(&json!(null), &[], &JqLimits::default()),
+            program.eval_in_process(&json!(null), &[], &JqLimits::default()),
             Err(JqEvalError::Halted(0))
         );
     }
 
     #[test]
-    fn a_runaway_evaluation_fails_at_the_deadline() {
-        let program = JqProgram::compile("last(range(1e18))", &[]).unwrap();
-        let limits = JqLimits {
-            timeout: Some(Duration::from_millis(50)),
-            ..JqLimits::default()
-        };
+    fn hostile_nesting_is_a_compile_error_not_a_crash() {
+        let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        let err = JqProgram::compile(&deep, &[]).unwrap_err();
+        assert!(err.message.contains("nests more than"), "{err:?}");
+        let chain = vec!["."; 100_000].join(" | ");
+        assert!(JqProgram::compile(&chain, &[]).is_err());
+        // Just under the bounds compiles, on this (small) test thread's stack.
+        let nested = format!("{}1{}", "(".repeat(256), ")".repeat(256));
+        assert!(JqProgram::compile(&nested, &[]).is_ok());
+        let long = vec!["."; 1_999].join("|");
+        assert!(JqProgram::compile(&long, &[]).is_ok());
+    }
+
+    #[test]
+    fn the_standard_library_is_parsed_once_and_shared() {
+        let a = JqProgram::compile("map(. + 1) | add", &[]).unwrap();
+        let b = JqProgram::compile("[.[] | tostring] | join(\",\")", &[]).unwrap();
+        let input = json!([1, 2]);
         assert_eq!(
-            program.eval(&json!(null), &[], &limits),
-            Err(JqEvalError::DeadlineExceeded(Duration::from_millis(50)))
+            a.first_in_process(&input, &[], &unlimited()).unwrap(),
+            Some(json!(5))
         );
-        // The pool recovers: the next evaluation gets a fresh worker.
-        let ok = JqProgram::compile(".", &[]).unwrap();
-        assert_eq!(ok.eval(&json!(1), &[], &limits), Ok(vec![json!(1)]));
+        assert_eq!(
+            b.first_in_process(&input, &[], &unlimited()).unwrap(),
+            Some(json!("1,2"))
+        );
     }
 
     #[test]
@@ -462,7 +501,7 @@ mod tests {
             ..JqLimits::default()
         };
         assert_eq!(
-            program.eval(&json!(null), &[], &limits),
+            program.eval_in_process(&json!(null), &[], &limits),
             Err(JqEvalError::TooManyOutputs(100))
         );
     }
@@ -475,7 +514,7 @@ mod tests {
             ..JqLimits::default()
         };
         assert!(matches!(
-            program.eval(&json!("a long string value"), &[], &limits),
+            program.eval_in_process(&json!("a long string value"), &[], &limits),
             Err(JqEvalError::InputTooLarge { limit: 10, .. })
         ));
     }
@@ -484,7 +523,7 @@ mod tests {
     fn wrong_number_of_var_values_is_an_error() {
         let program = JqProgram::compile("$a", &["a"]).unwrap();
         assert_eq!(
-            program.eval(&json!(null), &[], &JqLimits::default()),
+            program.eval_in_process(&json!(null), &[], &JqLimits::default()),
             Err(JqEvalError::VarCount {
                 expected: 1,
                 got: 0

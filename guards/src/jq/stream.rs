@@ -1,6 +1,9 @@
 //! The jq command line behind `spur jq` (and `jq` through the PATH shim): filters a stream
 //! of JSON texts, printing outputs as they come. It evaluates inline with no deadline —
-//! like jq, a user interrupts it with Ctrl-C.
+//! like jq, a user interrupts it with Ctrl-C. Inputs and outputs nested deeper than
+//! [`MAX_JSON_DEPTH`] are refused before jaq's recursive parser or printer sees them; the
+//! binary also runs this in a child process, so a filter that recurses without end ends
+//! with an error rather than an abort.
 
 use std::io::{self, Write};
 
@@ -11,6 +14,7 @@ use jaq_json::write::Pp;
 use jaq_json::{Map, Val};
 use jaq_std::input::{HasInputs, Inputs, RcIter};
 
+use super::json_depth::{too_deep_text, too_deep_value, MAX_JSON_DEPTH};
 use super::program::{compile_filter, exception, JqCompileError, JqEvalError};
 
 /// Output and input switches, named after jq's flags.
@@ -124,7 +128,23 @@ pub fn run_jq(
     let mut names: Vec<String> = vec!["ENV".into(), "ARGS".into()];
     let mut values = vec![env_object(), Val::Null];
     let mut named = Map::default();
+    for input in inputs {
+        if let Some(at) = too_deep_text(&input.bytes, MAX_JSON_DEPTH) {
+            return Err(JqRunError::Input {
+                name: input.name.clone(),
+                message: format!("nests deeper than {MAX_JSON_DEPTH} levels (at byte {at})"),
+            });
+        }
+    }
     for (name, arg) in args {
+        if let JqArg::Json(text) = arg {
+            if too_deep_text(text.as_bytes(), MAX_JSON_DEPTH).is_some() {
+                return Err(JqRunError::BadArgJson {
+                    name: name.clone(),
+                    message: format!("nests deeper than {MAX_JSON_DEPTH} levels"),
+                });
+            }
+        }
         let value = match arg {
             JqArg::String(s) => Val::utf8_str(s.clone().into_bytes()),
             JqArg::Json(text) => jaq_json::read::parse_single(text.as_bytes()).map_err(|e| {
@@ -190,6 +210,13 @@ pub fn run_jq(
                     other => other.to_string(),
                 }),
             })?;
+            if too_deep_value(&value, MAX_JSON_DEPTH) {
+                // Dropping it recurses as deep as it nests: leave it to the process's end.
+                std::mem::forget(value);
+                return Err(JqRunError::Runtime(format!(
+                    "an output nests deeper than {MAX_JSON_DEPTH} levels"
+                )));
+            }
             summary.last_truthy = Some(!matches!(value, Val::Null | Val::Bool(false)));
             match write_value(out, &pp, options, &value) {
                 Ok(()) => {}

@@ -49,7 +49,7 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &JsonUpdateOptions) -> Actio
         Ok(v) => v,
         Err(e) => return ActionResult::failed(format!("json.update: {path} is not JSON: {e}")),
     };
-    let output = match crate::run::jq_guard::eval_first(&expr, input, ctx.vars) {
+    let output = match crate::run::jq_guard::eval_first(ctx.jq, &expr, input, ctx.vars) {
         Ok(v) => v,
         Err(e) => return ActionResult::failed(format!("json.update: {e}")),
     };

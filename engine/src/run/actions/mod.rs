@@ -53,6 +53,8 @@ pub(crate) struct ActionContext<'a> {
     pub(crate) answer: Option<&'a str>,
     /// The timeouts of steps that set none.
     pub(crate) timeouts: &'a StepTimeouts,
+    /// Where `json.update` evaluates its expression (the run's jq worker).
+    pub(crate) jq: &'a spur_guards::jq::JqSandbox,
     /// Ask the operator on a terminal; `None` when there is none.
     pub(crate) ask: &'a mut dyn FnMut(&HitlQuestion) -> Option<String>,
     /// The run's secrets, for what an action writes itself (verify evidence).

@@ -1,0 +1,372 @@
+//! spur's side of the jq worker (`super::worker`): one worker process per sandbox, started on
+//! the first evaluation and kept for the next ones. Each evaluation waits for its reply at
+//! most its deadline; past it the worker is killed (and reaped) and the evaluation fails with
+//! a timeout. A worker that dies mid-evaluation fails it with the reason read from how it
+//! died (out of memory, stack overflow, a signal). The next evaluation starts a fresh worker.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::{BufReader, Read};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, ChildStderr, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::program::{JqEvalError, JqLimits, JqProgram};
+use super::wire::{read_frame, write_frame, Reply, Request};
+use super::worker::WORKER_MEMORY_MIB;
+
+/// How long a fresh worker may take to say it is ready (a loaded machine is slow to exec).
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most of a dead worker's stderr that is read to tell why it died.
+const STDERR_CAP: u64 = 64 << 10;
+
+/// Where jq evaluations run. Cheap to clone; clones share the worker.
+#[derive(Clone)]
+pub struct JqSandbox {
+    backend: Arc<Backend>,
+}
+
+enum Backend {
+    Worker {
+        command: WorkerCommand,
+        running: Mutex<Option<Worker>>,
+    },
+    InProcess,
+    Unavailable(String),
+}
+
+struct WorkerCommand {
+    program: PathBuf,
+    args: Vec<OsString>,
+}
+
+impl fmt::Debug for JqSandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &*self.backend {
+            Backend::Worker { command, .. } => f
+                .debug_struct("JqSandbox::Worker")
+                .field("program", &command.program)
+                .field("args", &command.args)
+                .finish_non_exhaustive(),
+            Backend::InProcess => f.write_str("JqSandbox::InProcess"),
+            Backend::Unavailable(why) => {
+                f.debug_tuple("JqSandbox::Unavailable").field(why).finish()
+            }
+        }
+    }
+}
+
+impl JqSandbox {
+    /// Evaluate in a worker process started as `program args…` (for spur: its own
+    /// executable and `__jq-worker`), started on first use.
+    pub fn worker(program: impl Into<PathBuf>, args: impl IntoIterator<Item = OsString>) -> Self {
+        Self::with(Backend::Worker {
+            command: WorkerCommand {
+                program: program.into(),
+                args: args.into_iter().collect(),
+            },
+            running: Mutex::new(None),
+        })
+    }
+
+    /// Evaluate on the calling thread, with no containment: a hostile filter can abort the
+    /// process or run on. For tests and for embedders that trust their filters; the spur
+    /// binary never uses it.
+    pub fn in_process() -> Self {
+        Self::with(Backend::InProcess)
+    }
+
+    /// Every evaluation fails closed with `why` (no worker executable could be found).
+    pub fn unavailable(why: impl Into<String>) -> Self {
+        Self::with(Backend::Unavailable(why.into()))
+    }
+
+    fn with(backend: Backend) -> Self {
+        Self {
+            backend: Arc::new(backend),
+        }
+    }
+
+    /// All outputs of `program` for `input` (at most `limits.max_outputs`).
+    pub fn eval(
+        &self,
+        program: &JqProgram,
+        input: &Value,
+        var_values: &[Value],
+        limits: &JqLimits,
+    ) -> Result<Vec<Value>, JqEvalError> {
+        self.evaluate(program, input, var_values, limits, usize::MAX)
+    }
+
+    /// The first output only (`None` if there is none).
+    pub fn first(
+        &self,
+        program: &JqProgram,
+        input: &Value,
+        var_values: &[Value],
+        limits: &JqLimits,
+    ) -> Result<Option<Value>, JqEvalError> {
+        Ok(self.evaluate(program, input, var_values, limits, 1)?.pop())
+    }
+
+    /// The id of the worker process now running, if any.
+    pub fn worker_pid(&self) -> Option<u32> {
+        match &*self.backend {
+            Backend::Worker { running, .. } => lock(running).as_ref().map(|w| w.child.id()),
+            _ => None,
+        }
+    }
+
+    fn evaluate(
+        &self,
+        program: &JqProgram,
+        input: &Value,
+        var_values: &[Value],
+        limits: &JqLimits,
+        take: usize,
+    ) -> Result<Vec<Value>, JqEvalError> {
+        let (command, running) = match &*self.backend {
+            Backend::InProcess => return program.evaluate(input, var_values, limits, take),
+            Backend::Unavailable(why) => return Err(JqEvalError::WorkerUnavailable(why.clone())),
+            Backend::Worker { command, running } => (command, running),
+        };
+        program.precheck(input, var_values, limits)?;
+        let request = Request {
+            expr: program.source().to_owned(),
+            vars: program.var_names().to_vec(),
+            values: var_values.to_vec(),
+            take,
+            max_outputs: limits.max_outputs,
+            timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
+            max_input_bytes: limits.max_input_bytes,
+        };
+        let unsendable = |e: serde_json::Error| JqEvalError::Crashed(format!("cannot send: {e}"));
+        let header = serde_json::to_vec(&request).map_err(unsendable)?;
+        let value = serde_json::to_vec(input).map_err(unsendable)?;
+
+        let mut slot = lock(running);
+        // A worker that died between evaluations (nothing was asked of it) is replaced
+        // quietly; one that dies during this evaluation fails it.
+        if let Some(worker) = slot.as_mut() {
+            if !matches!(worker.child.try_wait(), Ok(None)) || worker.send(&header, &value).is_err()
+            {
+                if let Some(dead) = slot.take() {
+                    dead.stop();
+                }
+            } else {
+                return finish(&mut slot, limits.timeout);
+            }
+        }
+        let mut worker = Worker::start(command)?;
+        if let Err(e) = worker.send(&header, &value) {
+            let why = worker.stop();
+            return Err(why.unwrap_or_else(|| {
+                JqEvalError::WorkerUnavailable(format!("cannot send the request: {e}"))
+            }));
+        }
+        *slot = Some(worker);
+        finish(&mut slot, limits.timeout)
+    }
+}
+
+/// Wait for the reply of the request just sent to the worker in `slot`.
+fn finish(slot: &mut Option<Worker>, timeout: Duration) -> Result<Vec<Value>, JqEvalError> {
+    let Some(worker) = slot.as_mut() else {
+        return Err(JqEvalError::WorkerUnavailable("no worker".into()));
+    };
+    match worker.replies.recv_timeout(timeout) {
+        Ok(Some(Reply::Outputs(outputs))) => Ok(outputs),
+        Ok(Some(Reply::Failed(e))) => Err(e),
+        Ok(Some(Reply::Ready)) | Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+            let dead = slot.take().map(Worker::stop);
+            Err(dead.flatten().unwrap_or_else(|| {
+                JqEvalError::Crashed("the jq worker stopped answering".to_owned())
+            }))
+        }
+        Err(RecvTimeoutError::Timeout) => {
+            if let Some(worker) = slot.take() {
+                worker.kill();
+            }
+            Err(JqEvalError::DeadlineExceeded(timeout))
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    stderr: Option<ChildStderr>,
+    /// Replies read by the reader thread; `None` (or a closed channel) when the worker's
+    /// stdout ended or could not be read.
+    replies: Receiver<Option<Reply>>,
+}
+
+impl Worker {
+    fn start(command: &WorkerCommand) -> Result<Worker, JqEvalError> {
+        let unavailable = |why: String| JqEvalError::WorkerUnavailable(why);
+        let mut child = Command::new(&command.program)
+            .args(&command.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group: a Ctrl-C meant for spur does not kill an evaluation
+            // half-way (spur stops at the next step and the worker ends with it).
+            .process_group(0)
+            .spawn()
+            .map_err(|e| unavailable(format!("cannot start {}: {e}", command.program.display())))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(unavailable("no pipes to the worker".into()));
+        };
+        let (sender, replies) = mpsc::channel();
+        let reader = std::thread::Builder::new()
+            .name("spur-jq-replies".into())
+            .spawn(move || {
+                let mut stdout = BufReader::new(stdout);
+                loop {
+                    let reply = match read_frame(&mut stdout) {
+                        Ok(Some(bytes)) => serde_json::from_slice::<Reply>(&bytes).ok(),
+                        _ => None,
+                    };
+                    let end = reply.is_none();
+                    if sender.send(reply).is_err() || end {
+                        return;
+                    }
+                }
+            });
+        let stderr = child.stderr.take();
+        let worker = Worker {
+            child,
+            stdin,
+            stderr,
+            replies,
+        };
+        if let Err(e) = reader {
+            worker.kill();
+            return Err(unavailable(format!("cannot start a reader thread: {e}")));
+        }
+        match worker.replies.recv_timeout(STARTUP_TIMEOUT) {
+            Ok(Some(Reply::Ready)) => Ok(worker),
+            Err(RecvTimeoutError::Timeout) => {
+                worker.kill();
+                Err(unavailable("the worker did not start in time".into()))
+            }
+            _ => Err(worker.stop().unwrap_or_else(|| {
+                unavailable("the worker did not start (is this spur's executable?)".into())
+            })),
+        }
+    }
+
+    fn send(&mut self, header: &[u8], value: &[u8]) -> std::io::Result<()> {
+        write_frame(&mut self.stdin, header)?;
+        write_frame(&mut self.stdin, value)
+    }
+
+    /// Kill and reap the worker.
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Reap a worker that died (killing it first if it did not) and say why it died.
+    fn stop(mut self) -> Option<JqEvalError> {
+        let status = match self.child.try_wait() {
+            Ok(Some(status)) => status,
+            _ => {
+                let _ = self.child.kill();
+                self.child.wait().ok()?
+            }
+        };
+        let mut stderr = String::new();
+        if let Some(s) = self.stderr.take() {
+            let _ = s.take(STDERR_CAP).read_to_string(&mut stderr);
+        }
+        Some(death_reason(status, &stderr))
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // An idle worker would exit at the end of its input; do not wait for that.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Why a worker died, from its exit status and what the Rust runtime wrote to its stderr.
+fn death_reason(status: ExitStatus, stderr: &str) -> JqEvalError {
+    const SIGXCPU: i32 = 24;
+    if stderr.contains("memory allocation of") {
+        return JqEvalError::OutOfMemory {
+            limit_mib: WORKER_MEMORY_MIB,
+        };
+    }
+    if stderr.contains("has overflowed its stack") {
+        return JqEvalError::Crashed(
+            "stack overflow: the filter recursed, or a value it built nests, too deeply".into(),
+        );
+    }
+    match status.signal() {
+        Some(SIGXCPU) => JqEvalError::Crashed("the jq worker used up its CPU time".into()),
+        Some(signal) => {
+            JqEvalError::Crashed(format!("the jq worker was killed by signal {signal}"))
+        }
+        None => JqEvalError::Crashed(format!("the jq worker exited ({status})")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_for_a_dead_worker() {
+        let abort = ExitStatus::from_raw(6);
+        assert!(matches!(
+            death_reason(abort, "memory allocation of 4000000000 bytes failed\n"),
+            JqEvalError::OutOfMemory { .. }
+        ));
+        let overflow = death_reason(
+            abort,
+            "\nthread 'spur-jq-worker' has overflowed its stack\nfatal runtime error: stack overflow\n",
+        );
+        assert!(
+            overflow.to_string().contains("stack overflow"),
+            "{overflow}"
+        );
+        let killed = death_reason(ExitStatus::from_raw(9), "");
+        assert_eq!(
+            killed.to_string(),
+            "crashed: the jq worker was killed by signal 9"
+        );
+    }
+
+    #[test]
+    fn in_process_and_unavailable_sandboxes() {
+        let program = JqProgram::compile(".a", &[]).unwrap();
+        let input = serde_json::json!({"a": 1});
+        let limits = JqLimits::default();
+        assert_eq!(
+            JqSandbox::in_process().first(&program, &input, &[], &limits),
+            Ok(Some(serde_json::json!(1)))
+        );
+        let err = JqSandbox::unavailable("no executable")
+            .first(&program, &input, &[], &limits)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the jq worker is unavailable: no executable"
+        );
+    }
+}
