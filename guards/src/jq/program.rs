@@ -153,7 +153,22 @@ impl JqProgram {
             .iter()
             .map(|n| n.trim_start_matches('$').to_owned())
             .collect();
-        let filter = compile_filter::<GuardData>(expr, &var_names, [])?;
+        let tokens = super::nesting::check(expr).map_err(|e| too_deep(expr, e))?;
+        let filter = if tokens <= INLINE_COMPILE_TOKENS {
+            compile_filter::<GuardData>(expr, &var_names, [])?
+        } else {
+            // jaq recurses once per level of the syntax tree, several KiB per level in a
+            // debug build: a large expression compiles on a stack sized for the bound.
+            std::thread::scope(|scope| {
+                std::thread::Builder::new()
+                    .name("spur-jq-compile".into())
+                    .stack_size(COMPILE_STACK)
+                    .spawn_scoped(scope, || compile_filter::<GuardData>(expr, &var_names, []))
+                    .map_err(|e| located(expr, "", format!("cannot compile: {e}")))?
+                    .join()
+                    .map_err(|_| located(expr, "", "the compiler crashed".to_owned()))?
+            })?
+        };
         Ok(Self {
             source: expr.into(),
             var_names: var_names.into(),
@@ -282,13 +297,7 @@ pub(crate) fn compile_filter<D>(
 where
     D: for<'a> DataT<V<'a> = Val>,
 {
-    if let Err(too_deep) = super::nesting::check(expr) {
-        return Err(JqCompileError {
-            message: too_deep.message,
-            offset: too_deep.offset.min(expr.len()),
-            len: usize::from(too_deep.offset < expr.len()),
-        });
-    }
+    super::nesting::check(expr).map_err(|e| too_deep(expr, e))?;
     let arena = Arena::default();
     let modules = Loader::new(super::std_library::definitions())
         .load(
@@ -319,6 +328,21 @@ where
             }
         })
 }
+
+fn too_deep(expr: &str, e: super::nesting::TooDeep) -> JqCompileError {
+    JqCompileError {
+        message: e.message,
+        offset: e.offset.min(expr.len()),
+        len: usize::from(e.offset < expr.len()),
+    }
+}
+
+/// Expressions with at most this many nesting tokens compile on the calling thread (a
+/// 2 MiB thread has room for them even in a debug build).
+const INLINE_COMPILE_TOKENS: usize = 100;
+
+/// The stack larger expressions compile on: room for [`super::MAX_NESTING_TOKENS`] levels.
+const COMPILE_STACK: usize = 256 << 20;
 
 fn load_error(expr: &str, errors: jaq_core::load::Errors<&str, ()>) -> JqCompileError {
     use jaq_core::load::Error;
@@ -385,6 +409,7 @@ fn located(expr: &str, part: &str, message: String) -> JqCompileError {
 
 #[cfg(test)]
 mod tests {
+    use super::super::MAX_NESTING_TOKENS;
     use super::*;
     use serde_json::json;
 
@@ -476,6 +501,29 @@ mod tests {
         assert!(JqProgram::compile(&nested, &[]).is_ok());
         let long = vec!["."; 1_999].join("|");
         assert!(JqProgram::compile(&long, &[]).is_ok());
+    }
+
+    #[test]
+    fn every_kind_of_nesting_at_the_bound_compiles_without_overflow() {
+        let n = MAX_NESTING_TOKENS;
+        let at_the_bound = [
+            format!("{}1", "-".repeat(n)),
+            format!("{}1", "try ".repeat(n)),
+            vec!["1"; n].join("+"),
+            vec!["1"; n].join(","),
+            format!("{} .", ". as $x | ".repeat(n / 2)),
+            format!("{}1{}", "[(".repeat(128), ")]".repeat(128)),
+            format!("{}1{}", "\"\\(".repeat(256), ")\"".repeat(256)),
+            format!(
+                "{}1{}",
+                "if true then ".repeat(n / 2),
+                " else 0 end".repeat(n / 2)
+            ),
+        ];
+        for expr in &at_the_bound {
+            let compiled = JqProgram::compile(expr, &[]);
+            assert!(compiled.is_ok(), "{}…: {compiled:?}", &expr[..20]);
+        }
     }
 
     #[test]
