@@ -17,6 +17,7 @@ mod done_gate;
 mod graph;
 mod journal_forgery;
 mod jq;
+mod jq_containment;
 mod keyed_chains;
 mod pinned_policy;
 mod run;

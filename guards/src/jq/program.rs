@@ -13,6 +13,7 @@ use jaq_core::{Compiler, Ctx, DataT, Vars};
 use jaq_json::Val;
 use serde_json::Value;
 
+use super::json_depth::too_deep_value;
 use super::value::{approx_size, from_val, to_val};
 
 pub(crate) type GuardData = JustLut<Val>;
@@ -54,6 +55,8 @@ pub enum JqEvalError {
         /// The worker's address-space limit, in MiB.
         limit_mib: u64,
     },
+    /// An output nests deeper than [`JqLimits::max_output_depth`].
+    OutputTooDeep(usize),
     /// More than [`JqLimits::max_outputs`] outputs.
     TooManyOutputs(usize),
     /// A jq runtime error (`error("…")`, `.a` on a number, …).
@@ -89,6 +92,7 @@ impl fmt::Display for JqEvalError {
                 "out of memory: the evaluation needed more than the jq worker's {limit_mib} MiB"
             ),
             JqEvalError::TooManyOutputs(n) => write!(f, "more than {n} outputs"),
+            JqEvalError::OutputTooDeep(n) => write!(f, "an output nests deeper than {n} levels"),
             JqEvalError::Runtime(message) => write!(f, "jq error: {message}"),
             JqEvalError::Halted(code) => write!(f, "filter halted with code {code}"),
             JqEvalError::VarCount { expected, got } => {
@@ -112,18 +116,21 @@ pub struct JqLimits {
     pub max_input_bytes: usize,
     /// The most outputs an evaluation may produce.
     pub max_outputs: usize,
+    /// The deepest an output may nest (what spur reads back from the worker).
+    pub max_output_depth: usize,
 }
 
 /// How long a jq guard may evaluate unless it sets `timeoutMs`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
 
 impl Default for JqLimits {
-    /// 1 s, 16 MiB of input, 10 000 outputs.
+    /// 1 s, 16 MiB of input, 10 000 outputs nested at most 100 levels.
     fn default() -> Self {
         Self {
             timeout: DEFAULT_TIMEOUT,
             max_input_bytes: 16 << 20,
             max_outputs: 10_000,
+            max_output_depth: 100,
         }
     }
 }
@@ -266,7 +273,14 @@ fn run_filter(
         if outputs.len() >= max_outputs {
             return Err(JqEvalError::TooManyOutputs(max_outputs));
         }
-        outputs.push(from_val(&output.map_err(exception)?));
+        let output = output.map_err(exception)?;
+        if too_deep_value(&output, limits.max_output_depth) {
+            // Dropping it recurses as deep as it nests: the worker that built it is retired
+            // with it (`JqEvalError::OutputTooDeep`).
+            std::mem::forget(output);
+            return Err(JqEvalError::OutputTooDeep(limits.max_output_depth));
+        }
+        outputs.push(from_val(&output));
         if outputs.len() >= take {
             break;
         }

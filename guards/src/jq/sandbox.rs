@@ -143,6 +143,7 @@ impl JqSandbox {
             values: var_values.to_vec(),
             take,
             max_outputs: limits.max_outputs,
+            max_output_depth: limits.max_output_depth,
             timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
             max_input_bytes: limits.max_input_bytes,
         };
@@ -182,6 +183,13 @@ fn finish(slot: &mut Option<Worker>, timeout: Duration) -> Result<Vec<Value>, Jq
     };
     match worker.replies.recv_timeout(timeout) {
         Ok(Some(Reply::Outputs(outputs))) => Ok(outputs),
+        Ok(Some(Reply::Failed(e @ JqEvalError::OutputTooDeep(_)))) => {
+            // The worker left that value undropped (it would recurse as deep): retire it.
+            if let Some(worker) = slot.take() {
+                worker.kill();
+            }
+            Err(e)
+        }
         Ok(Some(Reply::Failed(e))) => Err(e),
         Ok(Some(Reply::Ready)) | Ok(None) | Err(RecvTimeoutError::Disconnected) => {
             let dead = slot.take().map(Worker::stop);

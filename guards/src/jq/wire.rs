@@ -24,6 +24,7 @@ pub(crate) struct Request {
     /// Stop after this many outputs.
     pub(crate) take: usize,
     pub(crate) max_outputs: usize,
+    pub(crate) max_output_depth: usize,
     /// The evaluation's deadline, in ms: the worker bounds its own CPU time by it too.
     pub(crate) timeout_ms: u64,
     pub(crate) max_input_bytes: usize,

@@ -179,6 +179,7 @@ fn evaluate(
         timeout,
         max_input_bytes: request.max_input_bytes,
         max_outputs: request.max_outputs,
+        max_output_depth: request.max_output_depth,
     };
     program.evaluate(input, &request.values, &limits, request.take)
 }
