@@ -1,6 +1,7 @@
 //! A shell guard `test "$(jq -r EXPR FILE)" = VALUE` spawns a shell and a jq process to
-//! compare one JSON field; a native `jq` guard does the same in-process (~0.5 µs instead of
-//! ~14 ms) and is checked at load time. This finding (info) shows the rewrite.
+//! compare one JSON field; a native `jq` guard does the same in the run's jq worker (tens of
+//! µs instead of milliseconds) and is checked at load time. This finding (info) shows the
+//! rewrite.
 
 use super::Context;
 use crate::diagnostic::{Code, Diagnostic};
