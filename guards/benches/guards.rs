@@ -1,5 +1,6 @@
 //! Guard costs:
-//! - a native jq guard vs the same check as a shell guard calling jq (target ≥ 1,000×);
+//! - a native jq guard (in a jq worker process, as spur runs it; and in process) vs the same
+//!   check as a shell guard calling jq; compiling a filter (jaq's library parsed once);
 //! - a shell guard through `process::run` vs spawning `sh -c true` with std directly
 //!   (target ≤ 1.15×).
 //!
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use spur_guards::jq::{JqLimits, JqProgram};
+use spur_guards::jq::{JqLimits, JqProgram, JqSandbox};
 use spur_guards::{jq_guard_passes, shell_guard};
 
 fn jq_guards(c: &mut Criterion) {
@@ -24,19 +25,20 @@ fn jq_guards(c: &mut Criterion) {
         "requirements": [{"id": "R1", "status": "MET", "evidence": "src/a.rs:10"}],
     });
     let program = JqProgram::compile(r#".verdict == "PASS""#, &[]).expect("compiles");
-    let guarded = JqLimits::default();
-    let inline = JqLimits {
-        timeout: None,
-        ..JqLimits::default()
-    };
-    assert!(jq_guard_passes(&program, &verdict, &[], &guarded).passed);
+    let limits = JqLimits::default();
+    let worker = JqSandbox::worker(env!("CARGO_BIN_EXE_spur-guards-jq-worker"), []);
+    let in_process = JqSandbox::in_process();
+    assert!(jq_guard_passes(&worker, &program, &verdict, &[], &limits).passed);
 
     let mut group = c.benchmark_group("jq_guard");
-    group.bench_function("native_with_deadline", |b| {
-        b.iter(|| jq_guard_passes(&program, &verdict, &[], &guarded))
+    group.bench_function("compile", |b| {
+        b.iter(|| JqProgram::compile(r#".verdict == "PASS""#, &[]))
     });
-    group.bench_function("native_inline_no_deadline", |b| {
-        b.iter(|| jq_guard_passes(&program, &verdict, &[], &inline))
+    group.bench_function("native_in_worker", |b| {
+        b.iter(|| jq_guard_passes(&worker, &program, &verdict, &[], &limits))
+    });
+    group.bench_function("native_in_process", |b| {
+        b.iter(|| jq_guard_passes(&in_process, &program, &verdict, &[], &limits))
     });
 
     let dir = tempfile::tempdir().expect("temp dir");

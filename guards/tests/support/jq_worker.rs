@@ -1,0 +1,5 @@
+//! A jq worker for the tests and benches of spur-guards: what `spur __jq-worker` runs.
+
+fn main() -> std::process::ExitCode {
+    spur_guards::jq::worker::serve()
+}
