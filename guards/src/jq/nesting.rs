@@ -71,12 +71,8 @@ pub(crate) fn check(expr: &str) -> Result<usize, TooDeep> {
                     open.push(b);
                     count(i, &mut tokens)?;
                 }
-                b')' | b']' | b'}' => {
-                    // An interpolation closes back into its string.
-                    if open.pop() == Some(b'"') {
-                        in_string = true;
-                    }
-                }
+                // An interpolation closes back into its string.
+                b')' | b']' | b'}' => in_string = open.pop() == Some(b'"'),
                 b'|' | b',' | b'+' | b'-' | b'*' | b'/' | b'%' | b'=' | b'<' | b'>' | b'!'
                 | b'?' | b';' => count(i, &mut tokens)?,
                 c if c.is_ascii_alphabetic() || c == b'_' => {
