@@ -313,7 +313,7 @@ where
 {
     super::nesting::check(expr).map_err(|e| too_deep(expr, e))?;
     let arena = Arena::default();
-    let modules = Loader::new(super::std_library::definitions())
+    let modules = Loader::new(super::std_library::definitions_for(expr))
         .load(
             &arena,
             File {
