@@ -14,5 +14,10 @@ fn main() -> std::process::ExitCode {
     if name == Some(std::ffi::OsStr::new("jq")) {
         return cli::jq_shim_main();
     }
+    // A run's jq worker (`spur_guards::jq::JqSandbox`) starts with nothing to parse: it
+    // serves at once, without building the command line's parser.
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new("__jq-worker")) {
+        return spur_guards::jq::worker::serve();
+    }
     cli::main()
 }

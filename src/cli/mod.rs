@@ -107,9 +107,6 @@ enum Command {
     Key(key::Args),
     /// The embedded jq (also reached as `jq` through the PATH shim).
     Jq(jq::Args),
-    /// The jq worker of a run: evaluates its jq guards, within limits (spawned by spur).
-    #[command(name = "__jq-worker", hide = true)]
-    JqWorker,
     /// `spur jq` itself, in the child process `spur jq` supervises.
     #[command(name = "__jq", hide = true)]
     JqContained(jq::Contained),
@@ -137,7 +134,6 @@ pub fn main() -> ExitCode {
         Command::Audit(args) => audit::run(args),
         Command::Key(args) => key::run(args),
         Command::Jq(args) => jq::supervise(args),
-        Command::JqWorker => return spur_guards::jq::worker::serve(),
         Command::JqContained(contained) => jq::run_contained(contained),
     };
     failure::finish(result)

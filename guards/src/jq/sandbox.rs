@@ -6,13 +6,12 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
-use std::process::{Child, ChildStderr, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -181,23 +180,23 @@ fn finish(slot: &mut Option<Worker>, timeout: Duration) -> Result<Vec<Value>, Jq
     let Some(worker) = slot.as_mut() else {
         return Err(JqEvalError::WorkerUnavailable("no worker".into()));
     };
-    match worker.replies.recv_timeout(timeout) {
-        Ok(Some(Reply::Outputs(outputs))) => Ok(outputs),
-        Ok(Some(Reply::Failed(e @ JqEvalError::OutputTooDeep(_)))) => {
+    match worker.reply_within(timeout) {
+        Some(Some(Reply::Outputs(outputs))) => Ok(outputs),
+        Some(Some(Reply::Failed(e @ JqEvalError::OutputTooDeep(_)))) => {
             // The worker left that value undropped (it would recurse as deep): retire it.
             if let Some(worker) = slot.take() {
                 worker.kill();
             }
             Err(e)
         }
-        Ok(Some(Reply::Failed(e))) => Err(e),
-        Ok(Some(Reply::Ready)) | Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+        Some(Some(Reply::Failed(e))) => Err(e),
+        Some(Some(Reply::Ready) | None) => {
             let dead = slot.take().map(Worker::stop);
             Err(dead.flatten().unwrap_or_else(|| {
                 JqEvalError::Crashed("the jq worker stopped answering".to_owned())
             }))
         }
-        Err(RecvTimeoutError::Timeout) => {
+        None => {
             if let Some(worker) = slot.take() {
                 worker.kill();
             }
@@ -213,10 +212,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 struct Worker {
     child: Child,
     stdin: ChildStdin,
+    stdout: ChildStdout,
     stderr: Option<ChildStderr>,
-    /// Replies read by the reader thread; `None` (or a closed channel) when the worker's
-    /// stdout ended or could not be read.
-    replies: Receiver<Option<Reply>>,
 }
 
 impl Worker {
@@ -237,43 +234,52 @@ impl Worker {
             let _ = child.wait();
             return Err(unavailable("no pipes to the worker".into()));
         };
-        let (sender, replies) = mpsc::channel();
-        let reader = std::thread::Builder::new()
-            .name("spur-jq-replies".into())
-            .spawn(move || {
-                let mut stdout = BufReader::new(stdout);
-                loop {
-                    let reply = match read_frame(&mut stdout) {
-                        Ok(Some(bytes)) => serde_json::from_slice::<Reply>(&bytes).ok(),
-                        _ => None,
-                    };
-                    let end = reply.is_none();
-                    if sender.send(reply).is_err() || end {
-                        return;
-                    }
-                }
-            });
         let stderr = child.stderr.take();
-        let worker = Worker {
+        let mut worker = Worker {
             child,
             stdin,
+            stdout,
             stderr,
-            replies,
         };
-        if let Err(e) = reader {
-            worker.kill();
-            return Err(unavailable(format!("cannot start a reader thread: {e}")));
-        }
-        match worker.replies.recv_timeout(STARTUP_TIMEOUT) {
-            Ok(Some(Reply::Ready)) => Ok(worker),
-            Err(RecvTimeoutError::Timeout) => {
+        match worker.reply_within(STARTUP_TIMEOUT) {
+            Some(Some(Reply::Ready)) => Ok(worker),
+            None => {
                 worker.kill();
                 Err(unavailable("the worker did not start in time".into()))
             }
-            _ => Err(worker.stop().unwrap_or_else(|| {
+            Some(_) => Err(worker.stop().unwrap_or_else(|| {
                 unavailable("the worker did not start (is this spur's executable?)".into())
             })),
         }
+    }
+
+    /// The next reply, if one comes within `timeout` (`None`); `Some(None)` when the
+    /// worker's output ended or made no sense (it died).
+    fn reply_within(&mut self, timeout: Duration) -> Option<Option<Reply>> {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            let left = Timespec {
+                tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
+                tv_nsec: i64::from(left.subsec_nanos()),
+            };
+            let mut fds = [PollFd::new(&self.stdout, PollFlags::IN)];
+            match poll(&mut fds, Some(&left)) {
+                Ok(0) => {}
+                Ok(_) => break,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => return Some(None),
+            }
+        }
+        // Readable: a reply (the worker writes each in one go) or the end of its output.
+        Some(match read_frame(&mut self.stdout) {
+            Ok(Some(bytes)) => serde_json::from_slice::<Reply>(&bytes).ok(),
+            _ => None,
+        })
     }
 
     fn send(&mut self, header: &[u8], value: &[u8]) -> std::io::Result<()> {
