@@ -87,3 +87,22 @@ fn dropping_the_last_clone_stops_the_worker() {
     drop(clone);
     assert!(!is_live_worker(pid));
 }
+
+#[test]
+fn a_worker_started_early_serves_the_first_evaluation() {
+    let jq = sandbox();
+    jq.start_early();
+    let pid = jq.worker_pid().unwrap();
+    jq.start_early();
+    assert_eq!(
+        jq.worker_pid(),
+        Some(pid),
+        "a second call starts no second worker"
+    );
+    let ok = JqProgram::compile(".a", &[]).unwrap();
+    assert_eq!(
+        jq.first(&ok, &json!({"a": 1}), &[], &JqLimits::default()),
+        Ok(Some(json!(1)))
+    );
+    assert_eq!(jq.worker_pid(), Some(pid));
+}

@@ -124,6 +124,17 @@ impl CompiledGuard {
         }
     }
 
+    /// Whether the guard is, or holds, a jq guard.
+    pub(crate) fn uses_jq(&self) -> bool {
+        match self {
+            CompiledGuard::Jq(_) => true,
+            CompiledGuard::All(g) | CompiledGuard::Any(g) | CompiledGuard::Not(g) => {
+                g.iter().any(CompiledGuard::uses_jq)
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the guard could run a process or a plugin (a dry run cannot decide it).
     pub(crate) fn has_side_effects(&self) -> bool {
         match self {

@@ -37,6 +37,13 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// Whether any transition has a jq guard (the run's jq worker will be needed).
+    pub(crate) fn uses_jq(&self) -> bool {
+        self.guards.iter().flatten().any(CompiledGuard::uses_jq)
+    }
+}
+
 /// What templates of an action or a guard may name, at `state` in `iteration`.
 pub(crate) fn render_ctx<'a>(
     pipeline: &'a Pipeline,

@@ -131,6 +131,10 @@ pub(crate) fn start_on(
         return Err(RunError::UnsetVars { names: unset });
     }
     let plan = Plan::new(pipeline)?;
+    if plan.uses_jq() {
+        // Its start-up overlaps with the run's own (journal, lock, policy).
+        settings.jq.start_early();
+    }
     let secrets = RunSecrets::new(pipeline, &config_secrets(&settings.state_dir)?, &vars);
     // The gate's policy as the run starts: the run and its steps' spur calls keep it.
     let policy = match &settings.policy {

@@ -114,6 +114,18 @@ impl JqSandbox {
         Ok(self.evaluate(program, input, var_values, limits, 1)?.pop())
     }
 
+    /// Start the worker now, if none is running, without waiting for it to be ready (the
+    /// first evaluation waits): for a run that knows it will evaluate jq, so the worker's
+    /// start-up overlaps with the run's own.
+    pub fn start_early(&self) {
+        if let Backend::Worker { command, running } = &*self.backend {
+            let mut slot = lock(running);
+            if slot.is_none() {
+                *slot = Worker::spawn(command).ok();
+            }
+        }
+    }
+
     /// The id of the worker process now running, if any.
     pub fn worker_pid(&self) -> Option<u32> {
         match &*self.backend {
@@ -154,6 +166,10 @@ impl JqSandbox {
         // A worker that died between evaluations (nothing was asked of it) is replaced
         // quietly; one that dies during this evaluation fails it.
         if let Some(worker) = slot.as_mut() {
+            if let Err(e) = worker.wait_until_ready() {
+                *slot = None;
+                return Err(e);
+            }
             if !matches!(worker.child.try_wait(), Ok(None)) || worker.send(&header, &value).is_err()
             {
                 if let Some(dead) = slot.take() {
@@ -214,10 +230,20 @@ struct Worker {
     stdin: ChildStdin,
     stdout: ChildStdout,
     stderr: Option<ChildStderr>,
+    /// It said `Ready`.
+    ready: bool,
 }
 
 impl Worker {
+    /// Start a worker and wait until it is ready.
     fn start(command: &WorkerCommand) -> Result<Worker, JqEvalError> {
+        let mut worker = Worker::spawn(command)?;
+        worker.wait_until_ready()?;
+        Ok(worker)
+    }
+
+    /// Start a worker; it says it is ready in its first reply.
+    fn spawn(command: &WorkerCommand) -> Result<Worker, JqEvalError> {
         let unavailable = |why: String| JqEvalError::WorkerUnavailable(why);
         let mut child = Command::new(&command.program)
             .args(&command.args)
@@ -235,20 +261,33 @@ impl Worker {
             return Err(unavailable("no pipes to the worker".into()));
         };
         let stderr = child.stderr.take();
-        let mut worker = Worker {
+        Ok(Worker {
             child,
             stdin,
             stdout,
             stderr,
-        };
-        match worker.reply_within(STARTUP_TIMEOUT) {
-            Some(Some(Reply::Ready)) => Ok(worker),
-            None => {
-                worker.kill();
-                Err(unavailable("the worker did not start in time".into()))
+            ready: false,
+        })
+    }
+
+    /// Wait for a started worker's first reply, `Ready`; on failure the worker is reaped.
+    fn wait_until_ready(&mut self) -> Result<(), JqEvalError> {
+        if self.ready {
+            return Ok(());
+        }
+        let unavailable = |why: &str| JqEvalError::WorkerUnavailable(why.to_owned());
+        match self.reply_within(STARTUP_TIMEOUT) {
+            Some(Some(Reply::Ready)) => {
+                self.ready = true;
+                Ok(())
             }
-            Some(_) => Err(worker.stop().unwrap_or_else(|| {
-                unavailable("the worker did not start (is this spur's executable?)".into())
+            None => {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                Err(unavailable("the worker did not start in time"))
+            }
+            Some(_) => Err(self.reap().unwrap_or_else(|| {
+                unavailable("the worker did not start (is this spur's executable?)")
             })),
         }
     }
@@ -295,6 +334,10 @@ impl Worker {
 
     /// Reap a worker that died (killing it first if it did not) and say why it died.
     fn stop(mut self) -> Option<JqEvalError> {
+        self.reap()
+    }
+
+    fn reap(&mut self) -> Option<JqEvalError> {
         let status = match self.child.try_wait() {
             Ok(Some(status)) => status,
             _ => {
