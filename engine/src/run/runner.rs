@@ -49,7 +49,7 @@ pub struct RunSettings {
     /// How long a shell step, agent step or shell guard without its own `timeoutMs` may run.
     pub timeouts: StepTimeouts,
     /// Where the run's jq guards and `json.update` expressions are evaluated: for spur, one
-    /// worker process per run (`spur __jq-worker`), started on first use.
+    /// worker process per run (`spur __jq-worker`), started as a run with jq guards starts, else on first use.
     pub jq: spur_guards::jq::JqSandbox,
     /// The policy a new run pins: `Project`, the config as it is when the run starts; or,
     /// for a run started from a step of another run, that run's pin (`crate::policy`).

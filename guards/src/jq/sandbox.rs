@@ -63,7 +63,7 @@ impl fmt::Debug for JqSandbox {
 
 impl JqSandbox {
     /// Evaluate in a worker process started as `program args…` (for spur: its own
-    /// executable and `__jq-worker`), started on first use.
+    /// executable and `__jq-worker`), started on first use (or by [`JqSandbox::start_early`]).
     pub fn worker(program: impl Into<PathBuf>, args: impl IntoIterator<Item = OsString>) -> Self {
         Self::with(Backend::Worker {
             command: WorkerCommand {
