@@ -138,7 +138,8 @@ fn note_truncation(found: &SimplePaths, limit: usize) {
 /// Why the path search stopped early: the limit, or (on huge graphs) the search bound.
 fn why_stopped(found: &SimplePaths, limit: usize) -> String {
     if found.paths.len() >= limit {
-        format!("stopped after {limit} paths; more may exist (raise --max-paths to see more)")
+        let paths = if limit == 1 { "path" } else { "paths" };
+        format!("stopped after {limit} {paths}; more may exist (raise --max-paths to see more)")
     } else {
         "stopped at the search bound; more paths may exist".to_owned()
     }

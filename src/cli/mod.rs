@@ -26,6 +26,7 @@ mod agent_stub;
 mod audit;
 mod check;
 mod completions;
+mod config_errors;
 mod continue_run;
 mod failure;
 mod graph;
@@ -33,9 +34,12 @@ mod init;
 mod jq;
 mod key;
 mod lifecycle;
+mod retry;
 mod run;
+mod run_failure;
 mod run_policy;
 mod run_progress;
+mod run_ref;
 mod runs;
 mod schema;
 mod task;
@@ -85,6 +89,8 @@ enum Command {
     Run(run::Args),
     /// Resume a paused or interrupted run.
     Continue(continue_run::Args),
+    /// Go on with a failed run from where it failed (its onEnter runs again).
+    Retry(retry::Args),
     /// List the runs of the state directory, newest first.
     Runs(runs::Args),
     /// Show a run's history from its journal.
@@ -118,6 +124,7 @@ pub fn main() -> ExitCode {
         Command::Agent(args) => agent::run(args),
         Command::Run(args) => run::run(args),
         Command::Continue(args) => continue_run::run(args),
+        Command::Retry(args) => retry::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Graph(args) => graph::run(args),

@@ -10,10 +10,12 @@ use spur_engine::diagnostic::Code;
 use spur_engine::done_certificate::CertificateReport;
 use spur_engine::done_gate::ForceReason;
 use spur_engine::pipeline::{self, CheckedPipeline};
+use spur_engine::run::explain::FailureExplanation;
 use spur_engine::run::run_error::ErrorClass;
+use spur_engine::run::runs_list::read_run;
 use spur_engine::run::step_timeouts::StepTimeouts;
 use spur_engine::run::{
-    self, Durability, Outcome, RunError, RunOutcome, RunSettings, TaskDoneGate,
+    self, Durability, Outcome, RunError, RunId, RunOutcome, RunSettings, TaskDoneGate,
 };
 use spur_engine::store::state_dir::StateDir;
 use spur_guards::jq_shim::JqMode;
@@ -79,8 +81,9 @@ impl CommonRunArgs {
     /// `defaults:` of `.spur/config.yaml` is read here: an error stops the run before it
     /// starts (exit 2), an unknown key is a warning on stderr.
     pub fn settings(&self, state_dir: StateDir) -> Result<RunSettings, Failure> {
-        let loaded =
-            StepTimeouts::load(&state_dir).map_err(|e| Failure::usage(miette::Report::new(e)))?;
+        let loaded = StepTimeouts::load(&state_dir).map_err(|e| {
+            super::config_errors::config_failure(&state_dir, miette::Report::new(e))
+        })?;
         for warning in loaded.warnings {
             eprintln!("{:?}", miette::Report::new(warning));
         }
@@ -140,7 +143,11 @@ pub fn run(args: Args) -> CliResult {
         &mut TaskDoneGate,
     );
     drop(progress);
-    finish(outcome, args.common.json)
+    finish(
+        outcome,
+        args.common.json,
+        Some((&settings.state_dir, &checked)),
+    )
 }
 
 /// Load and check a pipeline; diagnostics go to stderr. Any error → exit 2.
@@ -164,8 +171,14 @@ pub fn load_checked(path: &Path) -> Result<CheckedPipeline, Failure> {
     }
 }
 
-/// Render the outcome and pick the exit code.
-pub fn finish(outcome: Result<RunOutcome, RunError>, json: bool) -> CliResult {
+/// Render the outcome and pick the exit code. With the state directory and the pipeline,
+/// a failed run says why, from its journal (the failing way's description, the guards that
+/// did not pass, the actions that failed with their logs' last lines) and what next.
+pub fn finish(
+    outcome: Result<RunOutcome, RunError>,
+    json: bool,
+    ran: Option<(&StateDir, &CheckedPipeline)>,
+) -> CliResult {
     let outcome = outcome.map_err(|e| {
         let code = match e.class() {
             ErrorClass::Usage => exit::USAGE,
@@ -191,22 +204,33 @@ pub fn finish(outcome: Result<RunOutcome, RunError>, json: bool) -> CliResult {
              certificate was not written: {message}\n  once fixed, certify it again: {retry}"
         );
     }
+    let why = match (outcome.outcome, ran) {
+        (Outcome::Failed, Some((state_dir, checked))) => explain(state_dir, checked, &outcome),
+        _ => None,
+    };
     if json {
-        let text = serde_json::to_string_pretty(&outcome).unwrap_or_else(|_| "{}".into());
+        let mut value = serde_json::to_value(&outcome).unwrap_or_default();
+        if let (Some(why), Some(map)) = (&why, value.as_object_mut()) {
+            map.insert(
+                "failure".into(),
+                serde_json::to_value(why).unwrap_or_default(),
+            );
+        }
+        let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".into());
         outln!("{text}");
     } else {
         outln!("{}", summary(&outcome));
         if let Some(detail) = &outcome.detail {
             outln!("  {detail}");
         }
+        if let Some(why) = &why {
+            super::run_failure::render(why, &outcome.run_id);
+        }
         if let Some(CertificateReport::Written { path }) = certificate {
             outln!("  done certificate written: {path}");
         }
         if outcome.outcome == Outcome::Paused {
-            outln!(
-                "  resume with: spur continue {} [--answer yes|no|cancel]",
-                outcome.run_id
-            );
+            outln!("  resume with: {}", resume_hint(&outcome));
         }
     }
     let code = match outcome.outcome {
@@ -215,6 +239,31 @@ pub fn finish(outcome: Result<RunOutcome, RunError>, json: bool) -> CliResult {
         Outcome::Paused => exit::PAUSED,
     };
     Ok(ExitCode::from(code))
+}
+
+/// Why the run failed, read back from its journal (nothing when it cannot be read).
+fn explain(
+    state_dir: &StateDir,
+    checked: &CheckedPipeline,
+    outcome: &RunOutcome,
+) -> Option<FailureExplanation> {
+    let run_id = RunId::parse(&outcome.run_id).ok()?;
+    let records = read_run(state_dir, &run_id).ok()?.records;
+    let run_dir = state_dir.runs_dir().join(run_id.to_string());
+    run::explain::explain(&records, checked.pipeline(), &run_dir)
+}
+
+/// The command that resumes a paused run: `--answer` with the choices when it waits for
+/// an answer (it is required then), none for a state pause.
+fn resume_hint(o: &RunOutcome) -> String {
+    match &o.question {
+        Some(q) => format!(
+            "spur continue {} --answer <{}>",
+            o.run_id,
+            q.choices.join("|")
+        ),
+        None => format!("spur continue {}", o.run_id),
+    }
 }
 
 fn summary(o: &RunOutcome) -> String {
@@ -264,7 +313,14 @@ fn dry_run(checked: &CheckedPipeline, json: bool) -> CliResult {
                     .as_deref()
                     .map(|d| format!(" — {d}"))
                     .unwrap_or_default();
-                outln!("  → {} if {} guard passes{d}", c.to, c.guard);
+                if c.guard == "none" {
+                    outln!(
+                        "  → {} (no guard: taken when no transition before it is){d}",
+                        c.to
+                    );
+                } else {
+                    outln!("  → {} if {} guard passes{d}", c.to, c.guard);
+                }
             }
         }
         DryStop::NoPassingTransition { state } => outln!("no transition out of {state} can pass"),

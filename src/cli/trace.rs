@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use spur_engine::run::journal::{Event, JournalFormat};
 use spur_engine::run::runs_list::read_run;
-use spur_engine::run::RunId;
 use spur_engine::store::state_dir::StateDir;
 
 use super::failure::exit;
@@ -14,7 +13,7 @@ use super::{CliResult, Failure};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The run id (see `spur runs`).
+    /// The run: its id, a unique prefix of it, or `latest` (see `spur runs`).
     #[arg(value_name = "RUN")]
     run_id: String,
     /// Print the journal records as a JSON array.
@@ -26,10 +25,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let run_id = RunId::parse(&args.run_id).map_err(|e| Failure::usage(miette::Report::new(e)))?;
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::usage(miette::miette!("cannot read the current directory: {e}")))?;
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
+    let run_id = super::run_ref::resolve(&state_dir, &args.run_id)?;
     let content = read_run(&state_dir, &run_id)
         .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))?;
     // Shown all the same: what the journal says, with what cannot be vouched for.
@@ -135,6 +134,17 @@ pub(crate) fn describe(event: &Event) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         }
+        Event::Retried {
+            state,
+            force_done_reason,
+            ..
+        } => format!(
+            "re-enters {state}{}",
+            force_done_reason
+                .as_deref()
+                .map(|r| format!(" (--force-done: {r})"))
+                .unwrap_or_default()
+        ),
         Event::DoneGate {
             decision, verdict, ..
         } => format!("{decision} {}", verdict.as_deref().unwrap_or("")),

@@ -89,6 +89,10 @@ impl Seen {
     fn note(&mut self, record: &Record) {
         match &record.event {
             Event::RunFinished { .. } => self.finished_at = Some(record.seq),
+            Event::Retried { .. } => {
+                self.finished_at = None;
+                self.guarded_to = None;
+            }
             Event::GuardEvaluated {
                 to, passed: true, ..
             } => self.guarded_to = Some(to.clone()),
@@ -112,15 +116,21 @@ impl Seen {
 
 /// `Err(what is wrong)` when `record` cannot follow the run at `p`.
 fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Result<(), String> {
-    if let Some(seq) = seen.finished_at {
-        return Err(format!(
-            "it follows run-finished (seq {seq}): a run writes nothing after it finished"
-        ));
-    }
     let pipeline = match against {
         Against::Pipeline(pipeline, plan) => Some((pipeline, plan)),
         Against::Themselves => None,
     };
+    if let Event::Retried {
+        state, iteration, ..
+    } = &record.event
+    {
+        return retried_fits(p, state, *iteration, pipeline.map(|(pl, _)| pl));
+    }
+    if let Some(seq) = seen.finished_at {
+        return Err(format!(
+            "it follows run-finished (seq {seq}): a run writes nothing after it finished but a retry"
+        ));
+    }
     let name = record.event.name();
     // Most records name the state the run is in; before the first state-entered only the
     // done gate and an end can happen, at the initial state.
@@ -152,12 +162,13 @@ fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Res
     match &record.event {
         Event::RunStarted { .. } => Err("a second run-started: the run started at seq 1".into()),
         Event::StateEntered { state, iteration } => {
-            let expected = match p.transitions.last() {
-                Some(t) => Some((
+            let expected = match (&p.retried_into, p.transitions.last()) {
+                (Some(r), _) => Some((r.as_str(), "the retry re-entered".to_owned())),
+                (None, Some(t)) => Some((
                     t.to.as_str(),
                     format!("the last transition (seq {}) entered", t.seq),
                 )),
-                None => at_or_before_entry.map(|s| (s, "the run starts in".to_owned())),
+                (None, None) => at_or_before_entry.map(|s| (s, "the run starts in".to_owned())),
             };
             if let Some((expected, by)) = expected.filter(|(e, _)| state != e) {
                 return Err(format!("it enters {state:?}, but {by} {expected:?}"));
@@ -306,6 +317,7 @@ fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Res
             Ok(())
         }
         Event::Resumed { .. } => Ok(()),
+        Event::Retried { .. } => Ok(()),
         Event::DoneGate {
             state, transition, ..
         } => {
@@ -333,6 +345,39 @@ fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Res
         }
         Event::Reseeded { from, .. } => same_state(from, Some(here()?)),
     }
+}
+
+/// A `retried` follows the run's failed end and re-enters the state a retry goes on from
+/// (`super::retry`), at the iteration the run had reached. Without the pipeline, that is
+/// the state the run ended in or the one it left for it.
+fn retried_fits(
+    p: &Position,
+    state: &str,
+    iteration: u32,
+    pipeline: Option<&Pipeline>,
+) -> Result<(), String> {
+    if p.lifecycle.is_some() {
+        return Err("a lifecycle instance's journal holds no retried records".into());
+    }
+    let expected = super::retry::retry_state(p, pipeline)
+        .map_err(|why| format!("the run cannot be retried here: {why}"))?;
+    let also = match (pipeline, &p.finished, p.transitions.last()) {
+        (None, Some(f), Some(t)) if t.to == f.state => Some(t.from.as_str()),
+        (None, Some(f), _) => Some(f.state.as_str()),
+        _ => None,
+    };
+    if state != expected && Some(state) != also {
+        return Err(format!(
+            "it re-enters {state:?}, but a retry of this run goes on from {expected:?}"
+        ));
+    }
+    if iteration != p.iteration {
+        return Err(format!(
+            "it says iteration {iteration}, but the run has taken {} transitions",
+            p.iteration
+        ));
+    }
+    Ok(())
 }
 
 /// What a lifecycle instance's journal may hold beyond a run's rules: only its own records
