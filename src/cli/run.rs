@@ -209,14 +209,11 @@ pub fn finish(
         _ => None,
     };
     if json {
-        let mut value = serde_json::to_value(&outcome).unwrap_or_default();
-        if let (Some(why), Some(map)) = (&why, value.as_object_mut()) {
-            map.insert(
-                "failure".into(),
-                serde_json::to_value(why).unwrap_or_default(),
-            );
-        }
-        let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "{}".into());
+        let shown = Shown {
+            outcome: &outcome,
+            failure: why.as_ref(),
+        };
+        let text = serde_json::to_string_pretty(&shown).unwrap_or_else(|_| "{}".into());
         outln!("{text}");
     } else {
         outln!("{}", summary(&outcome));
@@ -239,6 +236,15 @@ pub fn finish(
         Outcome::Paused => exit::PAUSED,
     };
     Ok(ExitCode::from(code))
+}
+
+/// The outcome as `--json` prints it: with why, when the run failed.
+#[derive(serde::Serialize)]
+struct Shown<'a> {
+    #[serde(flatten)]
+    outcome: &'a RunOutcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failure: Option<&'a FailureExplanation>,
 }
 
 /// Why the run failed, read back from its journal (nothing when it cannot be read).

@@ -69,7 +69,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// `path` relative to the current directory when it is under it.
-fn shown_path(path: &Path) -> String {
+pub fn shown_path(path: &Path) -> String {
     std::env::current_dir()
         .ok()
         .and_then(|cwd| path.strip_prefix(&cwd).ok().map(Path::to_path_buf))

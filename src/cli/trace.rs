@@ -1,7 +1,7 @@
 //! `spur trace RUN [--json]`: a run's history from its journal (`--json`: the journal
 //! records as an array, each with its seq).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use spur_engine::run::journal::{Event, JournalFormat};
@@ -43,6 +43,7 @@ pub fn run(args: Args) -> CliResult {
         _ => {}
     }
     let records = content.records;
+    let run_dir = state_dir.runs_dir().join(run_id.to_string());
     if args.json {
         outln!(
             "{}",
@@ -56,14 +57,16 @@ pub fn run(args: Args) -> CliResult {
             r.seq,
             r.at,
             r.event.name(),
-            describe(&r.event)
+            describe(&r.event, Some(&run_dir))
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// One line on what `event` says, after its name.
-pub(crate) fn describe(event: &Event) -> String {
+/// `run_dir`: the run's directory, which action logs are shown under (relative to the
+/// current directory when they are beneath it).
+pub(crate) fn describe(event: &Event, run_dir: Option<&Path>) -> String {
     match event {
         Event::RunStarted {
             pipeline_name, wbs, ..
@@ -77,33 +80,68 @@ pub(crate) fn describe(event: &Event) -> String {
         }
         Event::StateEntered { state, iteration } => format!("{state} (iteration {iteration})"),
         Event::ActionStarted {
-            state, index, kind, ..
-        } => format!("{state}[{index}] {kind}"),
+            state,
+            index,
+            kind,
+            log,
+            ..
+        } => format!(
+            "{state}[{index}] {kind}{}",
+            log.as_deref()
+                .map(|l| match run_dir {
+                    Some(dir) => format!(" (log {})", super::run_failure::shown_path(&dir.join(l))),
+                    None => format!(" (log {l})"),
+                })
+                .unwrap_or_default()
+        ),
         Event::ActionFinished {
             state,
             index,
             kind,
             ok,
             error,
+            message,
+            exit_code,
+            duration_ms,
+            timed_out,
             ..
-        } => format!(
-            "{state}[{index}] {kind} {}{}",
-            if *ok { "ok" } else { "failed" },
-            error
+        } => {
+            let what = if *timed_out {
+                "timed out"
+            } else if *ok {
+                "ok"
+            } else {
+                "failed"
+            };
+            let said = error
                 .as_deref()
-                .map(|e| format!(": {e}"))
-                .unwrap_or_default()
-        ),
+                .or(message.as_deref())
+                .map(|e| format!(": {}", super::run_failure::without_kind(kind, e)))
+                .unwrap_or_default();
+            let code = match exit_code {
+                Some(c) if *c != 0 && !said.contains("code") => format!(" (exit {c})"),
+                _ => String::new(),
+            };
+            format!(
+                "{state}[{index}] {kind} {what} in {}{said}{code}",
+                duration(*duration_ms)
+            )
+        }
         Event::GuardEvaluated {
             state,
             to,
             kind,
             passed,
+            detail,
             ..
         } => {
             format!(
-                "{state} → {to} {kind} {}",
-                if *passed { "passed" } else { "did not pass" }
+                "{state} → {to} {kind} {}{}",
+                if *passed { "passed" } else { "did not pass" },
+                detail
+                    .as_deref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default()
             )
         }
         Event::Transition {
@@ -181,5 +219,14 @@ pub(crate) fn describe(event: &Event) -> String {
                 terminal_reason.as_str()
             )
         }
+    }
+}
+
+/// A duration for people: milliseconds under a second, else seconds.
+fn duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{:.2}s", ms as f64 / 1000.0)
     }
 }

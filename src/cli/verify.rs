@@ -88,12 +88,12 @@ fn parse_wbs(wbs: Option<&String>) -> Result<Option<Wbs>, Failure> {
 
 fn verify(args: Args) -> CliResult {
     let state = state_dir(args.state_dir.as_ref())?;
-    // Verify reads its gates from `.spur/config.yaml`: with no state directory there is
-    // nothing to run, and nothing is written.
-    if !state.root().is_dir() {
+    // Verify reads its gates from `.spur/config.yaml`: with no state directory found there
+    // is nothing to run, and nothing is written. One named with --state-dir is made.
+    if args.state_dir.is_none() && !state.root().is_dir() {
         return Err(Failure::usage(miette::miette!(
             code = Code::UsageNoStateDir,
-            help = "`spur init` makes one (with verify gates in .spur/config.yaml); or pass --state-dir",
+            help = "`spur init` makes one (with verify gates in .spur/config.yaml); or name one with --state-dir",
             "no state directory: {} does not exist, and none was found above {}",
             state.root().display(),
             state.project_root().display()

@@ -11,7 +11,9 @@ mod guards;
 mod input_errors;
 mod locks;
 mod pause;
+mod retry;
 mod semantics;
+mod small_things;
 mod task_pipeline;
 mod where_the_gate_runs;
 

@@ -529,12 +529,16 @@ fn deny_message(wbs: &Wbs, evaluation: &Evaluation) -> String {
                     .unwrap_or_default();
                 // A PASS that a red verify gate (merged into checks[]) turns: say the gate.
                 let red_gate = evaluation.computed.as_ref().and_then(|a| {
-                    a.fired.iter().find_map(|f| match &f.subject {
+                    a.fired.first().and_then(|f| match &f.subject {
                         crate::verdict::aggregate::Subject::Row {
                             section: crate::verdict::outcome::Section::Checks,
                             id,
                             ..
-                        } => Some((id.clone(), f.detail.clone())),
+                        } => Some((
+                            // verify's rows are named `gate-<gate>`
+                            id.strip_prefix("gate-").unwrap_or(id).to_owned(),
+                            f.detail.clone(),
+                        )),
                         _ => None,
                     })
                 });
