@@ -819,4 +819,87 @@ transitions:
         let elsewhere = vec![started(), gate("b", None)];
         refused(elsewhere, true, 2, "the run is in \"a\"");
     }
+
+    fn retried(state: &str, iteration: u32) -> Event {
+        Event::Retried {
+            state: state.into(),
+            iteration,
+            force_done_reason: None,
+        }
+    }
+
+    fn failed_in(state: &str, reason: StopReason, iterations: u32) -> Event {
+        Event::RunFinished {
+            outcome: Outcome::Failed,
+            state: state.into(),
+            terminal_reason: TerminalReason::FailedCheck,
+            reason,
+            iterations,
+        }
+    }
+
+    /// a → b, then b's onEnter… no: the run fails in b (an action), and is retried at b.
+    fn failed_at_b() -> Vec<Event> {
+        let mut events = honest();
+        events.truncate(10); // … transition a → b, state-entered b
+        events.push(failed_in("b", StopReason::ActionFailed, 1));
+        events
+    }
+
+    #[test]
+    fn a_retry_follows_a_failed_end_and_reenters_the_state_a_retry_goes_on_from() {
+        let mut ok = failed_at_b();
+        ok.push(retried("b", 1));
+        ok.push(entered("b", 1));
+        ok.push(guard("b", 2, "done", "none", true));
+        assert_eq!(check(ok.clone(), true), Ok(()));
+        assert_eq!(check(ok, false), Ok(()));
+
+        let mut elsewhere = failed_at_b();
+        elsewhere.push(retried("a", 1));
+        refused(
+            elsewhere,
+            true,
+            12,
+            r#"it re-enters "a", but a retry of this run goes on from "b""#,
+        );
+
+        let mut iteration = failed_at_b();
+        iteration.push(retried("b", 0));
+        refused(iteration, true, 12, "iteration 0");
+
+        let mut entered_elsewhere = failed_at_b();
+        entered_elsewhere.push(retried("b", 1));
+        entered_elsewhere.push(entered("a", 1));
+        refused(entered_elsewhere, true, 13, r#"the retry re-entered "b""#);
+    }
+
+    #[test]
+    fn no_retry_of_a_run_that_did_not_fail() {
+        let mut done = honest();
+        done.push(retried("b", 2));
+        refused(done, true, 16, "only a failed run is retried");
+        let mut running = honest();
+        running.truncate(10);
+        running.push(retried("b", 1));
+        refused(running, true, 11, "it has not finished");
+    }
+
+    #[test]
+    fn a_retry_after_a_failure_state_reenters_the_state_it_left() {
+        let mut events = honest();
+        events.truncate(12); // … guard b → done passed, gate allowed
+        events[12 - 1] = guard("b", 2, "done", "none", true);
+        // b → done was never a failure state: model one by ending failed in `done` itself.
+        events.push(transition(2, "b", "done", 2));
+        events.push(entered("done", 2));
+        events.push(failed_in("done", StopReason::FailureState, 2));
+        let mut back = events.clone();
+        back.push(retried("b", 2));
+        assert_eq!(check(back.clone(), true), Ok(()));
+        assert_eq!(check(back, false), Ok(()));
+        let mut into_terminal = events;
+        into_terminal.push(retried("done", 2));
+        refused(into_terminal, true, 16, r#"goes on from "b""#);
+    }
 }
