@@ -1,4 +1,4 @@
-//! `spur graph PIPELINE [--format dot|mermaid|json] [--paths]`: draw the transition graph,
+//! `spur graph PIPELINE [--format dot|mermaid|json | --json] [--paths]`: draw the transition graph,
 //! or list the simple paths from the initial state to each terminal state.
 
 use std::path::PathBuf;
@@ -26,6 +26,9 @@ pub struct Args {
     /// `--format json`: add them to the document under "paths").
     #[arg(long)]
     paths: bool,
+    /// The graph as one JSON document (same as `--format json`).
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Stop listing paths after this many.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PATHS, requires = "paths")]
     max_paths: usize,
@@ -41,7 +44,10 @@ enum Format {
     Json,
 }
 
-pub fn run(args: Args) -> CliResult {
+pub fn run(mut args: Args) -> CliResult {
+    if args.json {
+        args.format = Some(Format::Json);
+    }
     if args.paths && matches!(args.format, Some(Format::Dot | Format::Mermaid)) {
         return Err(Failure::usage(miette::miette!(
             code = Code::GraphPathsFormat,

@@ -69,8 +69,32 @@ pub use failure::{CliResult, Failure};
 #[derive(Debug, Parser)]
 #[command(name = "spur", version, about, propagate_version = true)]
 pub struct Cli {
+    /// The state directory for the subcommand (before it; as SPUR_STATE_DIR). The
+    /// subcommand's own --state-dir wins.
+    #[arg(long = "state-dir", value_name = "D")]
+    state_dir: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// `spur --state-dir D SUBCOMMAND …`: the value of a `--state-dir` before the subcommand.
+/// Said as SPUR_STATE_DIR before the arguments are parsed, so that every subcommand that
+/// takes the state directory from there (all of them, below their own `--state-dir`) has it.
+fn state_dir_before_subcommand(args: &[std::ffi::OsString]) -> Option<std::ffi::OsString> {
+    let mut rest = args.iter().skip(1);
+    while let Some(arg) = rest.next() {
+        let text = arg.to_string_lossy();
+        if text == "--state-dir" {
+            return rest.next().cloned();
+        }
+        if let Some(value) = text.strip_prefix("--state-dir=") {
+            return Some(value.into());
+        }
+        if !text.starts_with('-') {
+            return None;
+        }
+    }
+    None
 }
 
 #[derive(Debug, Subcommand)]
@@ -117,7 +141,13 @@ enum Command {
 
 pub fn main() -> ExitCode {
     failure::install_miette_hook();
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(dir) = state_dir_before_subcommand(&args) {
+        // Before any thread starts; every subcommand reads it through clap's `env`.
+        std::env::set_var("SPUR_STATE_DIR", dir);
+    }
+    let cli = Cli::parse_from(args);
+    let _ = &cli.state_dir;
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
         Command::Init(args) => init::run(args),

@@ -1,10 +1,10 @@
-//! `spur trace RUN [--json]`: a run's history from its journal (`--json`: the journal
-//! records as an array, each with its seq).
+//! `spur trace RUN [--json] [--follow]`: a run's history from its journal (`--json`: the
+//! journal records as an array, each with its seq; `--follow`: on as the run writes them).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use spur_engine::run::journal::{Event, JournalFormat};
+use spur_engine::run::journal::{Event, JournalFormat, Record};
 use spur_engine::run::runs_list::read_run;
 use spur_engine::store::state_dir::StateDir;
 
@@ -16,9 +16,12 @@ pub struct Args {
     /// The run: its id, a unique prefix of it, or `latest` (see `spur runs`).
     #[arg(value_name = "RUN")]
     run_id: String,
-    /// Print the journal records as a JSON array.
+    /// Print the journal records as a JSON array (with --follow: one JSON object a line).
     #[arg(long)]
     json: bool,
+    /// Keep printing records as the run writes them, until it finishes (Ctrl-C stops).
+    #[arg(long)]
+    follow: bool,
     /// The state directory (default: the nearest `.spur/` up from here).
     #[arg(long, value_name = "D", env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
@@ -42,25 +45,53 @@ pub fn run(args: Args) -> CliResult {
         ),
         _ => {}
     }
-    let records = content.records;
     let run_dir = state_dir.runs_dir().join(run_id.to_string());
-    if args.json {
+    if args.json && !args.follow {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&records).unwrap_or_else(|_| "[]".into())
+            serde_json::to_string_pretty(&content.records).unwrap_or_else(|_| "[]".into())
         );
         return Ok(ExitCode::SUCCESS);
     }
-    for r in &records {
-        outln!(
-            "{:>4} {} {:<16} {}",
-            r.seq,
-            r.at,
-            r.event.name(),
-            describe(&r.event, Some(&run_dir))
-        );
+    let show = |r: &Record| {
+        if args.json {
+            outln!("{}", serde_json::to_string(r).unwrap_or_default());
+        } else {
+            outln!(
+                "{:>4} {} {:<16} {}",
+                r.seq,
+                r.at,
+                r.event.name(),
+                describe(&r.event, Some(&run_dir))
+            );
+        }
+    };
+    content.records.iter().for_each(show);
+    if !args.follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Follow: read the journal again until its last record ends the run. (Polling: a
+    // journal is appended by another process, and a few reads a second cost nothing.)
+    let mut shown = content.records.last().map_or(0, |r| r.seq);
+    let mut finished = ends_run(content.records.last());
+    while !finished {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let records = read_run(&state_dir, &run_id)
+            .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))?
+            .records;
+        let before = shown;
+        for r in records.iter().filter(|r| r.seq > before) {
+            show(r);
+            shown = r.seq;
+        }
+        finished = ends_run(records.last());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `last` is the record that ends a run (a later `spur retry` may go on with it).
+fn ends_run(last: Option<&Record>) -> bool {
+    matches!(last.map(|r| &r.event), Some(Event::RunFinished { .. }))
 }
 
 /// One line on what `event` says, after its name.

@@ -7,6 +7,7 @@ mod default_timeouts;
 mod descriptors;
 mod done_gate;
 mod dry_run_and_trace;
+mod finding;
 mod guards;
 mod input_errors;
 mod locks;

@@ -24,6 +24,9 @@ pub struct RunSummary {
     pub outcome: String,
     /// The state it is in (or ended in); none before the first state was entered.
     pub state: Option<String>,
+    /// What stopped it (`action-failed`, `done-gate-denied`, `terminal-state`, …; `paused`,
+    /// `interrupted`); none while it runs.
+    pub reason: Option<String>,
     /// When it started (RFC 3339, UTC).
     pub started_at: String,
 }
@@ -118,18 +121,20 @@ pub(crate) fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, Jo
     let p = replay::replay(&records).ok_or_else(|| JournalError::NoStart {
         path: journal_path(state_dir, id),
     })?;
-    let outcome = match (&p.finished, &p.paused, p.interrupted) {
-        (Some(f), _, _) => f.outcome.as_str().to_owned(),
-        (None, Some(_), _) => "paused".to_owned(),
-        (None, None, true) => "interrupted".to_owned(),
-        (None, None, false) => "running".to_owned(),
+    let (outcome, reason) = match (&p.finished, &p.paused, p.interrupted) {
+        (Some(f), _, _) => (f.outcome.as_str(), Some(f.reason.as_str())),
+        (None, Some(_), _) => ("paused", Some("paused")),
+        (None, None, true) => ("interrupted", Some("interrupted")),
+        (None, None, false) => ("running", None),
     };
+    let (outcome, reason) = (outcome.to_owned(), reason.map(str::to_owned));
     Ok(RunSummary {
         run_id: id.to_string(),
         pipeline: p.pipeline_name,
         wbs: p.wbs,
         outcome,
         state: p.finished.map(|f| f.state).or(p.state),
+        reason,
         started_at: p.started_at,
     })
 }
