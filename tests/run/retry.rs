@@ -145,12 +145,22 @@ fn retry_goes_on_from_the_failed_state_and_keeps_what_came_before() {
     let run_id = p.only_run_id();
     p.file("fixed", "");
     // By a unique prefix of its id.
-    let out = p
-        .args(["retry", &run_id[..20]])
-        .json()
-        .run()
-        .success()
-        .stdout_json();
+    let out = p.args(["retry", &run_id[..20]]).json().run().success();
+    let progress: Vec<String> = no_run_ids(out.stderr())
+        .lines()
+        .map(|l| match l.rfind(" (") {
+            Some(i) if l.ends_with("s)") => format!("{} ([T])", &l[..i]),
+            _ => l.to_owned(),
+        })
+        .collect();
+    insta::assert_snapshot!(progress.join("\n"), @r"
+    spur: retrying run [RUN] from test
+    ● test (iteration 1)
+      ✓ shell ([T])
+      → test → done
+    ● done (iteration 2)
+    ");
+    let out = out.stdout_json();
     assert_eq!(out["outcome"], "completed", "{out}");
     assert_eq!(out["runId"], run_id.as_str());
     // implement ran once: the retry re-entered test, not the start.
