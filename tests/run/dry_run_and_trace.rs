@@ -64,7 +64,15 @@ fn runs_lists_newest_first_and_trace_shows_gap_free_seq() {
     let keys: Vec<&String> = runs[0].as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["outcome", "pipeline", "runId", "startedAt", "state", "wbs"]
+        [
+            "outcome",
+            "pipeline",
+            "reason",
+            "runId",
+            "startedAt",
+            "state",
+            "wbs"
+        ]
     );
     assert_eq!(runs[1]["outcome"], "completed");
     assert_eq!(runs[0]["wbs"], "0001");

@@ -317,3 +317,19 @@ fn a_paused_or_unknown_run_is_not_retried() {
         .code(2)
         .stderr_contains("spur::run::ref-unknown");
 }
+
+#[test]
+fn continue_of_a_failed_run_points_at_retry() {
+    let p = Spur::new();
+    p.pipeline(FLAKY).run().code(1);
+    let run_id = p.only_run_id();
+    let out = p.args(["continue", "latest"]).run().code(4);
+    let said = one_line(out.stderr());
+    assert!(
+        said.contains("spur::run::finished")
+            && said.contains(&format!(
+                "`spur retry {run_id}` goes on from where it failed"
+            )),
+        "{said}"
+    );
+}

@@ -184,8 +184,12 @@ coded_diagnostic! {
             help("a sha256 chain can be recomputed by anyone who can write the file, so nothing shows that \
                   this journal was not rewritten; start a new run with `spur run` (`spur trace {run_id}` \
                   still shows its history)");
-        Self::AlreadyFinished { .. } => Code::RunFinished,
-            help("start a new run with `spur run`");
+        Self::AlreadyFinished { run_id, outcome, .. } => Code::RunFinished,
+            help("{}", if *outcome == super::outcome::Outcome::Failed {
+                format!("`spur retry {run_id}` goes on from where it failed; or start a new run with `spur run`")
+            } else {
+                "start a new run with `spur run`".to_owned()
+            });
         Self::NotRetryable { run_id, .. } => Code::RunNotRetryable,
             help("`spur runs` shows how each run ended; `spur trace {run_id}` shows its history, and `spur run` starts a new one");
         Self::OlderJournal { run_id } => Code::JournalOlderFormat,
