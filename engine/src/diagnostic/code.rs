@@ -177,6 +177,12 @@ codes! {
     RunSecretNotGiven = "spur::run::secret-not-given",
     /// `spur continue --var` names a var that is not secret (only secrets are given again)
     RunNotASecret = "spur::run::not-a-secret",
+    /// a `rule.check` preset (`.spur/rules/<preset>.yaml`) is missing or does not read
+    RunRuleConfig = "spur::run::rule-config",
+    /// `http:` in `.spur/config.yaml` is not an allow-list of origins and hosts
+    RunHttpConfig = "spur::run::http-config",
+    /// `http.request` refused a request before connecting (scheme, host, credentials, bounds)
+    RunHttpRefused = "spur::run::http-refused",
 
     /// a run journal cannot be read
     JournalUnreadable = "spur::journal::unreadable",

@@ -35,6 +35,7 @@ pub(crate) mod render;
 pub mod replay;
 pub(crate) mod replay_check;
 mod resumable;
+pub(crate) mod rule_set;
 pub mod run_error;
 pub(crate) mod run_id;
 pub(crate) mod runner;

@@ -15,7 +15,9 @@ mod hitl;
 mod json_update;
 mod note;
 mod plugin;
+mod response_validate;
 mod result_file;
+mod rule_check;
 pub(crate) mod shell;
 mod verdict_derive;
 mod verify_run;
@@ -114,6 +116,8 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
             | ActionKind::AgentRun(_)
             | ActionKind::CommandGate(_)
             | ActionKind::DoctorProbe(_)
+            | ActionKind::RuleCheck(_)
+            | ActionKind::HttpRequest(_)
             | ActionKind::Plugin(_)
     );
     if starts_a_process {
@@ -131,6 +135,10 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         ActionKind::FileExists(o) => finished(file_exists::run(ctx, o)),
         ActionKind::FileRead(o) => finished(file_read::run_text(ctx, o)),
         ActionKind::EventEmit(o) => finished(event_emit::run(ctx, o)),
+        ActionKind::RuleCheck(o) => finished(rule_check::run(ctx, o)),
+        ActionKind::ResponseValidate(o) => finished(response_validate::run(ctx, o)),
+        // Until spur's own lands, the plugin of that name (as before).
+        ActionKind::HttpRequest(_) => finished(plugin::run(ctx, "http.request")),
         ActionKind::AgentRun(o) => finished(agent::run(ctx, o)),
         ActionKind::CommandGate(o) => finished(command_gate::run(ctx, o)),
         ActionKind::ProofFingerprint(o) => finished(fingerprint::run(ctx, o)),
