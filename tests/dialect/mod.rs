@@ -9,4 +9,5 @@ mod newer_actions;
 mod options;
 mod same_state_vars;
 mod semantics;
+mod transition_flow;
 mod validation;
