@@ -4,6 +4,7 @@
 //! its doc comment cites. The deliberate differences are in the book's Compatibility page.
 
 mod builtins;
+mod http_request;
 mod lifecycle;
 mod newer_actions;
 mod options;

@@ -19,6 +19,7 @@ pub(crate) mod event;
 pub(crate) mod finish;
 pub(crate) mod guard_eval;
 pub(crate) mod host;
+pub mod http_allow;
 pub mod interrupt;
 pub mod journal;
 pub(crate) mod jq_guard;
