@@ -27,6 +27,7 @@ mod shell_templates;
 mod strict_input;
 mod task_files;
 mod task_ledger;
+mod task_lifecycle;
 mod task_verbs;
 mod task_verdict;
 mod verdict;

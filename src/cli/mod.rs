@@ -43,6 +43,7 @@ mod task_certify;
 mod task_check;
 mod task_create;
 mod task_field;
+mod task_lifecycle;
 mod task_list;
 mod task_path;
 mod task_record;

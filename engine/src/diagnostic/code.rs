@@ -246,6 +246,8 @@ codes! {
     TaskTransitionDenied = "spur::task::transition-denied",
     /// `spur task check --as STATUS` does not pass, so the task does not move to that status
     TaskCheckFailed = "spur::task::check-failed",
+    /// the project's task lifecycle (`.spur/workflows/task-lifecycle.yaml`) cannot be used
+    TaskLifecyclePipeline = "spur::task::lifecycle-pipeline",
     /// a new task's value is not allowed, or its folder is outside the project (nothing was created)
     TaskCreateInvalid = "spur::task::create-invalid",
     /// a new task file cannot be written (nothing was kept)

@@ -20,5 +20,5 @@ mod show;
 pub use answer::{Denial, RequestOutcome, TransitionAnswer};
 pub use entity::{EntityKey, EntityKind, InvalidEntity};
 pub use error::LifecycleError;
-pub use request::{request_transition, TransitionRequest};
+pub use request::{request_transition, StructuralCheck, TransitionRequest};
 pub use show::{show, InstanceView};
