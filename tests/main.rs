@@ -14,6 +14,7 @@ mod data_lock;
 mod dialect;
 mod done_certificates;
 mod done_gate;
+mod features;
 mod graph;
 mod journal_forgery;
 mod jq;

@@ -28,6 +28,9 @@ mod check;
 mod completions;
 mod continue_run;
 mod failure;
+mod feature;
+mod feature_check;
+mod feature_status;
 mod graph;
 mod init;
 mod jq;
@@ -98,6 +101,8 @@ enum Command {
     Verdict(verdict::Args),
     /// Tasks: create, list, show, check, update, record (done only through the done gate).
     Task(task::Args),
+    /// Features: create, list, show, check, update (through their lifecycle), sync.
+    Feature(feature::Args),
     /// The agents of .spur/config.yaml: check them (doctor); the stub preset's agent.
     Agent(agent::Args),
     /// Lifecycles driven from outside: ask an entity's instance to move, show it.
@@ -128,6 +133,7 @@ pub fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args),
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
+        Command::Feature(args) => feature::run(args),
         Command::Lifecycle(args) => lifecycle::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Key(args) => key::run(args),

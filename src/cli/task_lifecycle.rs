@@ -10,7 +10,6 @@ use spur_engine::run::{DenialReason, DoneGate, Durability, GateAnswer, GateReque
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::store::task_status;
 use spur_engine::task::lifecycle_gate::structural_check;
-use spur_engine::task::lifecycle_pipeline::task_lifecycle;
 use spur_engine::task_file::TaskDocument;
 use spur_engine::wbs::Wbs;
 
@@ -26,9 +25,13 @@ pub(super) fn through_lifecycle(
     to: &'static str,
     force: Option<&ForceReason>,
 ) -> Result<Outcome, Failure> {
-    let lifecycle = task_lifecycle(state_dir).map_err(Failure::usage)?;
+    let lifecycle = spur_engine::lifecycle::project_lifecycle(
+        state_dir,
+        spur_engine::lifecycle::EntityKind::Task,
+    )
+    .map_err(Failure::usage)?;
     let entity = EntityKey::of_task(wbs);
-    let settings = settings(state_dir, wbs)?;
+    let settings = lifecycle_settings(state_dir, Some(wbs))?;
     let project_root = state_dir.project_root().to_path_buf();
     let path = document.path().to_path_buf();
     let check = |target: &str| {
@@ -122,7 +125,10 @@ pub(super) fn through_lifecycle(
 
 /// The lifecycle's guards run as a run's would: spur itself as `spurBin`, the project's
 /// step timeouts, the gate's policy of this call (a run's pin, from a run's step).
-fn settings(state_dir: &StateDir, wbs: &Wbs) -> Result<RunSettings, Failure> {
+pub(super) fn lifecycle_settings(
+    state_dir: &StateDir,
+    wbs: Option<&Wbs>,
+) -> Result<RunSettings, Failure> {
     let loaded =
         StepTimeouts::load(state_dir).map_err(|e| Failure::usage(miette::Report::new(e)))?;
     let durability = match std::env::var("SPUR_JOURNAL_FSYNC").as_deref() {
@@ -135,7 +141,7 @@ fn settings(state_dir: &StateDir, wbs: &Wbs) -> Result<RunSettings, Failure> {
         path_prefix: None,
         spur_bin: std::env::current_exe().ok(),
         timeouts: loaded.timeouts,
-        policy: super::run_policy::policy_for(state_dir, Some(wbs))?,
+        policy: super::run_policy::policy_for(state_dir, wbs)?,
     })
 }
 

@@ -15,7 +15,6 @@ use crate::task_file::TaskDocument;
 
 use super::file_status::reconcile;
 use super::lifecycle_gate::{lifecycle_document, structural_check};
-use super::lifecycle_pipeline::task_lifecycle;
 
 /// The runner's done gate: through the task's lifecycle when it has one.
 #[derive(Debug, Clone)]
@@ -61,7 +60,10 @@ impl DoneGate for LifecycleDoneGate {
         if let Err(e) = record_claim(request, document.path()) {
             return deny(format!("task {wbs}: {e}"));
         }
-        let lifecycle = match task_lifecycle(request.state_dir) {
+        let lifecycle = match crate::lifecycle::project_lifecycle(
+            request.state_dir,
+            crate::lifecycle::EntityKind::Task,
+        ) {
             Ok(lifecycle) => lifecycle,
             Err(e) => return deny(format!("task {wbs}: {e}")),
         };

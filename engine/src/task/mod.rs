@@ -8,6 +8,5 @@ pub mod create;
 pub mod file_status;
 pub mod lifecycle_done_gate;
 pub mod lifecycle_gate;
-pub mod lifecycle_pipeline;
 pub mod record;
 pub mod status_name;
