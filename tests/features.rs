@@ -309,7 +309,11 @@ fn update_moves_a_feature_only_along_its_lifecycle() {
     let p = project();
     feature(&p, &["create", "Greeting"]).success();
     let out = feature(&p, &["update", "A", "done"]).code(1);
-    assert!(out.stderr().contains("feature A stays backlog"), "{}", out.stderr());
+    assert!(
+        out.stderr().contains("feature A stays backlog"),
+        "{}",
+        out.stderr()
+    );
     assert!(out.stderr().contains("no transition"), "{}", out.stderr());
     feature(&p, &["update", "A", "active"]).success();
     // active → verifying: the lifecycle's guard (`feature check --as verifying`) refuses

@@ -31,6 +31,7 @@ mod task_ledger;
 mod task_lifecycle;
 mod task_verbs;
 mod task_verdict;
+mod task_why;
 mod verdict;
 mod verdict_provenance;
 mod verified_tree;

@@ -54,6 +54,7 @@ mod task_section;
 mod task_status_change;
 mod task_verdict;
 mod task_verify_certs;
+mod task_why;
 mod trace;
 mod verdict;
 mod verify;

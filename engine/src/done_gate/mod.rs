@@ -13,9 +13,11 @@ mod complete;
 pub(crate) mod provenance;
 mod record;
 mod verified;
+mod why;
 
 pub use record::{record_done, RecordedDone};
 pub(crate) use verified::VerifiedAt;
+pub use why::{explain_done, GateAccount, GateCheck};
 
 pub use provenance::{write_verdict, Rewrite, UnrecordedWrite, WriteVerdictError};
 
