@@ -136,7 +136,11 @@ pub(crate) fn shown_pair(pipeline: &Pipeline, pair: &str) -> Option<String> {
 /// `wbs`) would otherwise run the pipeline on its default and, for the `wbs`, without its
 /// task and its done gate.
 fn declared(pipeline: &Pipeline, flag: &'static str, name: &str) -> Result<(), VarError> {
-    if pipeline.vars.iter().any(|v| v.name.value == name) {
+    // A var a template uses without declaring it (the corpus's planning pipeline reads
+    // `${vars.design_approved}` in a guard) is given with --var: that is its only source.
+    if pipeline.vars.iter().any(|v| v.name.value == name)
+        || super::preflight::template_vars(pipeline).contains(name)
+    {
         return Ok(());
     }
     let names: Vec<String> = pipeline.vars.iter().map(|v| v.name.value.clone()).collect();
