@@ -9,6 +9,7 @@ mod check;
 mod check_hostile;
 mod closed_stdout;
 mod completions;
+mod corpus_run;
 mod criteria;
 mod data_lock;
 mod dialect;
