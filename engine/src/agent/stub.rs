@@ -263,3 +263,29 @@ fn run(project_root: &Path, command: &str) -> ProcessStatus {
         .run()
         .status
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_references_sp_commands_are_the_stubs_verbs_for_the_task_they_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("docs/tasks")).unwrap();
+        std::fs::write(root.join("docs/tasks/0592_x.md"), "# x\n").unwrap();
+        let state_dir = StateDir::at(root.join(".spur"));
+        let said = respond(root, &state_dir, "/sp:dev-run --mode implement 0592 --auto").unwrap();
+        assert!(said.contains("appended"), "{said}");
+        let notes = std::fs::read_to_string(root.join(NOTES_FILE)).unwrap();
+        assert!(notes.starts_with("hello from task 0592 "), "{notes}");
+        let said = respond(root, &state_dir, "/sp:dev-review 0592 --auto").unwrap();
+        assert!(said.starts_with("Stub review of task 0592"), "{said}");
+        // A number that names no task file is not the task; an unknown sp: command is
+        // answered, not run.
+        let said = respond(root, &state_dir, "/sp:dev-fixall \"true\" --findings 1234").unwrap();
+        assert!(said.contains("hello from spur's stub agent"), "{said}");
+        let said = respond(root, &state_dir, "/sp:dev-brainstorm --feature A").unwrap();
+        assert!(said.starts_with("stub agent: nothing to do"), "{said}");
+    }
+}

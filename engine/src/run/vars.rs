@@ -164,4 +164,19 @@ mod tests {
         assert!(!is_var_name("a-b"));
         assert!(!is_var_name(""));
     }
+
+    #[test]
+    fn a_var_a_guard_uses_without_declaring_it_may_be_given_others_may_not() {
+        let text = "name: p\ninitialState: a\nvars: { x: '1' }\nstates: [{id: a}, {id: b}]\n\
+                    transitions:\n  - from: a\n    to: b\n    guard: { kind: shell, options: { command: 'test \"${vars.approved}\" = true' } }\n";
+        let source = crate::source::SourceFile::new("p.yaml", text);
+        let loaded = crate::pipeline::load(&source).unwrap();
+        let p = &loaded.pipeline;
+        let vars = resolve(p, None, &["approved=true".to_owned()]).unwrap();
+        assert_eq!(vars.get("approved").map(String::as_str), Some("true"));
+        assert!(matches!(
+            resolve(p, None, &["aproved=true".to_owned()]),
+            Err(VarError::Undeclared { .. })
+        ));
+    }
 }
