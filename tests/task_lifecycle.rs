@@ -275,8 +275,7 @@ fn a_projects_own_lifecycle_takes_the_place_of_the_shipped_one() {
     p.file(".spur/workflows/task-lifecycle.yaml", "name: [\n");
     let out = p.args(["task", "update", "0700", "wip"]).run().code(2);
     assert!(
-        out.stderr()
-            .contains("task-lifecycle.yaml is the project's lifecycle"),
+        out.stderr().contains("spur::task::lifecycle-pipeline"),
         "{}",
         out.stderr()
     );
