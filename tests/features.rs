@@ -217,6 +217,10 @@ fn check_reports_the_layers_for_the_status_it_is_to_enter() {
         serde_json::json!(["Goal", "Scope"])
     );
     assert_eq!(json[0]["pass"], false);
+    assert_feature_snapshot!(
+        "check_as_active_json",
+        serde_json::to_string_pretty(&json).unwrap()
+    );
     feature(&p, &["check", "A", "--as", "shipped"]).code(2);
     // --strict makes a warning an error.
     p.file("ac.md", "Each of these:\n\n* works\n");
@@ -294,6 +298,7 @@ fn a_feature_is_never_done_over_a_task_that_is_not() {
     );
     p.args(["task", "update", "0700", "done"]).run().success();
     let out = feature(&p, &["update", "A1", "done", "--json"]).success();
+    assert_feature_snapshot!("update_done_json", p.redact(out.stdout()));
     let json = out.stdout_json();
     assert_eq!(
         (&json["fromStatus"], &json["toStatus"]),
@@ -353,9 +358,13 @@ fn sync_aligns_the_feature_with_its_tasks_through_the_lifecycle() {
         (&json["proposal"]["to"], &json["applied"]),
         (&"done".into(), &false.into())
     );
+    let out = feature(&p, &["sync", "A1", "--json"]).success();
+    assert_feature_snapshot!("sync_json", out.stdout());
+    // Done is final in the feature lifecycle: no edge back.
+    feature(&p, &["update", "A1", "verifying"]).code(1);
     let out = feature(&p, &["sync", "A1"]).success();
     assert_eq!(
         out.stdout(),
-        "Feature A1: [UPDATED] verifying -> done (all 1 linked task(s) are done through the done gate)\n"
+        "Feature A1: [NOOP] done -> done (all 1 linked task(s) are done through the done gate)\n"
     );
 }
