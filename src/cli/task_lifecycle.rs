@@ -141,6 +141,8 @@ pub(super) fn lifecycle_settings(
         path_prefix: None,
         spur_bin: std::env::current_exe().ok(),
         timeouts: loaded.timeouts,
+        // A lifecycle request runs guards only, never an `http.request` step.
+        http_allow: spur_engine::run::http_allow::HttpAllowList::default(),
         policy: super::run_policy::policy_for(state_dir, wbs)?,
     })
 }
