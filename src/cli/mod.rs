@@ -29,6 +29,9 @@ mod completions;
 mod config_errors;
 mod continue_run;
 mod failure;
+mod feature;
+mod feature_check;
+mod feature_status;
 mod graph;
 mod init;
 mod jq;
@@ -47,6 +50,7 @@ mod task_certify;
 mod task_check;
 mod task_create;
 mod task_field;
+mod task_lifecycle;
 mod task_list;
 mod task_path;
 mod task_record;
@@ -54,6 +58,7 @@ mod task_section;
 mod task_status_change;
 mod task_verdict;
 mod task_verify_certs;
+mod task_why;
 mod trace;
 mod verdict;
 mod verify;
@@ -127,6 +132,8 @@ enum Command {
     Verdict(verdict::Args),
     /// Tasks: create, list, show, check, update, record (done only through the done gate).
     Task(task::Args),
+    /// Features: create, list, show, check, update (through their lifecycle), sync.
+    Feature(feature::Args),
     /// The agents of .spur/config.yaml: check them (doctor); the stub preset's agent.
     Agent(agent::Args),
     /// Lifecycles driven from outside: ask an entity's instance to move, show it.
@@ -164,6 +171,7 @@ pub fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args),
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
+        Command::Feature(args) => feature::run(args),
         Command::Lifecycle(args) => lifecycle::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Key(args) => key::run(args),

@@ -4,7 +4,8 @@
 //! iteration bound. What the run did before stays done; the done gate is asked as ever.
 
 use spur_engine::done_gate::ForceReason;
-use spur_engine::run::{self, TaskDoneGate};
+use spur_engine::run;
+use spur_engine::task::lifecycle_done_gate::LifecycleDoneGate;
 
 use super::run::{finish, load_checked, CommonRunArgs};
 use super::run_progress::Progress;
@@ -59,7 +60,7 @@ pub fn run(args: Args) -> CliResult {
         },
         &settings,
         &mut progress,
-        &mut TaskDoneGate,
+        &mut LifecycleDoneGate::new(settings.clone()),
     );
     drop(progress);
     finish(

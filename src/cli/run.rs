@@ -14,10 +14,9 @@ use spur_engine::run::explain::FailureExplanation;
 use spur_engine::run::run_error::ErrorClass;
 use spur_engine::run::runs_list::read_run;
 use spur_engine::run::step_timeouts::StepTimeouts;
-use spur_engine::run::{
-    self, Durability, Outcome, RunError, RunId, RunOutcome, RunSettings, TaskDoneGate,
-};
+use spur_engine::run::{self, Durability, Outcome, RunError, RunId, RunOutcome, RunSettings};
 use spur_engine::store::state_dir::StateDir;
+use spur_engine::task::lifecycle_done_gate::LifecycleDoneGate;
 use spur_guards::jq_shim::JqMode;
 
 use super::failure::exit;
@@ -145,7 +144,7 @@ pub fn run(args: Args) -> CliResult {
         },
         &settings,
         &mut progress,
-        &mut TaskDoneGate,
+        &mut LifecycleDoneGate::new(settings.clone()),
     );
     drop(progress);
     finish(
