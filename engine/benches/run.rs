@@ -65,6 +65,7 @@ fn bench(c: &mut Criterion) {
             path_prefix: None,
             spur_bin: None,
             timeouts: Default::default(),
+            http_allow: Default::default(),
             policy: spur_engine::policy::PolicySource::Project,
             jq: spur_guards::jq::JqSandbox::in_process(),
         };

@@ -24,9 +24,11 @@
 
 pub mod agent;
 pub mod answer;
+pub mod config_check;
 pub mod diagnostic;
 pub mod done_certificate;
 pub mod done_gate;
+pub mod feature;
 pub mod graph;
 pub mod lifecycle;
 pub mod pipeline;

@@ -53,7 +53,7 @@ codes! {
     LoadMultipleDocuments = "spur::load::multiple-documents",
     /// the pipeline document is a list or a scalar, not a mapping
     LoadNotAMapping = "spur::load::not-a-mapping",
-    /// the pipeline kind is known but not supported yet (`transition-flow`)
+    /// the pipeline kind is known but not supported (no kind is reported so since `transition-flow` loads)
     LoadUnsupportedKind = "spur::load::unsupported-kind",
 
     /// a key the pipeline format does not know (with did-you-mean)
@@ -66,6 +66,8 @@ codes! {
     CheckWrongType = "spur::check::wrong-type",
     /// an unknown pipeline `kind`
     CheckUnknownKind = "spur::check::unknown-kind",
+    /// a transition-flow's `extensions` (modules in the reference's language): spur runs plugins from PATH
+    CheckExtensions = "spur::check::extensions",
     /// two states with the same id
     CheckDuplicateState = "spur::check::duplicate-state",
     /// a reference to a state that is not declared
@@ -145,6 +147,14 @@ codes! {
     RunNotFound = "spur::run::not-found",
     /// the run being resumed has already finished
     RunFinished = "spur::run::finished",
+    /// `spur retry` was given a run that did not fail, or has no state to go on from
+    RunNotRetryable = "spur::run::not-retryable",
+    /// the task var `wbs` is empty while the pipeline's steps use it
+    RunEmptyTask = "spur::run::empty-task",
+    /// no run id of the state directory is, or starts with, the run reference given
+    RunRefUnknown = "spur::run::ref-unknown",
+    /// the run reference given is the start of more than one run id
+    RunRefAmbiguous = "spur::run::ref-ambiguous",
     /// the pipeline changed since the run started
     RunPipelineChanged = "spur::run::pipeline-changed",
     /// an action started and never finished, so it may or may not have run
@@ -177,6 +187,12 @@ codes! {
     RunSecretNotGiven = "spur::run::secret-not-given",
     /// `spur continue --var` names a var that is not secret (only secrets are given again)
     RunNotASecret = "spur::run::not-a-secret",
+    /// a `rule.check` preset (`.spur/rules/<preset>.yaml`) is missing or does not read
+    RunRuleConfig = "spur::run::rule-config",
+    /// `http:` in `.spur/config.yaml` is not an allow-list of origins and hosts
+    RunHttpConfig = "spur::run::http-config",
+    /// `http.request` refused a request before connecting (scheme, host, credentials, bounds)
+    RunHttpRefused = "spur::run::http-refused",
 
     /// a run journal cannot be read
     JournalUnreadable = "spur::journal::unreadable",
@@ -219,6 +235,8 @@ codes! {
     UsageForceDoneNeedsDone = "spur::usage::force-done-needs-done",
     /// the current directory cannot be read
     UsageCwd = "spur::usage::cwd",
+    /// there is no state directory (`.spur/`) here or above, and the command does not make one
+    UsageNoStateDir = "spur::usage::no-state-dir",
 
     /// done is set only through the done gate
     TaskDoneNeedsGate = "spur::task::done-needs-gate",
@@ -246,6 +264,16 @@ codes! {
     TaskTransitionDenied = "spur::task::transition-denied",
     /// `spur task check --as STATUS` does not pass, so the task does not move to that status
     TaskCheckFailed = "spur::task::check-failed",
+    /// the project's task or feature lifecycle (`.spur/workflows/<kind>-lifecycle.yaml`) cannot be used
+    TaskLifecyclePipeline = "spur::task::lifecycle-pipeline",
+    /// a feature id, name or value that is not allowed (nothing was written)
+    FeatureInvalid = "spur::feature::invalid",
+    /// no feature file for the id (or several)
+    FeatureNotFound = "spur::feature::not-found",
+    /// a feature file cannot be written (nothing was kept)
+    FeatureWrite = "spur::feature::write",
+    /// `spur feature check` does not pass, or the feature lifecycle refused a status change
+    FeatureRefused = "spur::feature::refused",
     /// a new task's value is not allowed, or its folder is outside the project (nothing was created)
     TaskCreateInvalid = "spur::task::create-invalid",
     /// a new task file cannot be written (nothing was kept)

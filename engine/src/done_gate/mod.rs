@@ -13,9 +13,11 @@ mod complete;
 pub(crate) mod provenance;
 mod record;
 mod verified;
+mod why;
 
 pub use record::{record_done, RecordedDone};
 pub(crate) use verified::VerifiedAt;
+pub use why::{explain_done, GateAccount, GateCheck};
 
 pub use provenance::{write_verdict, Rewrite, UnrecordedWrite, WriteVerdictError};
 
@@ -430,6 +432,15 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     }
 }
 
+/// The effective verdict of `wbs`'s artifact as the gate would compute it (the harsher of
+/// stored and recomputed), read only: for a refusal before the gate was asked, so it still
+/// names the verdict.
+pub fn effective_verdict(state_dir: &StateDir, wbs: &Wbs) -> Verdict {
+    let path = state_dir.verdict_path(wbs);
+    let read = read_artifact_file(&path, Some(state_dir.project_root()));
+    Evaluation::new(&path, read.outcome, Some(wbs.as_str())).effective
+}
+
 /// In a run: `Err(deny message)` when `.spur/config.yaml` no longer holds the policy the
 /// run pinned, naming what changed. Outside runs there is nothing to compare.
 fn policy_unchanged(
@@ -527,7 +538,27 @@ fn deny_message(wbs: &Wbs, evaluation: &Evaluation) -> String {
                     .and_then(|a| a.fired.first())
                     .map(|f| format!("; {} on {}: {}", f.rule, f.subject, f.detail))
                     .unwrap_or_default();
-                if evaluation.is_self_inconsistent() {
+                // A PASS that a red verify gate (merged into checks[]) turns: say the gate.
+                let red_gate = evaluation.computed.as_ref().and_then(|a| {
+                    a.fired.first().and_then(|f| match &f.subject {
+                        crate::verdict::aggregate::Subject::Row {
+                            section: crate::verdict::outcome::Section::Checks,
+                            id,
+                            ..
+                        } => Some((
+                            // verify's rows are named `gate-<gate>`
+                            id.strip_prefix("gate-").unwrap_or(id).to_owned(),
+                            f.detail.clone(),
+                        )),
+                        _ => None,
+                    })
+                });
+                if let (true, Some((gate, detail))) = (evaluation.is_self_inconsistent(), red_gate)
+                {
+                    format!(
+                        "verify gate {gate:?} did not pass ({detail}), so the verdict in {path} recomputes to {computed}, not PASS"
+                    )
+                } else if evaluation.is_self_inconsistent() {
                     format!(
                         "verdict {verdict}: the stored PASS in {path} is self-inconsistent, its rows recompute to {computed}{first}"
                     )
