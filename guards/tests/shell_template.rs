@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::{TestCaseError, TestRunner};
-use spur_guards::process::{ProcessSpec, ProcessStatus};
+use spur_process::{ProcessSpec, ProcessStatus};
 use spur_guards::shell_template::render;
 
 /// Stands for a template in generated text; never part of the shell text itself.

@@ -30,6 +30,7 @@ mod continue_run;
 mod failure;
 mod graph;
 mod init;
+mod interrupt_notice;
 mod jq;
 mod key;
 mod lifecycle;

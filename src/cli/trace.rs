@@ -80,6 +80,9 @@ pub(crate) fn describe(event: &Event) -> String {
         Event::ActionStarted {
             state, index, kind, ..
         } => format!("{state}[{index}] {kind}"),
+        Event::ActionProcess {
+            state, index, pgid, ..
+        } => format!("{state}[{index}] process group {pgid}"),
         Event::ActionFinished {
             state,
             index,

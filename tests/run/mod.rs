@@ -10,6 +10,7 @@ mod dry_run_and_trace;
 mod guards;
 mod input_errors;
 mod locks;
+mod orphans;
 mod pause;
 mod semantics;
 mod task_pipeline;

@@ -22,6 +22,7 @@ pub(crate) mod host;
 pub mod interrupt;
 pub mod journal;
 pub(crate) mod jq_guard;
+mod left_groups;
 pub(crate) mod local_host;
 pub(crate) mod lock;
 #[cfg(test)]

@@ -231,6 +231,7 @@ impl RunSecrets {
             },
             other @ (Event::StateEntered { .. }
             | Event::ActionStarted { .. }
+            | Event::ActionProcess { .. }
             | Event::Transition { .. }
             | Event::Interrupted { .. }
             | Event::LifecycleBound { .. }

@@ -1,6 +1,6 @@
-//! Test support, not a tool: the child process of `guards/tests/interrupt.rs`.
+//! Test support, not a tool: the child process of `process/tests/interrupt.rs`.
 //!
-//! `spur-guards-test-child DIR` installs spur's interrupt handler (which writes the signal
+//! `spur-process-test-child DIR` installs spur's interrupt handler (which writes the signal
 //! number to `DIR/interrupted`), then runs a shell that starts a grandchild, writes its pid
 //! to `DIR/grandchild.pid` and waits. The test signals this process and checks that it
 //! exits with 128 + the signal and that the grandchild is gone. Exit 3: no handler ended
@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use spur_guards::process::{install_interrupt_handler, ProcessSpec};
+use spur_process::{install_interrupt_handler, ProcessSpec};
 
 fn main() -> ExitCode {
     let Some(dir) = std::env::args_os().nth(1).map(PathBuf::from) else {
-        eprintln!("usage: spur-guards-test-child DIR");
+        eprintln!("usage: spur-process-test-child DIR");
         return ExitCode::from(2);
     };
     let marker = dir.join("interrupted");
