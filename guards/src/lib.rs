@@ -19,9 +19,9 @@ pub(crate) mod plugin;
 pub mod shell_guard;
 pub mod shell_template;
 
-pub use spur_process::find_executable;
 pub use file_exists::file_exists_guard;
 pub use guard_result::GuardResult;
 pub use jq_guard::{jq_file_guard, jq_guard_passes};
 pub use plugin::{find_plugin, plugin_action, plugin_guard, PluginError, PluginRole, PluginRun};
 pub use shell_guard::shell_guard;
+pub use spur_process::find_executable;

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use spur_process::find_executable;
 use crate::guard_result::GuardResult;
+use spur_process::find_executable;
 use spur_process::{ProcessSpec, ProcessStatus};
 
 /// Stdout kept from an action plugin (its result JSON).

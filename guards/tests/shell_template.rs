@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::{TestCaseError, TestRunner};
-use spur_process::{ProcessSpec, ProcessStatus};
 use spur_guards::shell_template::render;
+use spur_process::{ProcessSpec, ProcessStatus};
 
 /// Stands for a template in generated text; never part of the shell text itself.
 const HOLE: char = '\u{1}';

@@ -35,7 +35,9 @@ impl Leader {
     /// Whether the process recorded as this leader still runs: same pid, same start time
     /// (and not a zombie). `false` where start times cannot be read.
     pub fn still_runs(&self) -> bool {
-        self.start_time.is_some() && start_time(self.pgid) == self.start_time && !leader_gone(self.pgid)
+        self.start_time.is_some()
+            && start_time(self.pgid) == self.start_time
+            && !leader_gone(self.pgid)
     }
 }
 

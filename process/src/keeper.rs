@@ -38,7 +38,10 @@ for pg in $live; do kill -s KILL -- "-$pg" 2>/dev/null; done
 
 enum State {
     NotStarted,
-    Running { pid: u32, pipe: ChildStdin },
+    Running {
+        pid: u32,
+        pipe: ChildStdin,
+    },
     /// It could not be started, or its pipe broke: children are not kept (logged once).
     Unavailable,
 }
@@ -66,7 +69,9 @@ fn send(line: &str, start: bool) {
     }
     if let State::Running { pipe, .. } = &mut *state {
         if let Err(e) = pipe.write_all(line.as_bytes()) {
-            log::warn!("the keeper of child processes stopped ({e}); children no longer die with spur");
+            log::warn!(
+                "the keeper of child processes stopped ({e}); children no longer die with spur"
+            );
             *state = State::Unavailable;
         }
     }
@@ -95,7 +100,9 @@ fn start_keeper() -> State {
             None => State::Unavailable,
         },
         Err(e) => {
-            log::warn!("cannot start the keeper of child processes ({e}); children will not die with spur");
+            log::warn!(
+                "cannot start the keeper of child processes ({e}); children will not die with spur"
+            );
             State::Unavailable
         }
     }

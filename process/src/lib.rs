@@ -17,14 +17,16 @@
 //! ```
 //!
 //! This is the one crate of spur allowed `unsafe` (every other crate root forbids it); it
-//! denies it at its root and needs none today: std, duct, signal-hook and rustix wrap every
-//! call it makes.
+//! denies it at its root and allows it in one place, `hold` (std's `pre_exec` hook that
+//! holds an action before `exec` until its group is journaled), each block with the
+//! invariant it relies on. std, duct, signal-hook and rustix wrap every other call.
 
 #![deny(unsafe_code)]
 
 mod executable;
 mod executable_search;
 mod group;
+mod hold;
 pub mod interrupt;
 pub mod keeper;
 mod outcome;

@@ -22,9 +22,10 @@ use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::process::Signal;
 
 use crate::group::{lock_live_groups, signal_group, Leader};
+use crate::hold::Hold;
 use crate::keeper;
 use crate::outcome::{ProcessOutcome, ProcessStatus};
-use crate::spec::ProcessSpec;
+use crate::spec::{ProcessSpec, StartHook};
 use crate::stream::{Feed, Stream};
 
 /// How long to wait, once the group is dead, for output pipes to drain. Only a process that
@@ -66,27 +67,14 @@ pub(crate) fn run(spec: &ProcessSpec) -> ProcessOutcome {
         Err(e) => return failed(format!("{name}: {e}")),
     };
 
-    // Listed before the child exists, so an interrupt between spawn and listing cannot
-    // miss it: the lock is held across the spawn.
-    let mut live = lock_live_groups();
-    let handle = match expression.start() {
-        Ok(handle) => handle,
-        Err(e) => {
-            drop(live);
-            return failed(format!("{name}: {e}"));
-        }
+    let spawned = match &spec.on_start {
+        None => start(expression),
+        Some(hook) => start_held(expression, hook),
     };
-    // duct dropped its copies of the child's ends: only the child and our held writers
-    // have them now.
-    drop(expression);
-    let Some(pid) = handle.pids().first().and_then(|&p| i32::try_from(p).ok()) else {
-        drop(live);
-        let _ = handle.wait();
-        return failed(format!("{name}: started without a pid"));
+    let (handle, pid) = match spawned {
+        Ok(started) => started,
+        Err(why) => return failed(format!("{name}: {why}")),
     };
-    live.insert(pid);
-    drop(live);
-    keeper::keep(pid);
 
     let finish = |handle: &duct::Handle| {
         // The leader is a zombie now (or was reaped by try_wait), so `pid` still names its
@@ -97,13 +85,6 @@ pub(crate) fn run(spec: &ProcessSpec) -> ProcessOutcome {
         lock_live_groups().remove(&pid);
         status
     };
-    if let Some(hook) = &spec.on_start {
-        if let Err(why) = hook.call(Leader::of(pid)) {
-            let _ = finish(&handle);
-            return failed(format!("{name}: {why}"));
-        }
-    }
-
     let mut watcher = Watcher {
         exit: watch_exit(pid),
         stdout: Stream::new(stdout, spec.capture_limit),
@@ -178,6 +159,75 @@ pub(crate) fn run(spec: &ProcessSpec) -> ProcessOutcome {
         stdout_truncated,
         stderr_truncated,
         pid: u32::try_from(pid).ok(),
+    }
+}
+
+/// Start `expression`, listed as a live group and with the keeper.
+fn start(expression: duct::Expression) -> Result<(duct::Handle, i32), String> {
+    // Listed before the child exists, so an interrupt between spawn and listing cannot
+    // miss it: the lock is held across the spawn.
+    let mut live = lock_live_groups();
+    let handle = expression.start().map_err(|e| e.to_string())?;
+    // duct dropped its copies of the child's ends: only the child and our held writers
+    // have them now.
+    drop(expression);
+    let Some(pid) = handle.pids().first().and_then(|&p| i32::try_from(p).ok()) else {
+        drop(live);
+        let _ = handle.wait();
+        return Err("started without a pid".into());
+    };
+    live.insert(pid);
+    drop(live);
+    keeper::keep(pid);
+    Ok((handle, pid))
+}
+
+/// Start `expression` held before `exec` until `hook` has recorded its group ([`Hold`]).
+/// The group is listed (live groups, keeper) as soon as its pid is known, before the hook.
+fn start_held(
+    expression: duct::Expression,
+    hook: &StartHook,
+) -> Result<(duct::Handle, i32), String> {
+    let hold = Hold::new().map_err(|e| format!("cannot make its pipes: {e}"))?;
+    let side = hold.child_side();
+    let expression = expression.before_spawn(move |command| {
+        side.clone().install(command);
+        Ok(())
+    });
+    let (started, released) = std::thread::scope(|threads| {
+        let helper = threads.spawn(move || {
+            hold.release(|pid| {
+                lock_live_groups().insert(pid);
+                keeper::keep(pid);
+                hook.call(Leader::of(pid))
+            })
+        });
+        let started = expression.start();
+        // Closes the parent's copies of the hold's child ends: a child that never reached
+        // the hold is seen as end of file by the helper.
+        drop(expression);
+        (started, helper.join().ok().flatten())
+    });
+    match (started, released) {
+        (Ok(handle), Some((pid, Ok(())))) => Ok((handle, pid)),
+        (started, released) => {
+            let pid = released.as_ref().map(|(pid, _)| *pid);
+            if let Ok(handle) = &started {
+                if let Some(pid) = pid {
+                    signal_group(pid, Signal::KILL);
+                }
+                let _ = handle.wait();
+            }
+            if let Some(pid) = pid {
+                keeper::release(pid);
+                lock_live_groups().remove(&pid);
+            }
+            Err(match (started, released) {
+                (_, Some((_, Err(why)))) => why,
+                (Err(e), _) => e.to_string(),
+                (Ok(_), _) => "started without being recorded".into(),
+            })
+        }
     }
 }
 
@@ -384,4 +434,3 @@ fn on_ready(stream: &mut Stream, revents: PollFlags, log: Option<&File>) {
         stream.read_once(log);
     }
 }
-

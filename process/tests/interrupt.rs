@@ -119,8 +119,14 @@ fn children_die_with_a_process_killed_by_sigkill() {
     let (mut child, grandchild) = helper_with_grandchild(dir.path());
     signal(child.id(), Signal::KILL);
     let status = child.wait().unwrap();
-    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
-    assert!(!dir.path().join("interrupted").exists(), "no handler runs on SIGKILL");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+    assert!(
+        !dir.path().join("interrupted").exists(),
+        "no handler runs on SIGKILL"
+    );
     assert!(
         eventually(|| gone(grandchild)),
         "grandchild {grandchild} outlived its killed parent"

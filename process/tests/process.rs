@@ -133,9 +133,14 @@ fn a_program_exec_refuses_fails_to_start_with_exec_s_reason() {
         assert_eq!(out.pid, None, "no child is left behind");
     }
     // std's posix_spawn runs a script without a `#!` line with /bin/sh, as execvp does.
-    let out = ProcessSpec::new("./no-shebang", [""; 0]).cwd(dir.path()).run();
+    let out = ProcessSpec::new("./no-shebang", [""; 0])
+        .cwd(dir.path())
+        .run();
     assert!(
-        matches!(out.status, ProcessStatus::FailedToStart(_) | ProcessStatus::Exited(0)),
+        matches!(
+            out.status,
+            ProcessStatus::FailedToStart(_) | ProcessStatus::Exited(0)
+        ),
         "{out:?}"
     );
 }
@@ -205,7 +210,10 @@ fn appends_both_streams_to_the_log_file() {
     assert!(out.stdout.is_empty());
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.starts_with("before\n"), "{logged}");
-    assert!(logged.contains("one\n") && logged.contains("two\n"), "{logged}");
+    assert!(
+        logged.contains("one\n") && logged.contains("two\n"),
+        "{logged}"
+    );
 }
 
 #[test]
@@ -215,7 +223,11 @@ fn reports_a_signal_death() {
 }
 
 fn pid_written_to(path: &PathBuf) -> i32 {
-    std::fs::read_to_string(path).unwrap().trim().parse().unwrap()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 #[test]
@@ -243,7 +255,10 @@ fn timeout_kills_the_whole_group_including_grandchildren() {
     let out = runner.join().unwrap();
     assert_eq!(out.status, ProcessStatus::TimedOut);
     let grandchild = pid_written_to(&pidfile);
-    assert!(wait_until_gone(grandchild), "grandchild {grandchild} survived");
+    assert!(
+        wait_until_gone(grandchild),
+        "grandchild {grandchild} survived"
+    );
     assert!(!live_groups().contains(&(out.pid.unwrap() as i32)));
 }
 
@@ -311,7 +326,8 @@ fn background_leftovers_are_killed_when_the_leader_exits() {
 
 #[test]
 fn the_child_leads_its_own_process_group() {
-    let out = ProcessSpec::shell("ps -o pgid= -p $$ 2>/dev/null || cut -d' ' -f5 /proc/$$/stat").run();
+    let out =
+        ProcessSpec::shell("ps -o pgid= -p $$ 2>/dev/null || cut -d' ' -f5 /proc/$$/stat").run();
     let pgid: u32 = text(&out.stdout).trim().parse().unwrap();
     assert_eq!(Some(pgid), out.pid);
 }
@@ -319,7 +335,9 @@ fn the_child_leads_its_own_process_group() {
 #[test]
 fn the_child_starts_with_default_sigpipe_and_no_blocked_signal() {
     // `SigIgn`/`SigBlk` in /proc are hex masks; SIGPIPE is bit 13.
-    let status = stdout(&ProcessSpec::shell("grep -E '^Sig(Ign|Blk)' /proc/self/status"));
+    let status = stdout(&ProcessSpec::shell(
+        "grep -E '^Sig(Ign|Blk)' /proc/self/status",
+    ));
     for line in status.lines() {
         let mask = u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap();
         if line.starts_with("SigBlk") {
@@ -369,7 +387,9 @@ fn the_start_hook_sees_the_group_and_its_refusal_kills_it() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
     let out = ProcessSpec::shell(&format!("sleep 1; touch '{}'", marker.display()))
-        .on_start(spur_process::StartHook::new(|_| Err("the journal is full".into())))
+        .on_start(spur_process::StartHook::new(|_| {
+            Err("the journal is full".into())
+        }))
         .run();
     match out.status {
         ProcessStatus::FailedToStart(why) => assert!(why.contains("the journal is full"), "{why}"),

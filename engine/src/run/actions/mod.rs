@@ -302,10 +302,7 @@ pub(crate) fn process(
 }
 
 /// Turn a finished process into an action result (last stderr line in the error).
-pub(crate) fn process_result(
-    what: &str,
-    outcome: &spur_process::ProcessOutcome,
-) -> ActionResult {
+pub(crate) fn process_result(what: &str, outcome: &spur_process::ProcessOutcome) -> ActionResult {
     use spur_process::ProcessStatus;
     let exit_code = match outcome.status {
         ProcessStatus::Exited(c) => Some(c),
