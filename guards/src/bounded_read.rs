@@ -201,7 +201,7 @@ pub fn open_log(path: &Path) -> Result<File, String> {
         }
         let mut options = OpenOptions::new();
         options.create(true).append(true);
-        Ok::<_, ReadError>(open_regular_as(path, options)?)
+        open_regular_as(path, options)
     })();
     opened.map_err(|e| format!("cannot open log file {}: {e}", path.display()))
 }

@@ -97,7 +97,7 @@ fn keeper_of(spur: u32) -> Option<String> {
 
 #[test]
 fn kill_9_of_spur_mid_action_leaves_no_process_of_the_action_group() {
-    let p = Spur::new().file("p.yaml", &pipeline(LEADER_AND_GRANDCHILD));
+    let p = Spur::new().file("p.yaml", pipeline(LEADER_AND_GRANDCHILD));
     let mut spur = spawn_spur(&p, &["run", "p.yaml"]);
     let leader = pid_in(&p, "leader.pid");
     let grandchild = pid_in(&p, "bg.pid");
@@ -122,7 +122,7 @@ fn kill_9_of_spur_mid_action_leaves_no_process_of_the_action_group() {
 fn continue_rerun_ambiguous_after_kill_9_kills_the_old_group_before_it_reruns() {
     // The second run of the step records whether the first one's grandchild still runs.
     let step = "if [ -f bg.pid ]; then s=$(cut -d\" \" -f3 /proc/$(cat bg.pid)/stat 2>/dev/null); case $s in \"\"|Z|X) echo dead;; *) echo alive;; esac > seen.txt; exit 0; fi; sleep 1000 & echo $! > bg.tmp; mv bg.tmp bg.pid; wait";
-    let p = Spur::new().file("p.yaml", &pipeline(step));
+    let p = Spur::new().file("p.yaml", pipeline(step));
     let mut spur = spawn_spur(&p, &["run", "p.yaml"]);
     let grandchild = pid_in(&p, "bg.pid");
     // Without its keeper (killed first), a killed spur leaves the group running (its
@@ -165,7 +165,7 @@ fn continue_rerun_ambiguous_after_kill_9_kills_the_old_group_before_it_reruns() 
 fn a_recorded_group_whose_leader_is_another_process_now_is_left_alone() {
     // The journal names a group whose pid is now another process (this test's own child,
     // started after the record): its start time differs, so the resume must not kill it.
-    let p = Spur::new().file("p.yaml", &pipeline(LEADER_AND_GRANDCHILD));
+    let p = Spur::new().file("p.yaml", pipeline(LEADER_AND_GRANDCHILD));
     let mut spur = spawn_spur(&p, &["run", "p.yaml"]);
     let _ = pid_in(&p, "leader.pid");
     signal(spur.id(), "KILL");
@@ -206,7 +206,7 @@ fn a_recorded_group_whose_leader_is_another_process_now_is_left_alone() {
 }
 
 fn interrupted_by(signal_name: &str, code: i32) {
-    let p = Spur::new().file("p.yaml", &pipeline(LEADER_AND_GRANDCHILD));
+    let p = Spur::new().file("p.yaml", pipeline(LEADER_AND_GRANDCHILD));
     let spur = spawn_spur(&p, &["run", "p.yaml"]);
     let leader = pid_in(&p, "leader.pid");
     let grandchild = pid_in(&p, "bg.pid");
