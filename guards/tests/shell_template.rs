@@ -8,6 +8,8 @@
 //! `PROPTEST_CASES=N` runs N scripts (each under both shells; default 300, a few seconds).
 //! The shells must be installed (`apt-get install bash dash`): the test fails otherwise.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;

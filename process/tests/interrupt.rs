@@ -3,6 +3,8 @@
 //! handler is process-wide too: those tests install it in a helper process,
 //! `spur-process-test-child` (`tests/support/interrupted_child.rs`), and signal that.
 
+#![forbid(unsafe_code)]
+
 use std::path::Path;
 use std::thread;
 use std::time::Duration;

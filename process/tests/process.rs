@@ -1,6 +1,8 @@
 //! The process layer through its public surface: output, exit, groups, timeouts, stdin,
 //! environment, program lookup, descriptors.
 
+#![forbid(unsafe_code)]
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::thread;

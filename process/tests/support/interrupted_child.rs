@@ -6,6 +6,8 @@
 //! exits with 128 + the signal and that the grandchild is gone. Exit 3: no handler ended
 //! the process within 10 s of the run's end, which the test reports as a failure.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
