@@ -166,14 +166,19 @@ fn every_other_finding_has_its_own_code() {
     insta::assert_snapshot!(stderr);
 }
 
+/// A transition-flow loads and is checked like any pipeline, with spans; `extensions` is an
+/// error that points at plugins.
 #[test]
-fn transition_flow_is_rejected_as_unsupported_with_exit_2() {
-    let out = check_human("broken/transition-flow.yaml").code(2);
+fn transition_flow_is_checked_and_extensions_point_at_plugins() {
+    let out = check_human("broken/transition-flow.yaml").code(1);
     let stderr = out.stderr();
     insta::assert_snapshot!(stderr);
     let (code, json) = check_json("broken/transition-flow.yaml");
-    assert_eq!(code, 2);
-    assert_eq!(codes(&json), ["spur::load::unsupported-kind"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        codes(&json),
+        ["spur::check::unknown-key", "spur::check::extensions"]
+    );
 }
 
 #[test]

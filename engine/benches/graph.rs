@@ -72,6 +72,7 @@ fn pipeline(n: usize) -> Pipeline {
     }
     Pipeline {
         source: SourceFile::new("bench.yaml", ""),
+        dialect: Default::default(),
         name: loc("bench".to_owned()),
         version: None,
         description: None,

@@ -65,6 +65,7 @@ fn bench(c: &mut Criterion) {
             path_prefix: None,
             spur_bin: None,
             timeouts: Default::default(),
+            http_allow: Default::default(),
             policy: spur_engine::policy::PolicySource::Project,
         };
         assert_eq!(run_once(&checked, &settings), TRANSITIONS);

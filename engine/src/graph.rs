@@ -372,6 +372,7 @@ mod tests {
     ) -> Pipeline {
         Pipeline {
             source: SourceFile::new("t.yaml", ""),
+            dialect: Default::default(),
             name: loc("t".to_owned()),
             version: None,
             description: None,

@@ -84,6 +84,8 @@ impl CommonRunArgs {
         for warning in loaded.warnings {
             eprintln!("{:?}", miette::Report::new(warning));
         }
+        let http_allow = spur_engine::run::http_allow::HttpAllowList::load(&state_dir)
+            .map_err(|e| Failure::usage(miette::Report::new(e)))?;
         let spur_bin = std::env::current_exe().ok();
         let durability = match std::env::var("SPUR_JOURNAL_FSYNC").as_deref() {
             Ok("0") => Durability::Unsafe,
@@ -102,6 +104,7 @@ impl CommonRunArgs {
             path_prefix,
             spur_bin,
             timeouts: loaded.timeouts,
+            http_allow,
             policy,
         })
     }

@@ -4,9 +4,11 @@
 //! its doc comment cites. The deliberate differences are in the book's Compatibility page.
 
 mod builtins;
+mod http_request;
 mod lifecycle;
 mod newer_actions;
 mod options;
 mod same_state_vars;
 mod semantics;
+mod transition_flow;
 mod validation;

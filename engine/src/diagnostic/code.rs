@@ -53,7 +53,7 @@ codes! {
     LoadMultipleDocuments = "spur::load::multiple-documents",
     /// the pipeline document is a list or a scalar, not a mapping
     LoadNotAMapping = "spur::load::not-a-mapping",
-    /// the pipeline kind is known but not supported yet (`transition-flow`)
+    /// the pipeline kind is known but not supported (no kind is reported so since `transition-flow` loads)
     LoadUnsupportedKind = "spur::load::unsupported-kind",
 
     /// a key the pipeline format does not know (with did-you-mean)
@@ -66,6 +66,8 @@ codes! {
     CheckWrongType = "spur::check::wrong-type",
     /// an unknown pipeline `kind`
     CheckUnknownKind = "spur::check::unknown-kind",
+    /// a transition-flow's `extensions` (modules in the reference's language): spur runs plugins from PATH
+    CheckExtensions = "spur::check::extensions",
     /// two states with the same id
     CheckDuplicateState = "spur::check::duplicate-state",
     /// a reference to a state that is not declared
@@ -177,6 +179,12 @@ codes! {
     RunSecretNotGiven = "spur::run::secret-not-given",
     /// `spur continue --var` names a var that is not secret (only secrets are given again)
     RunNotASecret = "spur::run::not-a-secret",
+    /// a `rule.check` preset (`.spur/rules/<preset>.yaml`) is missing or does not read
+    RunRuleConfig = "spur::run::rule-config",
+    /// `http:` in `.spur/config.yaml` is not an allow-list of origins and hosts
+    RunHttpConfig = "spur::run::http-config",
+    /// `http.request` refused a request before connecting (scheme, host, credentials, bounds)
+    RunHttpRefused = "spur::run::http-refused",
 
     /// a run journal cannot be read
     JournalUnreadable = "spur::journal::unreadable",

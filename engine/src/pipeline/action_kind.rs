@@ -28,6 +28,9 @@ pub(crate) enum ActionKind {
     FileRead(FileReadTextOptions),
     HitlInput(HitlInputOptions),
     EventEmit(EventEmitOptions),
+    RuleCheck(RuleCheckOptions),
+    ResponseValidate(ResponseValidateOptions),
+    HttpRequest(HttpRequestOptions),
     /// Any other kind: the plugin `spur-action-<name>`, given the options as JSON.
     Plugin(String),
 }
@@ -103,6 +106,39 @@ pub(crate) struct FileReadTextOptions {
 pub(crate) struct EventEmitOptions {
     pub(crate) name: Templated<String>,
     pub(crate) payload: Option<Templated<serde_json::Value>>,
+}
+
+/// `rule.check`: the rules of a preset (`.spur/rules/<preset>.yaml`), failing on findings
+/// at or above `failOn`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RuleCheckOptions {
+    pub(crate) preset: Option<Templated<String>>,
+    pub(crate) rule: Option<Templated<String>>,
+    pub(crate) fail_on: Option<Templated<String>>,
+    pub(crate) cwd: Option<Templated<String>>,
+}
+
+/// `response.validate`: a response's `file:line` citations checked against the tree.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ResponseValidateOptions {
+    pub(crate) text: Option<Templated<String>>,
+}
+
+/// `http.request`: one request to an origin or host that `http.allow` of
+/// `.spur/config.yaml` lists (run/actions/http_request.rs).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HttpRequestOptions {
+    pub(crate) url: Templated<String>,
+    pub(crate) method: Option<Templated<String>>,
+    pub(crate) headers: Option<Templated<serde_json::Value>>,
+    pub(crate) body: Option<Templated<String>>,
+    pub(crate) fail_on_status: Option<Templated<serde_json::Value>>,
+    pub(crate) timeout_ms: Option<Templated<Duration>>,
+    pub(crate) max_response_bytes: Option<Templated<u64>>,
+    pub(crate) redirect: Option<Templated<String>>,
+    pub(crate) body_var: Option<Templated<String>>,
+    pub(crate) status_var: Option<Templated<String>>,
+    pub(crate) headers_var: Option<Templated<String>>,
 }
 
 /// `decision:` of an hitl action: who may answer it. The reference lets a DecisionMaker
@@ -230,7 +266,7 @@ pub(crate) struct DoctorProbeOptions {
 
 impl ActionKind {
     /// The built-in kinds, as written.
-    pub(crate) const NAMES: [&'static str; 17] = [
+    pub(crate) const NAMES: [&'static str; 20] = [
         "shell",
         "note",
         "file.read.into-var",
@@ -248,6 +284,9 @@ impl ActionKind {
         "file.read",
         "hitl.input",
         "event.emit",
+        "rule.check",
+        "response.validate",
+        "http.request",
     ];
 
     /// The kind as written.
@@ -270,14 +309,26 @@ impl ActionKind {
             ActionKind::FileRead(_) => "file.read",
             ActionKind::HitlInput(_) => "hitl.input",
             ActionKind::EventEmit(_) => "event.emit",
+            ActionKind::RuleCheck(_) => "rule.check",
+            ActionKind::ResponseValidate(_) => "response.validate",
+            ActionKind::HttpRequest(_) => "http.request",
             ActionKind::Plugin(name) => name,
         }
     }
 
     /// The vars the action sets besides `__hitlAnswer`, as written: the `var` of
-    /// `file.read.into-var`, `proof.fingerprint` and the hitl kinds, and an evidence
-    /// decision's `statusVar`. Templated names are not among them.
+    /// `file.read.into-var`, `proof.fingerprint` and the hitl kinds, an evidence
+    /// decision's `statusVar`, and `http.request`'s `bodyVar`, `statusVar`, `headersVar`.
+    /// Templated names are not among them.
     pub(crate) fn vars_set(&self) -> Vec<&Located<String>> {
+        if let ActionKind::HttpRequest(o) = self {
+            return [&o.body_var, &o.status_var, &o.headers_var]
+                .into_iter()
+                .flatten()
+                .filter_map(Templated::written_str)
+                .filter(|v| !v.value.contains("${"))
+                .collect();
+        }
         let (var, decision) = match self {
             ActionKind::FileReadIntoVar(o) => (Some(&o.var), None),
             ActionKind::ProofFingerprint(o) => (Some(&o.var), None),
@@ -408,6 +459,28 @@ impl ActionKind {
             "event.emit" => ActionKind::EventEmit(EventEmitOptions {
                 name: r.required("name"),
                 payload: r.optional("payload"),
+            }),
+            "rule.check" => ActionKind::RuleCheck(RuleCheckOptions {
+                preset: r.optional("preset"),
+                rule: r.optional("rule"),
+                fail_on: r.optional("failOn"),
+                cwd: r.optional("cwd"),
+            }),
+            "response.validate" => ActionKind::ResponseValidate(ResponseValidateOptions {
+                text: r.optional("text"),
+            }),
+            "http.request" => ActionKind::HttpRequest(HttpRequestOptions {
+                url: r.required("url"),
+                method: r.optional("method"),
+                headers: r.optional("headers"),
+                body: r.optional("body"),
+                fail_on_status: r.optional("failOnStatus"),
+                timeout_ms: r.optional("timeoutMs"),
+                max_response_bytes: r.optional("maxResponseBytes"),
+                redirect: r.optional("redirect"),
+                body_var: r.optional("bodyVar"),
+                status_var: r.optional("statusVar"),
+                headers_var: r.optional("headersVar"),
             }),
             other => {
                 r.free_form();

@@ -8,6 +8,7 @@ mod options;
 mod scalars;
 mod state;
 mod transition;
+mod transition_flow;
 mod vars;
 
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
@@ -81,7 +82,12 @@ pub fn load(source: &SourceFile) -> Result<Loaded, LoadFailure> {
 
 impl Loader<'_> {
     fn pipeline(&mut self, root: &Node) -> Result<Pipeline, LoadFailure> {
-        let Some(top) = self.fields(root, "the pipeline", TOP_LEVEL_KEYS) else {
+        let dialect = self.dialect(root);
+        let keys = match dialect {
+            Dialect::StateMachine => TOP_LEVEL_KEYS,
+            Dialect::TransitionFlow => transition_flow::TOP_LEVEL_KEYS,
+        };
+        let Some(top) = self.fields(root, "the pipeline", keys) else {
             return Err(LoadFailure::invalid(Diagnostic::error(
                 Code::LoadNotAMapping,
                 self.source,
@@ -89,7 +95,7 @@ impl Loader<'_> {
                 "a pipeline must be a YAML mapping",
             )));
         };
-        self.kind(&top)?;
+        self.kind(&top);
         let name = self.name(&top);
         let version = top.get("version").and_then(|node| match &node.value {
             // `version: 1` and `version: 1.0` are common; keep their text.
@@ -102,15 +108,6 @@ impl Loader<'_> {
             _ => self.read(node, "`version`"),
         });
         let description = self.field(&top, "description", "the pipeline").flatten();
-        let initial_state = self.state_ref_or_empty(&top, "initialState", "the pipeline");
-        let states_list = |cx: &mut Self, key: &str| -> Vec<Located<String>> {
-            top.get(key)
-                .and_then(|n| cx.read::<Vec<scalars::StateRef>>(n, &format!("`{key}`")))
-                .map(|refs| refs.into_iter().map(|r| r.0).collect())
-                .unwrap_or_default()
-        };
-        let terminal_states = states_list(self, "terminalStates");
-        let failure_states = states_list(self, "failureStates");
         let iteration_bound = top
             .get("iterationBound")
             .and_then(|n| self.read::<Located<IterationBound>>(n, "`iterationBound`"))
@@ -138,10 +135,39 @@ impl Loader<'_> {
             .map(|s| s.0)
             .unwrap_or_default();
         vars::check_secrets(self, &secrets, &vars, &env_allow);
+        let graph = match dialect {
+            Dialect::StateMachine => self.states_and_transitions(&top),
+            Dialect::TransitionFlow => self.nodes_and_edges(&top),
+        };
+        Ok(Pipeline {
+            source: self.source.clone(),
+            dialect,
+            name,
+            version,
+            description,
+            initial_state: graph.initial_state,
+            terminal_states: graph.terminal_states,
+            failure_states: graph.failure_states,
+            iteration_bound,
+            default_on_error,
+            vars,
+            env_allow,
+            secrets,
+            states: graph.states,
+            transitions: graph.transitions,
+        })
+    }
+
+    /// The state-machine dialect's graph: `initialState`, `terminalStates`,
+    /// `failureStates`, `states`, `transitions`.
+    fn states_and_transitions(&mut self, top: &Fields<'_>) -> Graph {
+        let initial_state = self.state_ref_or_empty(top, "initialState", "the pipeline");
+        let terminal_states = self.state_list(top, "terminalStates");
+        let failure_states = self.state_list(top, "failureStates");
         let states = match top.get("states") {
             Some(node) => self.read(node, "`states`").unwrap_or_default(),
             None => {
-                self.missing(&top, "states", "the pipeline");
+                self.missing(top, "states", "the pipeline");
                 Vec::new()
             }
         };
@@ -152,26 +178,25 @@ impl Loader<'_> {
                 })
                 .unwrap_or_default(),
             None => {
-                self.missing(&top, "transitions", "the pipeline");
+                self.missing(top, "transitions", "the pipeline");
                 Vec::new()
             }
         };
-        Ok(Pipeline {
-            source: self.source.clone(),
-            name,
-            version,
-            description,
+        Graph {
             initial_state,
             terminal_states,
             failure_states,
-            iteration_bound,
-            default_on_error,
-            vars,
-            env_allow,
-            secrets,
             states,
             transitions,
-        })
+        }
+    }
+
+    /// A list of state references (`terminalStates`, `terminalNodes`…); empty when absent.
+    fn state_list(&mut self, top: &Fields<'_>, key: &str) -> Vec<Located<String>> {
+        top.get(key)
+            .and_then(|n| self.read::<Vec<scalars::StateRef>>(n, &format!("`{key}`")))
+            .map(|refs| refs.into_iter().map(|r| r.0).collect())
+            .unwrap_or_default()
     }
 
     /// `name`: required and not blank; a placeholder when missing or invalid.
@@ -194,23 +219,35 @@ impl Loader<'_> {
         name
     }
 
-    /// The pipeline `kind`: `state-machine` (the default); `transition-flow` cannot load.
-    fn kind(&mut self, top: &Fields<'_>) -> Result<(), LoadFailure> {
+    /// The dialect `kind:` names; an unknown or mistyped kind reads as the default
+    /// (reported by [`Loader::kind`]).
+    fn dialect(&self, root: &Node) -> Dialect {
+        let NodeValue::Map(entries) = &root.value else {
+            return Dialect::StateMachine;
+        };
+        let kind = entries
+            .iter()
+            .find(|(k, _)| matches!(&k.value, NodeValue::String(s) if s == "kind"));
+        match kind {
+            Some((_, v)) if matches!(&v.value, NodeValue::String(s) if s == "transition-flow") => {
+                Dialect::TransitionFlow
+            }
+            _ => Dialect::StateMachine,
+        }
+    }
+
+    /// The pipeline `kind`: `state-machine` (the default) or `transition-flow`; another
+    /// is an error with did-you-mean.
+    fn kind(&mut self, top: &Fields<'_>) {
+        const KINDS: [&str; 2] = [
+            Dialect::StateMachine.as_str(),
+            Dialect::TransitionFlow.as_str(),
+        ];
         let Some(node) = top.get("kind") else {
-            return Ok(());
+            return;
         };
         match &node.value {
-            NodeValue::String(s) if s == "state-machine" => Ok(()),
-            NodeValue::String(s) if s == "transition-flow" => Err(LoadFailure::invalid(
-                Diagnostic::error(
-                    Code::LoadUnsupportedKind,
-                    self.source,
-                    node.span,
-                    "`kind: transition-flow` pipelines are not supported yet",
-                )
-                .label("not supported")
-                .help("spur runs the `state-machine` dialect; rewrite the flow as states and transitions"),
-            )),
+            NodeValue::String(s) if KINDS.contains(&s.as_str()) => {}
             NodeValue::String(s) => {
                 let d = Diagnostic::error(
                     Code::CheckUnknownKind,
@@ -219,19 +256,26 @@ impl Loader<'_> {
                     format!("unknown pipeline kind `{s}`"),
                 )
                 .label("unknown kind")
-                .help(match did_you_mean(s, ["state-machine"]) {
+                .help(match did_you_mean(s, KINDS) {
                     Some(k) => format!("did you mean `{k}`?"),
-                    None => "the supported kind is `state-machine` (the default)".into(),
+                    None => {
+                        "the kinds are `state-machine` (the default) and `transition-flow`".into()
+                    }
                 });
                 self.push(d);
-                Ok(())
             }
-            _ => {
-                self.wrong_type(node, "`kind`", "a string");
-                Ok(())
-            }
+            _ => self.wrong_type(node, "`kind`", "a string"),
         }
     }
+}
+
+/// The graph part of a pipeline, as either dialect writes it.
+struct Graph {
+    initial_state: Located<String>,
+    terminal_states: Vec<Located<String>>,
+    failure_states: Vec<Located<String>>,
+    states: Vec<State>,
+    transitions: Vec<Transition>,
 }
 
 #[cfg(test)]

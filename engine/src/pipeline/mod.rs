@@ -1,6 +1,6 @@
-//! Pipelines: the typed model of the state-machine dialect, the loader that
-//! builds it from YAML with a span for every value a diagnostic may point at, and the
-//! static checker.
+//! Pipelines: the typed model (states and transitions), the loader that builds it from
+//! YAML of either dialect (`state-machine`, `transition-flow`) with a span for every value a
+//! diagnostic may point at, and the static checker.
 
 pub(crate) mod action_kind;
 pub mod check;

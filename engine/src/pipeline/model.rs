@@ -13,6 +13,9 @@ pub const DEFAULT_ITERATION_BOUND: u32 = 50;
 pub struct Pipeline {
     /// The file the pipeline was loaded from, for diagnostics' spans.
     pub source: SourceFile,
+    /// The dialect it was written in (a transition-flow's nodes and edges are its states
+    /// and transitions).
+    pub dialect: Dialect,
     /// `name`: how the pipeline is called in runs and output.
     pub name: Located<String>,
     /// `version`, free text, when declared.
@@ -41,6 +44,29 @@ pub struct Pipeline {
     pub states: Vec<State>,
     /// The transitions, in declaration order (the order they are tried).
     pub transitions: Vec<Transition>,
+}
+
+/// The reference's two dialects (`kind:`). Both load into the one model: a
+/// `transition-flow`'s node is a state whose `onEnter` is its one action, an edge a
+/// transition whose guard is its `condition`, `initialNode` the initial state and
+/// `terminalNodes` the terminal states (pipeline/load/transition_flow.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// `kind: state-machine` (the default): states and transitions.
+    #[default]
+    StateMachine,
+    /// `kind: transition-flow`: nodes and edges.
+    TransitionFlow,
+}
+
+impl Dialect {
+    /// The `kind:` that names it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::StateMachine => "state-machine",
+            Self::TransitionFlow => "transition-flow",
+        }
+    }
 }
 
 /// A declared var (`vars:`): its name and default value.

@@ -142,7 +142,6 @@ impl FromRendered for Duration {
     }
 }
 
-/// A list of scalars, each as text.
 /// Any JSON value, strings rendered (an `event.emit` payload).
 impl FromRendered for Value {
     fn from_rendered(value: Value) -> Result<Option<Self>, Problem> {
@@ -150,6 +149,7 @@ impl FromRendered for Value {
     }
 }
 
+/// A list of scalars, each as text.
 impl FromRendered for Vec<String> {
     fn from_rendered(value: Value) -> Result<Option<Self>, Problem> {
         match value {

@@ -173,6 +173,7 @@ fn run_on(host: &mut MemoryHost, yaml: &str) -> (super::RunOutcome, tempfile::Te
         path_prefix: None,
         spur_bin: None,
         timeouts: Default::default(),
+        http_allow: Default::default(),
         policy: crate::policy::PolicySource::Project,
     };
     let checked = checked(yaml);
@@ -299,6 +300,7 @@ fn a_host_answer_that_is_not_a_choice_is_refused() {
         path_prefix: None,
         spur_bin: None,
         timeouts: Default::default(),
+        http_allow: Default::default(),
         policy: crate::policy::PolicySource::Project,
     };
     let checked = checked(

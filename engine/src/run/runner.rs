@@ -48,6 +48,8 @@ pub struct RunSettings {
     pub spur_bin: Option<PathBuf>,
     /// How long a shell step, agent step or shell guard without its own `timeoutMs` may run.
     pub timeouts: StepTimeouts,
+    /// Where `http.request` steps may connect (`http.allow`; empty denies all).
+    pub http_allow: super::http_allow::HttpAllowList,
     /// The policy a new run pins: `Project`, the config as it is when the run starts; or,
     /// for a run started from a step of another run, that run's pin (`crate::policy`).
     pub policy: PolicySource,

@@ -174,6 +174,7 @@ impl Run<'_, '_> {
                 env: &env,
                 answer: answer.as_deref(),
                 timeouts: &facts.settings.timeouts,
+                http_allow: &facts.settings.http_allow,
                 ask: &mut ask,
                 redactor: &redactor,
                 policy: &facts.policy,

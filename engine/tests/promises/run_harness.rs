@@ -65,6 +65,7 @@ impl Project {
             path_prefix: None,
             spur_bin: None,
             timeouts: Default::default(),
+            http_allow: Default::default(),
             policy: spur_engine::policy::PolicySource::Project,
         }
     }

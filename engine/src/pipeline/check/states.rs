@@ -59,11 +59,14 @@ pub(super) fn check(cx: &mut Context<'_>) {
         unknown(cx, &t.to, "transition target");
     }
 
-    // A run that starts where it ends does no work: the reference engine refuses it.
+    // A run that starts where it ends does no work: the reference engine refuses it. Its
+    // transition-flow driver does not: a node's action runs before the terminal check.
+    let flow = p.dialect == crate::pipeline::model::Dialect::TransitionFlow;
     if let Some(term) = p
         .terminal_states
         .iter()
         .find(|t| t.value == p.initial_state.value)
+        .filter(|_| !flow)
     {
         let d = Diagnostic::error(
             Code::CheckInitialTerminal,

@@ -12,10 +12,13 @@ mod file_exists;
 mod file_read;
 mod fingerprint;
 mod hitl;
+mod http_request;
 mod json_update;
 mod note;
 mod plugin;
+mod response_validate;
 mod result_file;
+mod rule_check;
 pub(crate) mod shell;
 mod verdict_derive;
 mod verify_run;
@@ -53,6 +56,8 @@ pub(crate) struct ActionContext<'a> {
     pub(crate) answer: Option<&'a str>,
     /// The timeouts of steps that set none.
     pub(crate) timeouts: &'a StepTimeouts,
+    /// Where `http.request` may connect.
+    pub(crate) http_allow: &'a super::http_allow::HttpAllowList,
     /// Ask the operator on a terminal; `None` when there is none.
     pub(crate) ask: &'a mut dyn FnMut(&HitlQuestion) -> Option<String>,
     /// The run's secrets, for what an action writes itself (verify evidence).
@@ -117,6 +122,7 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
             | ActionKind::AgentRun(_)
             | ActionKind::CommandGate(_)
             | ActionKind::DoctorProbe(_)
+            | ActionKind::RuleCheck(_)
             | ActionKind::Plugin(_)
     );
     if starts_a_process {
@@ -134,6 +140,9 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
         ActionKind::FileExists(o) => finished(file_exists::run(ctx, o)),
         ActionKind::FileRead(o) => finished(file_read::run_text(ctx, o)),
         ActionKind::EventEmit(o) => finished(event_emit::run(ctx, o)),
+        ActionKind::RuleCheck(o) => finished(rule_check::run(ctx, o)),
+        ActionKind::ResponseValidate(o) => finished(response_validate::run(ctx, o)),
+        ActionKind::HttpRequest(o) => finished(http_request::run(ctx, o)),
         ActionKind::AgentRun(o) => finished(agent::run(ctx, o)),
         ActionKind::CommandGate(o) => finished(command_gate::run(ctx, o)),
         ActionKind::ProofFingerprint(o) => finished(fingerprint::run(ctx, o)),
@@ -261,6 +270,9 @@ pub(crate) fn effective_timeout(
         ActionKind::Shell(o) => Some(own(o.timeout_ms.as_ref())?.unwrap_or(timeouts.shell)),
         ActionKind::AgentRun(o) => Some(own(o.timeout_ms.as_ref())?.unwrap_or(timeouts.agent)),
         ActionKind::CommandGate(o) => own(o.timeout_ms.as_ref())?,
+        ActionKind::HttpRequest(o) => {
+            Some(own(o.timeout_ms.as_ref())?.unwrap_or(http_request::DEFAULT_TIMEOUT))
+        }
         _ => None,
     })
 }
