@@ -27,6 +27,7 @@ pub mod answer;
 pub mod diagnostic;
 pub mod done_certificate;
 pub mod done_gate;
+pub mod feature;
 pub mod graph;
 pub mod lifecycle;
 pub mod pipeline;

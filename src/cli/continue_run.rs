@@ -3,7 +3,8 @@
 //! journal.
 
 use spur_engine::done_gate::ForceReason;
-use spur_engine::run::{self, RunId, TaskDoneGate};
+use spur_engine::run::{self, RunId};
+use spur_engine::task::lifecycle_done_gate::LifecycleDoneGate;
 
 use super::run::{finish, load_checked, CommonRunArgs};
 use super::run_progress::Progress;
@@ -70,7 +71,7 @@ pub fn run(args: Args) -> CliResult {
         },
         &settings,
         &mut progress,
-        &mut TaskDoneGate,
+        &mut LifecycleDoneGate::new(settings.clone()),
     );
     drop(progress);
     finish(outcome, args.common.json)

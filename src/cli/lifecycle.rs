@@ -112,6 +112,7 @@ fn request(args: RequestArgs) -> CliResult {
             current: args.from,
             vars: args.vars,
             force_done_reason,
+            structural_check: None,
         },
         &settings,
         &mut TaskDoneGate,
@@ -145,6 +146,9 @@ fn render(answer: &TransitionAnswer, json: bool) -> CliResult {
                     "the pipeline's guard decides; `spur lifecycle show PIPELINE --entity {}` shows every request and what its guards said",
                     answer.entity
                 ),
+                DenialReason::CheckFailed => {
+                    "run `spur task check WBS --as STATUS` to see each finding in place".to_owned()
+                }
                 DenialReason::DoneGateDenied => {
                     "re-verify the task (`spur verify --wbs WBS`), or pass --force-done --reason \"why\" (audited)"
                         .to_owned()

@@ -28,6 +28,9 @@ mod check;
 mod completions;
 mod continue_run;
 mod failure;
+mod feature;
+mod feature_check;
+mod feature_status;
 mod graph;
 mod init;
 mod interrupt_notice;
@@ -44,6 +47,7 @@ mod task_certify;
 mod task_check;
 mod task_create;
 mod task_field;
+mod task_lifecycle;
 mod task_list;
 mod task_path;
 mod task_record;
@@ -51,6 +55,7 @@ mod task_section;
 mod task_status_change;
 mod task_verdict;
 mod task_verify_certs;
+mod task_why;
 mod trace;
 mod verdict;
 mod verify;
@@ -98,6 +103,8 @@ enum Command {
     Verdict(verdict::Args),
     /// Tasks: create, list, show, check, update, record (done only through the done gate).
     Task(task::Args),
+    /// Features: create, list, show, check, update (through their lifecycle), sync.
+    Feature(feature::Args),
     /// The agents of .spur/config.yaml: check them (doctor); the stub preset's agent.
     Agent(agent::Args),
     /// Lifecycles driven from outside: ask an entity's instance to move, show it.
@@ -128,6 +135,7 @@ pub fn main() -> ExitCode {
         Command::Verify(args) => verify::run(args),
         Command::Verdict(args) => verdict::run(args),
         Command::Task(args) => task::run(args),
+        Command::Feature(args) => feature::run(args),
         Command::Lifecycle(args) => lifecycle::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Key(args) => key::run(args),

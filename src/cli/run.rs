@@ -12,10 +12,9 @@ use spur_engine::done_gate::ForceReason;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::run_error::ErrorClass;
 use spur_engine::run::step_timeouts::StepTimeouts;
-use spur_engine::run::{
-    self, Durability, Outcome, RunError, RunOutcome, RunSettings, TaskDoneGate,
-};
+use spur_engine::run::{self, Durability, Outcome, RunError, RunOutcome, RunSettings};
 use spur_engine::store::state_dir::StateDir;
+use spur_engine::task::lifecycle_done_gate::LifecycleDoneGate;
 use spur_guards::jq_shim::JqMode;
 
 use super::failure::exit;
@@ -140,7 +139,7 @@ pub fn run(args: Args) -> CliResult {
         },
         &settings,
         &mut progress,
-        &mut TaskDoneGate,
+        &mut LifecycleDoneGate::new(settings.clone()),
     );
     drop(progress);
     finish(outcome, args.common.json)

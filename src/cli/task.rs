@@ -56,6 +56,8 @@ enum TaskCommand {
     Record(super::task_record::Args),
     /// Check that every task file claiming done has a valid signed done certificate.
     VerifyCerts(super::task_verify_certs::Args),
+    /// Why a task is or is not done: every reason, read only.
+    Why(super::task_why::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -120,6 +122,7 @@ pub fn run(args: Args) -> CliResult {
         TaskCommand::Check(a) => super::task_check::run(a, &state_dir),
         TaskCommand::Record(a) => super::task_record::run(a, &state_dir),
         TaskCommand::VerifyCerts(args) => super::task_verify_certs::run(args, &state_dir),
+        TaskCommand::Why(args) => super::task_why::run(args, &state_dir),
     }
 }
 

@@ -45,6 +45,7 @@ pub fn run(
     let name = canonical_section(section).ok_or_else(|| {
         Failure::usage(spur_engine::task_file::EditError::UnknownSection {
             name: section.to_owned(),
+            known: spur_engine::task_file::CANONICAL_SECTIONS.join(", "),
         })
     })?;
     let bytes = read_bounded(from_file, SECTION_FILE_LIMIT).map_err(|e| {

@@ -1,9 +1,11 @@
 //! A task's status change, as `spur task update WBS STATUS` and `spur task record
 //! --transition STATUS` make it. A task whose task file has the lifecycle (frontmatter with
-//! `status:`) first has its file's claim recorded (file wins), then the change passes the
-//! lifecycle graph (unless `--no-lifecycle`) and, for testing and done, `spur task check
-//! --as STATUS`; done then goes through the done gate, always. A bare task (no task file,
-//! or one without frontmatter) takes any status, and done through the done gate.
+//! `status:`) first has its file's claim recorded (file wins), then the change is a request
+//! to the task's lifecycle instance (`task:<wbs>` of the task lifecycle, journaled): its
+//! edge, `spur task check --as STATUS` for testing and done, its guards, and for done the
+//! done gate. `--no-lifecycle` skips the instance (its edges and guards), never the
+//! structural check or the done gate. A bare task (no task file, or one without
+//! frontmatter) takes any status, and done through the done gate.
 
 use spur_engine::diagnostic::Code;
 use spur_engine::done_gate::{ForceReason, GateDecision};
@@ -12,13 +14,14 @@ use spur_engine::store::data_lock::DataLock;
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::store::task_status::{self, ChangeContext, Status, StatusChange};
 use spur_engine::task::file_status::reconcile;
-use spur_engine::task::lifecycle_gate::{admit, lifecycle_document};
+use spur_engine::task::lifecycle_gate::{lifecycle_document, structural_check};
 use spur_engine::task::status_name::{canonical_status, TASK_STATUSES};
 use spur_engine::task_file::TaskDocument;
 use spur_engine::wbs::Wbs;
 
 use super::failure::exit;
 use super::task_certify::{certify_done, Outcome};
+use super::task_lifecycle::through_lifecycle;
 use super::Failure;
 
 /// What was asked.
@@ -68,24 +71,35 @@ pub(super) fn change_status(
         return Err(Failure::with_code(e, exit::FAILED));
     }
     let current = task_status::current_status(state_dir, wbs).map_err(Failure::usage)?;
-    if current.as_str() != to {
-        if let Err(refused) = admit(
-            &document,
-            wbs,
-            &current,
-            to,
-            request.no_lifecycle,
-            state_dir.project_root(),
-        ) {
-            return Ok(Outcome {
-                decision: GateDecision::Deny,
-                reason: None,
-                verdict: None,
-                message: refused.to_string(),
-                status: current.to_string(),
-                certificate: None,
-            });
-        }
+    if current.as_str() == to {
+        return if to == "done" {
+            drop(lock);
+            certify_done(state_dir, wbs, request.force)
+        } else {
+            let open = Status::open(to).map_err(Failure::usage)?;
+            record_open(&lock, state_dir, wbs, &current, open, &context)
+        };
+    }
+    if !request.no_lifecycle {
+        // The instance takes the locks it needs (the gate the data lock) itself.
+        drop(lock);
+        return through_lifecycle(state_dir, wbs, &document, to, request.force);
+    }
+    if let Err(refused) = structural_check(
+        &document,
+        wbs,
+        current.as_str(),
+        to,
+        state_dir.project_root(),
+    ) {
+        return Ok(Outcome {
+            decision: GateDecision::Deny,
+            reason: None,
+            verdict: None,
+            message: refused.to_string(),
+            status: current.to_string(),
+            certificate: None,
+        });
     }
     if to == "done" {
         // The gate takes the data lock itself.

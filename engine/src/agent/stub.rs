@@ -71,12 +71,17 @@ pub fn respond(
     let Some(slash) = SlashCommand::parse(input) else {
         return Ok(format!("stub agent: nothing to do for {input:?}\n"));
     };
-    let wbs = slash
-        .args
-        .split_whitespace()
-        .next()
-        .and_then(|w| Wbs::parse(w).ok());
-    match slash.name {
+    let (name, wbs) = if slash.namespace == Some("sp") {
+        reference_command(slash.name, slash.args, project_root, state_dir)
+    } else {
+        let wbs = slash
+            .args
+            .split_whitespace()
+            .next()
+            .and_then(|w| Wbs::parse(w).ok());
+        (slash.name, wbs)
+    };
+    match name {
         "implement" | "fix" => greet(project_root, wbs.as_ref(), input),
         "review" => Ok(match &wbs {
             Some(w) => format!(
@@ -94,6 +99,35 @@ pub fn respond(
         }
         _ => Ok(format!("stub agent: nothing to do for {input:?}\n")),
     }
+}
+
+/// The reference's own commands (`/sp:dev-run --mode implement W --auto`, `/sp:dev-fixall
+/// …`, `/sp:dev-review W`, `/sp:dev-verify W …`), as the corpus pipelines send them: what
+/// the stub does for each, and the task — the first argument that names a task file.
+fn reference_command<'a>(
+    name: &'a str,
+    args: &str,
+    project_root: &Path,
+    state_dir: &StateDir,
+) -> (&'a str, Option<Wbs>) {
+    let words: Vec<&str> = args.split_whitespace().collect();
+    let mode = words
+        .windows(2)
+        .find(|w| w.first() == Some(&"--mode"))
+        .and_then(|w| w.get(1).copied());
+    let stub_name = match (name, mode) {
+        ("dev-run", Some("fix")) | ("dev-fixall" | "dev-fix", _) => "fix",
+        ("dev-run", Some("review")) | ("dev-review", _) => "review",
+        ("dev-run", Some("verify")) | ("dev-verify", _) => "verify",
+        ("dev-run" | "dev-implement", _) => "implement",
+        _ => name,
+    };
+    let wbs = words
+        .iter()
+        .filter(|w| !w.starts_with('-'))
+        .filter_map(|w| Wbs::parse(w.trim_matches('"')).ok())
+        .find(|w| locate_task_file(w, None, project_root, state_dir).is_ok());
+    (stub_name, wbs)
 }
 
 fn greet(project_root: &Path, wbs: Option<&Wbs>, input: &str) -> Result<String, StubError> {
@@ -228,4 +262,30 @@ fn run(project_root: &Path, command: &str) -> ProcessStatus {
         .capture_limit(0)
         .run()
         .status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_references_sp_commands_are_the_stubs_verbs_for_the_task_they_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("docs/tasks")).unwrap();
+        std::fs::write(root.join("docs/tasks/0592_x.md"), "# x\n").unwrap();
+        let state_dir = StateDir::at(root.join(".spur"));
+        let said = respond(root, &state_dir, "/sp:dev-run --mode implement 0592 --auto").unwrap();
+        assert!(said.contains("appended"), "{said}");
+        let notes = std::fs::read_to_string(root.join(NOTES_FILE)).unwrap();
+        assert!(notes.starts_with("hello from task 0592 "), "{notes}");
+        let said = respond(root, &state_dir, "/sp:dev-review 0592 --auto").unwrap();
+        assert!(said.starts_with("Stub review of task 0592"), "{said}");
+        // A number that names no task file is not the task; an unknown sp: command is
+        // answered, not run.
+        let said = respond(root, &state_dir, "/sp:dev-fixall \"true\" --findings 1234").unwrap();
+        assert!(said.contains("hello from spur's stub agent"), "{said}");
+        let said = respond(root, &state_dir, "/sp:dev-brainstorm --feature A").unwrap();
+        assert!(said.starts_with("stub agent: nothing to do"), "{said}");
+    }
 }

@@ -254,6 +254,16 @@ codes! {
     TaskTransitionDenied = "spur::task::transition-denied",
     /// `spur task check --as STATUS` does not pass, so the task does not move to that status
     TaskCheckFailed = "spur::task::check-failed",
+    /// the project's task or feature lifecycle (`.spur/workflows/<kind>-lifecycle.yaml`) cannot be used
+    TaskLifecyclePipeline = "spur::task::lifecycle-pipeline",
+    /// a feature id, name or value that is not allowed (nothing was written)
+    FeatureInvalid = "spur::feature::invalid",
+    /// no feature file for the id (or several)
+    FeatureNotFound = "spur::feature::not-found",
+    /// a feature file cannot be written (nothing was kept)
+    FeatureWrite = "spur::feature::write",
+    /// `spur feature check` does not pass, or the feature lifecycle refused a status change
+    FeatureRefused = "spur::feature::refused",
     /// a new task's value is not allowed, or its folder is outside the project (nothing was created)
     TaskCreateInvalid = "spur::task::create-invalid",
     /// a new task file cannot be written (nothing was kept)

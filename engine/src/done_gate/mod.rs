@@ -13,9 +13,11 @@ mod complete;
 pub(crate) mod provenance;
 mod record;
 mod verified;
+mod why;
 
 pub use record::{record_done, RecordedDone};
 pub(crate) use verified::VerifiedAt;
+pub use why::{explain_done, GateAccount, GateCheck};
 
 pub use provenance::{write_verdict, Rewrite, UnrecordedWrite, WriteVerdictError};
 
@@ -428,6 +430,15 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
         ),
         evaluation: Box::new(evaluation),
     }
+}
+
+/// The effective verdict of `wbs`'s artifact as the gate would compute it (the harsher of
+/// stored and recomputed), read only: for a refusal before the gate was asked, so it still
+/// names the verdict.
+pub fn effective_verdict(state_dir: &StateDir, wbs: &Wbs) -> Verdict {
+    let path = state_dir.verdict_path(wbs);
+    let read = read_artifact_file(&path, Some(state_dir.project_root()));
+    Evaluation::new(&path, read.outcome, Some(wbs.as_str())).effective
 }
 
 /// In a run: `Err(deny message)` when `.spur/config.yaml` no longer holds the policy the

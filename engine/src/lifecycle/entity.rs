@@ -63,6 +63,14 @@ impl EntityKey {
         Ok(Self { kind, id })
     }
 
+    /// `task:<wbs>`: the task's key.
+    pub fn of_task(wbs: &Wbs) -> Self {
+        Self {
+            kind: EntityKind::Task,
+            id: wbs.clone(),
+        }
+    }
+
     /// Its kind.
     pub fn kind(&self) -> EntityKind {
         self.kind

@@ -14,11 +14,16 @@ mod answer;
 mod entity;
 mod error;
 mod instance;
+mod project_lifecycle;
 mod request;
 mod show;
 
 pub use answer::{Denial, RequestOutcome, TransitionAnswer};
 pub use entity::{EntityKey, EntityKind, InvalidEntity};
 pub use error::LifecycleError;
-pub use request::{request_transition, TransitionRequest};
+pub use project_lifecycle::{
+    project_lifecycle, project_lifecycle_path, LifecyclePipelineError, ProjectLifecycle,
+    SHIPPED_FEATURE_LIFECYCLE, SHIPPED_TASK_LIFECYCLE,
+};
+pub use request::{request_transition, StructuralCheck, TransitionRequest};
 pub use show::{show, InstanceView};

@@ -46,6 +46,9 @@ use super::entity::EntityKey;
 use super::error::LifecycleError;
 use super::instance::{self, instance_id, Instance};
 
+/// A caller's check of the state asked for: `Err(why)` refuses the request.
+pub type StructuralCheck<'a> = dyn Fn(&str) -> Result<(), String> + 'a;
+
 /// A request to move `entity`'s lifecycle instance into `to`.
 pub struct TransitionRequest<'a> {
     /// The lifecycle pipeline, checked.
@@ -64,6 +67,10 @@ pub struct TransitionRequest<'a> {
     pub vars: Vec<String>,
     /// `--force-done --reason R`: the done gate's audited override.
     pub force_done_reason: Option<String>,
+    /// A check the caller brings for the state asked for, tried once the edge exists and
+    /// before its guards (`spur task update` brings `spur task check --as STATUS` for a
+    /// task's testing and done): `Err(why)` refuses the request, journaled.
+    pub structural_check: Option<&'a StructuralCheck<'a>>,
 }
 
 /// Ask `request.entity`'s instance to move into `request.to`; the guards decide, and the
@@ -136,6 +143,7 @@ pub fn request_transition(
         &to,
         request.current.as_deref(),
         request.force_done_reason.as_deref(),
+        request.structural_check,
         gate,
     )
 }
@@ -173,6 +181,7 @@ impl Request<'_> {
         to: &str,
         current: Option<&str>,
         force: Option<&str>,
+        structural_check: Option<&StructuralCheck<'_>>,
         gate: &mut dyn DoneGate,
     ) -> Result<TransitionAnswer, LifecycleError> {
         let reseeded = self.reseed(current)?;
@@ -220,6 +229,9 @@ impl Request<'_> {
         if candidates.is_empty() {
             let detail = self.no_such_transition(&from, to);
             return self.deny(answer, DenialReason::NoSuchTransition, detail);
+        }
+        if let Some(Err(detail)) = structural_check.map(|check| check(to)) {
+            return self.deny(answer, DenialReason::CheckFailed, detail);
         }
         let chosen = match self.first_passing(&from, &candidates)? {
             Ok(chosen) => chosen,
@@ -280,12 +292,16 @@ impl Request<'_> {
     }
 
     /// Set the instance to the entity's status when it is elsewhere: a task's ledger status
-    /// (when the ledger has one), another entity's `current`.
+    /// (when the ledger has one, else its task file's `status:`), another entity's `current`.
     fn reseed(&mut self, current: Option<&str>) -> Result<Option<[String; 2]>, LifecycleError> {
         let status = match &self.task {
             Some(wbs) => {
                 let record = task_status::load(&self.settings.state_dir, wbs)?;
-                (!record.history.is_empty()).then(|| record.status.to_string())
+                if record.history.is_empty() {
+                    file_status(&self.settings.state_dir, wbs, &record.status)
+                } else {
+                    Some(record.status.to_string())
+                }
             }
             None => current.map(str::to_owned),
         };
@@ -529,6 +545,22 @@ fn declared(
         pipeline: pipeline.name.value.clone(),
         states: pipeline.states.iter().map(|s| s.id.value.clone()).collect(),
     })
+}
+
+/// The status of a task with a task file that no ledger record has spoken for yet: what
+/// its file says (canonical), else the ledger's status before any record. A file that
+/// says done says nothing: only the done gate's record is done. `None` without a task
+/// file: the instance stays where it is.
+fn file_status(
+    state_dir: &crate::store::state_dir::StateDir,
+    wbs: &Wbs,
+    ledger: &Status,
+) -> Option<String> {
+    let document = crate::task::lifecycle_gate::lifecycle_document(state_dir, wbs).ok()??;
+    let claimed = document.status_text().and_then(|text| {
+        crate::task::status_name::canonical_status(&text).filter(|s| !Status::names_done(s))
+    });
+    Some(claimed.map_or_else(|| ledger.to_string(), str::to_owned))
 }
 
 /// A task's lifecycle moves only into states that are task statuses.

@@ -28,13 +28,18 @@ pub enum GateAnswer {
     /// Certified: a self-consistent PASS (in spur's artifact, or an external one the
     /// project allows), or forced (audited). Task status is now done.
     Allow {
+        /// Why it allowed.
         reason: AllowReason,
+        /// The effective verdict, when there was an artifact.
         verdict: Option<String>,
         /// The done certificate, when the project writes them.
         certificate: Option<CertificateReport>,
     },
+    /// Not certified: the task stays as it was.
     Deny {
+        /// The effective verdict (`UNKNOWN` when there was none to read).
         verdict: String,
+        /// Why, naming the task, the artifact and how to re-verify.
         message: String,
     },
 }
@@ -79,7 +84,10 @@ impl GateAnswer {
     }
 }
 
+/// Who decides whether a task may be done: the runner and lifecycle requests ask through
+/// this, so a caller can bring the gate of its own (the CLI's, with its messages).
 pub trait DoneGate {
+    /// Decide for `request` (and record an allow, as the real gate does).
     fn evaluate(&mut self, request: &GateRequest<'_>) -> GateAnswer;
 }
 

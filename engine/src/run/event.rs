@@ -287,6 +287,9 @@ pub enum DenialReason {
     GuardFailed,
     /// The done gate did not certify the task.
     DoneGateDenied,
+    /// The structural check the caller brings (`spur task check --as STATUS` for a task's
+    /// testing and done) did not pass.
+    CheckFailed,
 }
 
 impl DenialReason {
@@ -296,6 +299,7 @@ impl DenialReason {
             Self::NoSuchTransition => "no-such-transition",
             Self::GuardFailed => "guard-failed",
             Self::DoneGateDenied => "done-gate-denied",
+            Self::CheckFailed => "check-failed",
         }
     }
 }

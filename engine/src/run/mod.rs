@@ -49,7 +49,7 @@ mod sequence;
 pub mod step_timeouts;
 pub mod vars;
 
-pub use done_gate_port::TaskDoneGate;
+pub use done_gate_port::{DoneGate, GateAnswer, GateRequest, TaskDoneGate};
 pub use event::DenialReason;
 pub use journal::Durability;
 pub use observer::{RunObserver, SilentObserver};

@@ -11,6 +11,22 @@ use crate::template::{Segment, Template};
 
 use super::vars::Vars;
 
+/// Every var name a template of the pipeline uses (`${vars.X}` in any option).
+pub(crate) fn template_vars(pipeline: &Pipeline) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    for state in &pipeline.states {
+        for action in state.on_enter.iter().chain(&state.on_exit) {
+            collect(&action.options, &mut used);
+        }
+    }
+    for transition in &pipeline.transitions {
+        if let Some(guard) = &transition.guard {
+            collect(&guard.options, &mut used);
+        }
+    }
+    used
+}
+
 /// The var names templates use that have no value and no action that sets them, sorted.
 pub(crate) fn unset_template_vars(pipeline: &Pipeline, vars: &Vars) -> Vec<String> {
     let mut known: BTreeSet<String> = vars.keys().cloned().collect();

@@ -136,7 +136,11 @@ pub(crate) fn shown_pair(pipeline: &Pipeline, pair: &str) -> Option<String> {
 /// `wbs`) would otherwise run the pipeline on its default and, for the `wbs`, without its
 /// task and its done gate.
 fn declared(pipeline: &Pipeline, flag: &'static str, name: &str) -> Result<(), VarError> {
-    if pipeline.vars.iter().any(|v| v.name.value == name) {
+    // A var a template uses without declaring it (the corpus's planning pipeline reads
+    // `${vars.design_approved}` in a guard) is given with --var: that is its only source.
+    if pipeline.vars.iter().any(|v| v.name.value == name)
+        || super::preflight::template_vars(pipeline).contains(name)
+    {
         return Ok(());
     }
     let names: Vec<String> = pipeline.vars.iter().map(|v| v.name.value.clone()).collect();
@@ -159,5 +163,20 @@ mod tests {
         assert!(!is_var_name("1a"));
         assert!(!is_var_name("a-b"));
         assert!(!is_var_name(""));
+    }
+
+    #[test]
+    fn a_var_a_guard_uses_without_declaring_it_may_be_given_others_may_not() {
+        let text = "name: p\ninitialState: a\nvars: { x: '1' }\nstates: [{id: a}, {id: b}]\n\
+                    transitions:\n  - from: a\n    to: b\n    guard: { kind: shell, options: { command: 'test \"${vars.approved}\" = true' } }\n";
+        let source = crate::source::SourceFile::new("p.yaml", text);
+        let loaded = crate::pipeline::load(&source).unwrap();
+        let p = &loaded.pipeline;
+        let vars = resolve(p, None, &["approved=true".to_owned()]).unwrap();
+        assert_eq!(vars.get("approved").map(String::as_str), Some("true"));
+        assert!(matches!(
+            resolve(p, None, &["aproved=true".to_owned()]),
+            Err(VarError::Undeclared { .. })
+        ));
     }
 }

@@ -6,7 +6,7 @@ pub mod batch;
 pub mod check;
 pub mod create;
 pub mod file_status;
+pub mod lifecycle_done_gate;
 pub mod lifecycle_gate;
 pub mod record;
 pub mod status_name;
-pub mod transition;

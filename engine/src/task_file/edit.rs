@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use super::document::TaskDocument;
-use super::sections::{canonical_section, closes_fence, heading, opens_fence, CANONICAL_SECTIONS};
+use super::sections::{closes_fence, heading, opens_fence, CANONICAL_SECTIONS};
 use super::TaskFileError;
 use crate::diagnostic::{coded_diagnostic, Code};
 
@@ -73,10 +73,12 @@ pub enum EditError {
         line: usize,
     },
     /// A section name the task format does not have.
-    #[error("unknown section {name:?}: a task file's sections are {}", CANONICAL_SECTIONS.join(", "))]
+    #[error("unknown section {name:?}: the sections are {known}")]
     UnknownSection {
         /// The name given.
         name: String,
+        /// The sections there are, comma-separated.
+        known: String,
     },
     /// The edited text is not a task file any more (cannot happen for a file that was one).
     #[error(transparent)]
@@ -147,9 +149,26 @@ impl TaskDocument {
     /// repeats the section's name is dropped; heading lines at the section level or above
     /// would start sections of their own, so they are taken out and returned.
     pub fn replace_section(&self, name: &str, body: &str) -> Result<SectionWrite, EditError> {
-        let Some(name) = canonical_section(name) else {
+        self.replace_section_of(name, body, CANONICAL_SECTIONS)
+    }
+
+    /// [`Self::replace_section`] for a document whose sections are `order` (a feature
+    /// file's: Goal, Scope, …), in the order a missing one is inserted.
+    pub fn replace_section_of(
+        &self,
+        name: &str,
+        body: &str,
+        order: &[&'static str],
+    ) -> Result<SectionWrite, EditError> {
+        let wanted = name.trim();
+        let Some(name) = order
+            .iter()
+            .copied()
+            .find(|c| c.eq_ignore_ascii_case(wanted))
+        else {
             return Err(EditError::UnknownSection {
                 name: name.to_owned(),
+                known: order.join(", "),
             });
         };
         let level = self.sections.level;
@@ -162,7 +181,7 @@ impl TaskDocument {
                     text: body_text(&content, followed),
                 }
             }
-            None => self.insertion(name, level, &content),
+            None => self.insertion(name, level, &content, order),
         };
         Ok(SectionWrite {
             document: self.reparsed(&edit)?,
@@ -173,12 +192,8 @@ impl TaskDocument {
 
     /// Where and what to insert for a missing section: before the first section the
     /// reference orders after it, else at the end.
-    fn insertion(&self, name: &str, level: usize, content: &str) -> SpanEdit {
-        let rank = |n: &str| {
-            CANONICAL_SECTIONS
-                .iter()
-                .position(|c| c.eq_ignore_ascii_case(n))
-        };
+    fn insertion(&self, name: &str, level: usize, content: &str, order: &[&str]) -> SpanEdit {
+        let rank = |n: &str| order.iter().position(|c| c.eq_ignore_ascii_case(n));
         let own = rank(name);
         let before = self
             .sections

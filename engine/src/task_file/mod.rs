@@ -29,7 +29,7 @@ pub use document::TaskDocument;
 pub use edit::{EditError, SectionWrite, SpanEdit};
 pub use frontmatter::{Entry, Frontmatter, FrontmatterProblem};
 pub use parse::parse_task_file;
-pub use sections::{canonical_section, Section, CANONICAL_SECTIONS};
+pub use sections::{canonical_section, Section, CANONICAL_SECTIONS, FEATURE_SECTIONS};
 
 /// The largest task file spur reads.
 pub(crate) const TASK_FILE_LIMIT: u64 = 4 * 1024 * 1024;

@@ -105,10 +105,26 @@ pub fn canonical_section(name: &str) -> Option<&'static str> {
         .find(|c| c.eq_ignore_ascii_case(name))
 }
 
+/// A feature file's sections (the reference's feature template), in order.
+pub const FEATURE_SECTIONS: &[&str] = &[
+    "Goal",
+    "Scope",
+    "Acceptance Criteria",
+    "Tasks",
+    "Notes",
+    "History",
+];
+
 fn section_level(headings: &[Heading]) -> usize {
+    let known = |title: &str| {
+        canonical_section(title).is_some()
+            || FEATURE_SECTIONS
+                .iter()
+                .any(|f| f.eq_ignore_ascii_case(title.trim()))
+    };
     headings
         .iter()
-        .find(|h| (2..=3).contains(&h.level) && canonical_section(&h.title).is_some())
+        .find(|h| (2..=3).contains(&h.level) && known(&h.title))
         .map_or(DEFAULT_LEVEL, |h| h.level)
 }
 
