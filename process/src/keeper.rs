@@ -13,10 +13,11 @@
 //! rather than the process, and it is Linux only. The pipe's end of file is none of these:
 //! it works the same on macOS, and costs one `write` per child.
 //!
-//! What it cannot cover: a child spur started but had not yet listed when it died (the
-//! few microseconds between `posix_spawn` returning and the `write`), and a keeper killed
-//! on purpose. For an action both are covered again by the resume, which kills the group
-//! its journal recorded ([`crate::kill_recorded_group`]).
+//! What it cannot cover: a guard's or gate's child that spur started but had not yet
+//! listed when it died (the moment between `posix_spawn` returning and the `write`; the
+//! keeper is started before the first spawn, so listing is one `write`), and a keeper
+//! killed on purpose. An action is listed before it may `exec` (`hold`), and a resume
+//! kills the group its journal recorded ([`crate::kill_recorded_group`]).
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;
@@ -50,6 +51,15 @@ static KEEPER: Mutex<State> = Mutex::new(State::NotStarted);
 
 fn lock() -> MutexGuard<'static, State> {
     KEEPER.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Start the keeper if it is not running yet: called before a child is spawned, so that
+/// listing the child right after its spawn is one `write`, not a process start.
+pub(crate) fn ready() {
+    let mut state = lock();
+    if matches!(*state, State::NotStarted) {
+        *state = start_keeper();
+    }
 }
 
 /// List group `pgid` with the keeper (started on first use).

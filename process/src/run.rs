@@ -164,6 +164,7 @@ pub(crate) fn run(spec: &ProcessSpec) -> ProcessOutcome {
 
 /// Start `expression`, listed as a live group and with the keeper.
 fn start(expression: duct::Expression) -> Result<(duct::Handle, i32), String> {
+    keeper::ready();
     // Listed before the child exists, so an interrupt between spawn and listing cannot
     // miss it: the lock is held across the spawn.
     let mut live = lock_live_groups();

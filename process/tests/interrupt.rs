@@ -115,6 +115,8 @@ fn sighup_kills_running_groups_and_exits_129() {
 }
 
 /// SIGKILL runs no handler: the keeper, reading end of file on its pipe, kills the group.
+/// (The helper holds its child until it is listed, as spur does an action's, so the kill
+/// cannot come between the spawn and the listing.)
 #[test]
 fn children_die_with_a_process_killed_by_sigkill() {
     let dir = tempfile::tempdir().unwrap();

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use spur_process::{install_interrupt_handler, ProcessSpec};
+use spur_process::{install_interrupt_handler, ProcessSpec, StartHook};
 
 fn main() -> ExitCode {
     let Some(dir) = std::env::args_os().nth(1).map(PathBuf::from) else {
@@ -29,7 +29,10 @@ fn main() -> ExitCode {
         "sleep 100 & echo $! > '{0}.tmp'; mv '{0}.tmp' '{0}'; sleep 100",
         pidfile.display()
     );
-    let out = ProcessSpec::shell(&command).run();
+    // Held until listed (as an action is), so the kill -9 test does not race the listing.
+    let out = ProcessSpec::shell(&command)
+        .on_start(StartHook::new(|_| Ok(())))
+        .run();
     // The handler kills the group, which ends this run too, and then ends the process with
     // 128 + the signal: wait for that (at most 10 s) instead of racing it to an exit, as
     // the engine's runner does (`run::interrupt::wait_for_exit`).
