@@ -105,6 +105,17 @@ fn lists_simple_paths_to_each_terminal() {
 }
 
 #[test]
+fn a_path_limit_of_one_says_path_not_paths() {
+    let project = Spur::new();
+    let (code, _, stderr) = graph(&project, &["--paths", "--max-paths", "1", &review_loop()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stderr,
+        "note: stopped after 1 path; more may exist (raise --max-paths to see more)\n"
+    );
+}
+
+#[test]
 fn says_when_the_path_list_stopped_early() {
     let project = Spur::new();
     let (code, stdout, stderr) = graph(&project, &["--paths", "--max-paths", "2", &review_loop()]);

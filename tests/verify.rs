@@ -457,6 +457,13 @@ fn the_done_gate_denies_a_task_whose_blocker_gate_fails() {
     let outcome = denied.stdout_json();
     assert_eq!(outcome["decision"], "deny", "{outcome}");
     assert_eq!(outcome["verdict"], "FAIL", "{outcome}");
+    // The deny names the red gate, not a self-inconsistent PASS.
+    let message = outcome["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(r#"verify gate "tests" did not pass"#)
+            && !message.contains("self-inconsistent"),
+        "{message}"
+    );
 
     // The same artifact with the gate fixed: the rows are replaced and done is allowed.
     std::fs::remove_file(project.join("broken")).unwrap();

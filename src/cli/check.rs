@@ -1,4 +1,4 @@
-//! `spur check PIPELINE… [--format human|json] [--deny-warnings]`: load and statically
+//! `spur check PIPELINE… [--format human|json | --json] [--deny-warnings]`: load and statically
 //! check pipelines. Human output: miette reports and a one-line summary per file on
 //! stderr. JSON: one array of findings on stdout.
 
@@ -20,6 +20,9 @@ pub struct Args {
     /// Output format: `human` (reports on stderr) or `json` (an array on stdout).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// Print the findings as JSON on stdout (same as `--format json`).
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Fail (exit 1) on warnings too.
     #[arg(long)]
     deny_warnings: bool,
@@ -37,13 +40,17 @@ enum FileOutcome {
     Unloadable(pipeline::LoadFailure),
 }
 
-pub fn run(args: Args) -> CliResult {
+pub fn run(mut args: Args) -> CliResult {
+    if args.json {
+        args.format = Format::Json;
+    }
     let mut any_unloadable = false;
     let mut any_failed = false;
     let mut json: Vec<JsonDiagnostic> = Vec::new();
     // Agents are checked against the project's configuration, found as `spur run` finds it.
     let cwd = std::env::current_dir().map_err(|e| super::Failure::usage(miette::miette!("{e}")))?;
-    let state_dir = StateDir::resolve(None, &cwd);
+    let named = std::env::var_os("SPUR_STATE_DIR").map(PathBuf::from);
+    let state_dir = StateDir::resolve(named.as_deref(), &cwd);
     for path in &args.pipelines {
         let outcome = check_file(path, &state_dir);
         match outcome {

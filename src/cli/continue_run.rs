@@ -3,7 +3,7 @@
 //! journal.
 
 use spur_engine::done_gate::ForceReason;
-use spur_engine::run::{self, RunId};
+use spur_engine::run;
 use spur_engine::task::lifecycle_done_gate::LifecycleDoneGate;
 
 use super::run::{finish, load_checked, CommonRunArgs};
@@ -12,7 +12,7 @@ use super::{CliResult, Failure};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The run id (see `spur runs`).
+    /// The run: its id, a unique prefix of it, or `latest` (see `spur runs`).
     #[arg(value_name = "RUN")]
     run_id: String,
     /// The operator's answer to the question the run paused on (yes, no, cancel, or a
@@ -42,7 +42,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let run_id = RunId::parse(&args.run_id).map_err(|e| Failure::usage(miette::Report::new(e)))?;
     let force_done_reason = match (args.force_done, args.reason) {
         (true, Some(r)) => Some(
             ForceReason::new(r)
@@ -53,8 +52,9 @@ pub fn run(args: Args) -> CliResult {
         _ => None,
     };
     let state_dir = args.common.state_dir()?;
+    let run_id = super::run_ref::resolve(&state_dir, &args.run_id)?;
     let pipeline_path = run::recorded_pipeline(&state_dir, &run_id)
-        .map_err(|e| super::run::finish(Err(e), false).unwrap_err())?;
+        .map_err(|e| super::run::finish(Err(e), false, None).unwrap_err())?;
     let checked = load_checked(&pipeline_path)?;
     let settings = args.common.settings(state_dir)?;
     super::interrupt_notice::install(args.common.state_dir.clone());
@@ -74,5 +74,9 @@ pub fn run(args: Args) -> CliResult {
         &mut LifecycleDoneGate::new(settings.clone()),
     );
     drop(progress);
-    finish(outcome, args.common.json)
+    finish(
+        outcome,
+        args.common.json,
+        Some((&settings.state_dir, &checked)),
+    )
 }

@@ -1,4 +1,4 @@
-//! `spur graph PIPELINE [--format dot|mermaid|json] [--paths]`: draw the transition graph,
+//! `spur graph PIPELINE [--format dot|mermaid|json | --json] [--paths]`: draw the transition graph,
 //! or list the simple paths from the initial state to each terminal state.
 
 use std::path::PathBuf;
@@ -26,6 +26,9 @@ pub struct Args {
     /// `--format json`: add them to the document under "paths").
     #[arg(long)]
     paths: bool,
+    /// The graph as one JSON document (same as `--format json`).
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Stop listing paths after this many.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PATHS, requires = "paths")]
     max_paths: usize,
@@ -41,7 +44,10 @@ enum Format {
     Json,
 }
 
-pub fn run(args: Args) -> CliResult {
+pub fn run(mut args: Args) -> CliResult {
+    if args.json {
+        args.format = Some(Format::Json);
+    }
     if args.paths && matches!(args.format, Some(Format::Dot | Format::Mermaid)) {
         return Err(Failure::usage(miette::miette!(
             code = Code::GraphPathsFormat,
@@ -138,7 +144,8 @@ fn note_truncation(found: &SimplePaths, limit: usize) {
 /// Why the path search stopped early: the limit, or (on huge graphs) the search bound.
 fn why_stopped(found: &SimplePaths, limit: usize) -> String {
     if found.paths.len() >= limit {
-        format!("stopped after {limit} paths; more may exist (raise --max-paths to see more)")
+        let paths = if limit == 1 { "path" } else { "paths" };
+        format!("stopped after {limit} {paths}; more may exist (raise --max-paths to see more)")
     } else {
         "stopped at the search bound; more paths may exist".to_owned()
     }

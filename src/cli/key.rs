@@ -1,4 +1,4 @@
-//! `spur key show [--json]` and `spur key init`: where the key that seals task ledgers, the
+//! `spur key show [--json]` and `spur key init [--json]`: where the key that seals task ledgers, the
 //! audit log and run journals lives, and making one by hand (spur makes it at the first
 //! keyed write when none exists and no sealed record is around; after a lost key, only
 //! `init` makes a new one).
@@ -32,7 +32,11 @@ enum KeyCommand {
     },
     /// Make a new key where none is (mode 0600). Records sealed with another key stay
     /// unverifiable.
-    Init,
+    Init {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(serde::Serialize)]
@@ -75,7 +79,7 @@ pub fn run(args: Args) -> CliResult {
             }
             Ok(ExitCode::SUCCESS)
         }
-        KeyCommand::Init => {
+        KeyCommand::Init { json } => {
             if file.load().map_err(Failure::usage)?.is_some() {
                 return Err(Failure::usage(miette::miette!(
                     code = Code::KeyExists,
@@ -85,15 +89,29 @@ pub fn run(args: Args) -> CliResult {
                 )));
             }
             let key = file.create().map_err(Failure::usage)?;
+            let other = first_sealed_record(&state_dir).filter(|(_, id)| id != key.id());
+            if json {
+                let document = serde_json::json!({
+                    "path": file.path().map(|p| p.display().to_string()),
+                    "described": described,
+                    "keyId": key.id(),
+                    "unverifiableRecord": other.as_ref().map(|(record, id)| {
+                        serde_json::json!({ "record": record.to_string(), "keyId": id })
+                    }),
+                });
+                outln!(
+                    "{}",
+                    serde_json::to_string_pretty(&document).unwrap_or_default()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
             outln!("made key {} in {described}", key.id());
             outln!("back it up: without it, no record it seals can be verified (book: Keys)");
-            if let Some((record, key_id)) = first_sealed_record(&state_dir) {
-                if key_id != key.id() {
-                    eprintln!(
-                        "warning: {record} is sealed with key {key_id}: records of that key stay \
-                         unverifiable"
-                    );
-                }
+            if let Some((record, key_id)) = other {
+                eprintln!(
+                    "warning: {record} is sealed with key {key_id}: records of that key stay \
+                     unverifiable"
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

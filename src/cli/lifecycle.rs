@@ -222,7 +222,7 @@ fn show(args: ShowArgs) -> CliResult {
             r.seq,
             r.at,
             r.event.name(),
-            super::trace::describe(&r.event)
+            super::trace::describe(&r.event, None)
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -26,6 +26,7 @@ mod agent_stub;
 mod audit;
 mod check;
 mod completions;
+mod config_errors;
 mod continue_run;
 mod failure;
 mod feature;
@@ -37,9 +38,12 @@ mod interrupt_notice;
 mod jq;
 mod key;
 mod lifecycle;
+mod retry;
 mod run;
+mod run_failure;
 mod run_policy;
 mod run_progress;
+mod run_ref;
 mod runs;
 mod schema;
 mod task;
@@ -71,8 +75,32 @@ pub use failure::{CliResult, Failure};
 #[derive(Debug, Parser)]
 #[command(name = "spur", version, about, propagate_version = true)]
 pub struct Cli {
+    /// The state directory for the subcommand (before it; as SPUR_STATE_DIR). The
+    /// subcommand's own --state-dir wins.
+    #[arg(long = "state-dir", value_name = "D")]
+    state_dir: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// `spur --state-dir D SUBCOMMAND …`: the value of a `--state-dir` before the subcommand.
+/// Said as SPUR_STATE_DIR before the arguments are parsed, so that every subcommand that
+/// takes the state directory from there (all of them, below their own `--state-dir`) has it.
+fn state_dir_before_subcommand(args: &[std::ffi::OsString]) -> Option<std::ffi::OsString> {
+    let mut rest = args.iter().skip(1);
+    while let Some(arg) = rest.next() {
+        let text = arg.to_string_lossy();
+        if text == "--state-dir" {
+            return rest.next().cloned();
+        }
+        if let Some(value) = text.strip_prefix("--state-dir=") {
+            return Some(value.into());
+        }
+        if !text.starts_with('-') {
+            return None;
+        }
+    }
+    None
 }
 
 #[derive(Debug, Subcommand)]
@@ -91,6 +119,8 @@ enum Command {
     Run(run::Args),
     /// Resume a paused or interrupted run.
     Continue(continue_run::Args),
+    /// Go on with a failed run from where it failed (its onEnter runs again).
+    Retry(retry::Args),
     /// List the runs of the state directory, newest first.
     Runs(runs::Args),
     /// Show a run's history from its journal.
@@ -119,13 +149,20 @@ enum Command {
 
 pub fn main() -> ExitCode {
     failure::install_miette_hook();
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(dir) = state_dir_before_subcommand(&args) {
+        // Before any thread starts; every subcommand reads it through clap's `env`.
+        std::env::set_var("SPUR_STATE_DIR", dir);
+    }
+    let cli = Cli::parse_from(args);
+    let _ = &cli.state_dir;
     let result = match cli.command {
         Command::Completions(args) => completions::run(args),
         Command::Init(args) => init::run(args),
         Command::Agent(args) => agent::run(args),
         Command::Run(args) => run::run(args),
         Command::Continue(args) => continue_run::run(args),
+        Command::Retry(args) => retry::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Graph(args) => graph::run(args),

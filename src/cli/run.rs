@@ -10,9 +10,11 @@ use spur_engine::diagnostic::Code;
 use spur_engine::done_certificate::CertificateReport;
 use spur_engine::done_gate::ForceReason;
 use spur_engine::pipeline::{self, CheckedPipeline};
+use spur_engine::run::explain::FailureExplanation;
 use spur_engine::run::run_error::ErrorClass;
+use spur_engine::run::runs_list::read_run;
 use spur_engine::run::step_timeouts::StepTimeouts;
-use spur_engine::run::{self, Durability, Outcome, RunError, RunOutcome, RunSettings};
+use spur_engine::run::{self, Durability, Outcome, RunError, RunId, RunOutcome, RunSettings};
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::task::lifecycle_done_gate::LifecycleDoneGate;
 use spur_guards::jq_shim::JqMode;
@@ -78,13 +80,16 @@ impl CommonRunArgs {
     /// `defaults:` of `.spur/config.yaml` is read here: an error stops the run before it
     /// starts (exit 2), an unknown key is a warning on stderr.
     pub fn settings(&self, state_dir: StateDir) -> Result<RunSettings, Failure> {
-        let loaded =
-            StepTimeouts::load(&state_dir).map_err(|e| Failure::usage(miette::Report::new(e)))?;
+        let loaded = StepTimeouts::load(&state_dir).map_err(|e| {
+            super::config_errors::config_failure(&state_dir, miette::Report::new(e))
+        })?;
         for warning in loaded.warnings {
             eprintln!("{:?}", miette::Report::new(warning));
         }
-        let http_allow = spur_engine::run::http_allow::HttpAllowList::load(&state_dir)
-            .map_err(|e| Failure::usage(miette::Report::new(e)))?;
+        let http_allow =
+            spur_engine::run::http_allow::HttpAllowList::load(&state_dir).map_err(|e| {
+                super::config_errors::config_failure(&state_dir, miette::Report::new(e))
+            })?;
         let spur_bin = std::env::current_exe().ok();
         let durability = match std::env::var("SPUR_JOURNAL_FSYNC").as_deref() {
             Ok("0") => Durability::Unsafe,
@@ -142,7 +147,11 @@ pub fn run(args: Args) -> CliResult {
         &mut LifecycleDoneGate::new(settings.clone()),
     );
     drop(progress);
-    finish(outcome, args.common.json)
+    finish(
+        outcome,
+        args.common.json,
+        Some((&settings.state_dir, &checked)),
+    )
 }
 
 /// Load and check a pipeline; diagnostics go to stderr. Any error → exit 2.
@@ -166,8 +175,14 @@ pub fn load_checked(path: &Path) -> Result<CheckedPipeline, Failure> {
     }
 }
 
-/// Render the outcome and pick the exit code.
-pub fn finish(outcome: Result<RunOutcome, RunError>, json: bool) -> CliResult {
+/// Render the outcome and pick the exit code. With the state directory and the pipeline,
+/// a failed run says why, from its journal (the failing way's description, the guards that
+/// did not pass, the actions that failed with their logs' last lines) and what next.
+pub fn finish(
+    outcome: Result<RunOutcome, RunError>,
+    json: bool,
+    ran: Option<(&StateDir, &CheckedPipeline)>,
+) -> CliResult {
     let outcome = outcome.map_err(|e| {
         let code = match e.class() {
             ErrorClass::Usage => exit::USAGE,
@@ -193,22 +208,30 @@ pub fn finish(outcome: Result<RunOutcome, RunError>, json: bool) -> CliResult {
              certificate was not written: {message}\n  once fixed, certify it again: {retry}"
         );
     }
+    let why = match (outcome.outcome, ran) {
+        (Outcome::Failed, Some((state_dir, checked))) => explain(state_dir, checked, &outcome),
+        _ => None,
+    };
     if json {
-        let text = serde_json::to_string_pretty(&outcome).unwrap_or_else(|_| "{}".into());
+        let shown = Shown {
+            outcome: &outcome,
+            failure: why.as_ref(),
+        };
+        let text = serde_json::to_string_pretty(&shown).unwrap_or_else(|_| "{}".into());
         outln!("{text}");
     } else {
         outln!("{}", summary(&outcome));
         if let Some(detail) = &outcome.detail {
             outln!("  {detail}");
         }
+        if let Some(why) = &why {
+            super::run_failure::render(why, &outcome.run_id);
+        }
         if let Some(CertificateReport::Written { path }) = certificate {
             outln!("  done certificate written: {path}");
         }
         if outcome.outcome == Outcome::Paused {
-            outln!(
-                "  resume with: spur continue {} [--answer yes|no|cancel]",
-                outcome.run_id
-            );
+            outln!("  resume with: {}", resume_hint(&outcome));
         }
     }
     let code = match outcome.outcome {
@@ -217,6 +240,40 @@ pub fn finish(outcome: Result<RunOutcome, RunError>, json: bool) -> CliResult {
         Outcome::Paused => exit::PAUSED,
     };
     Ok(ExitCode::from(code))
+}
+
+/// The outcome as `--json` prints it: with why, when the run failed.
+#[derive(serde::Serialize)]
+struct Shown<'a> {
+    #[serde(flatten)]
+    outcome: &'a RunOutcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failure: Option<&'a FailureExplanation>,
+}
+
+/// Why the run failed, read back from its journal (nothing when it cannot be read).
+fn explain(
+    state_dir: &StateDir,
+    checked: &CheckedPipeline,
+    outcome: &RunOutcome,
+) -> Option<FailureExplanation> {
+    let run_id = RunId::parse(&outcome.run_id).ok()?;
+    let records = read_run(state_dir, &run_id).ok()?.records;
+    let run_dir = state_dir.runs_dir().join(run_id.to_string());
+    run::explain::explain(&records, checked.pipeline(), &run_dir)
+}
+
+/// The command that resumes a paused run: `--answer` with the choices when it waits for
+/// an answer (it is required then), none for a state pause.
+fn resume_hint(o: &RunOutcome) -> String {
+    match &o.question {
+        Some(q) => format!(
+            "spur continue {} --answer <{}>",
+            o.run_id,
+            q.choices.join("|")
+        ),
+        None => format!("spur continue {}", o.run_id),
+    }
 }
 
 fn summary(o: &RunOutcome) -> String {
@@ -266,7 +323,14 @@ fn dry_run(checked: &CheckedPipeline, json: bool) -> CliResult {
                     .as_deref()
                     .map(|d| format!(" — {d}"))
                     .unwrap_or_default();
-                outln!("  → {} if {} guard passes{d}", c.to, c.guard);
+                if c.guard == "none" {
+                    outln!(
+                        "  → {} (no guard: taken when no transition before it is){d}",
+                        c.to
+                    );
+                } else {
+                    outln!("  → {} if {} guard passes{d}", c.to, c.guard);
+                }
             }
         }
         DryStop::NoPassingTransition { state } => outln!("no transition out of {state} can pass"),

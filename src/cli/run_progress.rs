@@ -22,6 +22,8 @@ pub fn silence() {
 }
 
 pub struct Progress {
+    /// The run's id, once the runner said it.
+    run_id: Option<String>,
     tty: bool,
     quiet: bool,
     ticker: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
@@ -31,6 +33,7 @@ impl Progress {
     /// `quiet`: print nothing (e.g. `--json` with `--quiet`); stderr otherwise.
     pub fn new(quiet: bool) -> Self {
         Self {
+            run_id: None,
             tty: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
             quiet,
             ticker: None,
@@ -83,10 +86,19 @@ impl Drop for Progress {
 }
 
 impl RunObserver for Progress {
+    fn run_id(&mut self, run_id: &str) {
+        self.run_id = Some(run_id.to_owned());
+    }
+
     fn record(&mut self, record: &Record) {
         match &record.event {
             Event::RunStarted { pipeline_name, .. } => {
-                self.line(&format!("spur: running {pipeline_name}"));
+                let id = self.run_id.as_deref().unwrap_or("?");
+                self.line(&format!("spur: running {pipeline_name} (run {id})"));
+            }
+            Event::Retried { state, .. } => {
+                let id = self.run_id.as_deref().unwrap_or("?");
+                self.line(&format!("spur: retrying run {id} from {state}"));
             }
             Event::StateEntered { state, iteration } => {
                 self.line(&format!("● {state} (iteration {iteration})"));
@@ -115,7 +127,10 @@ impl RunObserver for Progress {
                 } else {
                     format!(
                         "  ✗ {kind}: {} ({secs:.2}s)",
-                        error.as_deref().unwrap_or("failed")
+                        super::run_failure::without_kind(
+                            kind,
+                            error.as_deref().unwrap_or("failed")
+                        )
                     )
                 };
                 self.line(&text);
@@ -150,12 +165,14 @@ impl RunObserver for Progress {
                     .as_deref()
                     .map(|a| format!(" with answer {a:?}"))
                     .unwrap_or_default();
-                self.line(&format!("spur: resuming{what}"));
+                let id = self.run_id.as_deref().unwrap_or("?");
+                self.line(&format!("spur: resuming run {id}{what}"));
             }
             Event::DoneGate {
                 decision,
                 verdict,
                 message,
+                forced,
                 ..
             } => {
                 let v = verdict.as_deref().unwrap_or("-");
@@ -163,7 +180,12 @@ impl RunObserver for Progress {
                     .as_deref()
                     .map(|m| format!(": {m}"))
                     .unwrap_or_default();
-                self.line(&format!("  done gate: {decision} (verdict {v}){m}"));
+                let how = if *forced {
+                    ", forced by --force-done"
+                } else {
+                    ""
+                };
+                self.line(&format!("  done gate: {decision} (verdict {v}{how}){m}"));
             }
             Event::Interrupted { state } => self.line(&format!("interrupted at {state}")),
             Event::RunFinished { .. } => self.stop_ticker(),
@@ -189,8 +211,7 @@ impl RunObserver for Progress {
                 Ok(0) | Err(_) => return None,
                 Ok(_) => {}
             }
-            let answer = line.trim().to_owned();
-            if question.accepts(&answer) {
+            if let Some(answer) = question.answer_for(line.trim()) {
                 return Some(answer);
             }
             eprintln!("  answer one of: {}", question.shown_choices(", "));

@@ -1,4 +1,5 @@
-//! `spur runs [--json]`: the runs of the state directory, newest first.
+//! `spur runs [--task W] [--status S] [--json]`: the runs of the state directory, newest
+//! first, with what stopped each.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,9 +11,15 @@ use super::{CliResult, Failure};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Print a JSON array of {runId, pipeline, wbs, outcome, state, startedAt}.
+    /// Print a JSON array of {runId, pipeline, wbs, outcome, state, reason, startedAt}.
     #[arg(long)]
     json: bool,
+    /// Only the runs of this task.
+    #[arg(long, value_name = "W")]
+    task: Option<String>,
+    /// Only the runs with this outcome: done, completed, failed, paused, interrupted, running.
+    #[arg(long, value_name = "S", value_parser = ["done", "completed", "failed", "paused", "interrupted", "running"])]
+    status: Option<String>,
     /// The state directory (default: the nearest `.spur/` up from here).
     #[arg(long, value_name = "D", env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
@@ -22,7 +29,11 @@ pub fn run(args: Args) -> CliResult {
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::usage(miette::miette!("cannot read the current directory: {e}")))?;
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
-    let runs = list_runs(&state_dir);
+    let runs: Vec<_> = list_runs(&state_dir)
+        .into_iter()
+        .filter(|r| args.task.is_none() || r.wbs.as_deref() == args.task.as_deref())
+        .filter(|r| args.status.as_deref().is_none_or(|s| r.outcome == s))
+        .collect();
     if args.json {
         outln!(
             "{}",
@@ -31,25 +42,32 @@ pub fn run(args: Args) -> CliResult {
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        outln!("no runs in {}", state_dir.root().display());
+        let which = if args.task.is_some() || args.status.is_some() {
+            "no such runs"
+        } else {
+            "no runs"
+        };
+        outln!("{which} in {}", state_dir.root().display());
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{:<24} {:<20} {:<10} {:<11} {:<16} STARTED",
+        "{:<24} {:<20} {:<10} {:<11} {:<16} {:<24} STARTED",
         "RUN",
         "PIPELINE",
         "WBS",
         "OUTCOME",
-        "STATE"
+        "STATE",
+        "REASON"
     );
     for r in runs {
         outln!(
-            "{:<24} {:<20} {:<10} {:<11} {:<16} {}",
+            "{:<24} {:<20} {:<10} {:<11} {:<16} {:<24} {}",
             r.run_id,
             r.pipeline,
             r.wbs.as_deref().unwrap_or("-"),
             r.outcome,
             r.state.as_deref().unwrap_or("-"),
+            r.reason.as_deref().unwrap_or("-"),
             r.started_at
         );
     }

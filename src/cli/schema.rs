@@ -6,9 +6,14 @@ use std::process::ExitCode;
 use super::CliResult;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Accepted for uniformity: the schema is JSON either way.
+    #[arg(long)]
+    json: bool,
+}
 
-pub fn run(_args: Args) -> CliResult {
+pub fn run(args: Args) -> CliResult {
+    let _ = args.json;
     out!("{}", spur_engine::pipeline::SCHEMA_JSON);
     Ok(ExitCode::SUCCESS)
 }

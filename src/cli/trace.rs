@@ -1,12 +1,11 @@
-//! `spur trace RUN [--json]`: a run's history from its journal (`--json`: the journal
-//! records as an array, each with its seq).
+//! `spur trace RUN [--json] [--follow]`: a run's history from its journal (`--json`: the
+//! journal records as an array, each with its seq; `--follow`: on as the run writes them).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use spur_engine::run::journal::{Event, JournalFormat};
+use spur_engine::run::journal::{Event, JournalFormat, Record};
 use spur_engine::run::runs_list::read_run;
-use spur_engine::run::RunId;
 use spur_engine::store::state_dir::StateDir;
 
 use super::failure::exit;
@@ -14,22 +13,25 @@ use super::{CliResult, Failure};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The run id (see `spur runs`).
+    /// The run: its id, a unique prefix of it, or `latest` (see `spur runs`).
     #[arg(value_name = "RUN")]
     run_id: String,
-    /// Print the journal records as a JSON array.
+    /// Print the journal records as a JSON array (with --follow: one JSON object a line).
     #[arg(long)]
     json: bool,
+    /// Keep printing records as the run writes them, until it finishes (Ctrl-C stops).
+    #[arg(long)]
+    follow: bool,
     /// The state directory (default: the nearest `.spur/` up from here).
     #[arg(long, value_name = "D", env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> CliResult {
-    let run_id = RunId::parse(&args.run_id).map_err(|e| Failure::usage(miette::Report::new(e)))?;
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::usage(miette::miette!("cannot read the current directory: {e}")))?;
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
+    let run_id = super::run_ref::resolve(&state_dir, &args.run_id)?;
     let content = read_run(&state_dir, &run_id)
         .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))?;
     // Shown all the same: what the journal says, with what cannot be vouched for.
@@ -43,28 +45,59 @@ pub fn run(args: Args) -> CliResult {
         ),
         _ => {}
     }
-    let records = content.records;
-    if args.json {
+    let run_dir = state_dir.runs_dir().join(run_id.to_string());
+    if args.json && !args.follow {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&records).unwrap_or_else(|_| "[]".into())
+            serde_json::to_string_pretty(&content.records).unwrap_or_else(|_| "[]".into())
         );
         return Ok(ExitCode::SUCCESS);
     }
-    for r in &records {
-        outln!(
-            "{:>4} {} {:<16} {}",
-            r.seq,
-            r.at,
-            r.event.name(),
-            describe(&r.event)
-        );
+    let show = |r: &Record| {
+        if args.json {
+            outln!("{}", serde_json::to_string(r).unwrap_or_default());
+        } else {
+            outln!(
+                "{:>4} {} {:<16} {}",
+                r.seq,
+                r.at,
+                r.event.name(),
+                describe(&r.event, Some(&run_dir))
+            );
+        }
+    };
+    content.records.iter().for_each(show);
+    if !args.follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Follow: read the journal again until its last record ends the run. (Polling: a
+    // journal is appended by another process, and a few reads a second cost nothing.)
+    let mut shown = content.records.last().map_or(0, |r| r.seq);
+    let mut finished = ends_run(content.records.last());
+    while !finished {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let records = read_run(&state_dir, &run_id)
+            .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))?
+            .records;
+        let before = shown;
+        for r in records.iter().filter(|r| r.seq > before) {
+            show(r);
+            shown = r.seq;
+        }
+        finished = ends_run(records.last());
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// Whether `last` is the record that ends a run (a later `spur retry` may go on with it).
+fn ends_run(last: Option<&Record>) -> bool {
+    matches!(last.map(|r| &r.event), Some(Event::RunFinished { .. }))
+}
+
 /// One line on what `event` says, after its name.
-pub(crate) fn describe(event: &Event) -> String {
+/// `run_dir`: the run's directory, which action logs are shown under (relative to the
+/// current directory when they are beneath it).
+pub(crate) fn describe(event: &Event, run_dir: Option<&Path>) -> String {
     match event {
         Event::RunStarted {
             pipeline_name, wbs, ..
@@ -78,8 +111,20 @@ pub(crate) fn describe(event: &Event) -> String {
         }
         Event::StateEntered { state, iteration } => format!("{state} (iteration {iteration})"),
         Event::ActionStarted {
-            state, index, kind, ..
-        } => format!("{state}[{index}] {kind}"),
+            state,
+            index,
+            kind,
+            log,
+            ..
+        } => format!(
+            "{state}[{index}] {kind}{}",
+            log.as_deref()
+                .map(|l| match run_dir {
+                    Some(dir) => format!(" (log {})", super::run_failure::shown_path(&dir.join(l))),
+                    None => format!(" (log {l})"),
+                })
+                .unwrap_or_default()
+        ),
         Event::ActionProcess {
             state, index, pgid, ..
         } => format!("{state}[{index}] process group {pgid}"),
@@ -89,25 +134,48 @@ pub(crate) fn describe(event: &Event) -> String {
             kind,
             ok,
             error,
+            message,
+            exit_code,
+            duration_ms,
+            timed_out,
             ..
-        } => format!(
-            "{state}[{index}] {kind} {}{}",
-            if *ok { "ok" } else { "failed" },
-            error
+        } => {
+            let what = if *timed_out {
+                "timed out"
+            } else if *ok {
+                "ok"
+            } else {
+                "failed"
+            };
+            let said = error
                 .as_deref()
-                .map(|e| format!(": {e}"))
-                .unwrap_or_default()
-        ),
+                .or(message.as_deref())
+                .map(|e| format!(": {}", super::run_failure::without_kind(kind, e)))
+                .unwrap_or_default();
+            let code = match exit_code {
+                Some(c) if *c != 0 && !said.contains("code") => format!(" (exit {c})"),
+                _ => String::new(),
+            };
+            format!(
+                "{state}[{index}] {kind} {what} in {}{said}{code}",
+                duration(*duration_ms)
+            )
+        }
         Event::GuardEvaluated {
             state,
             to,
             kind,
             passed,
+            detail,
             ..
         } => {
             format!(
-                "{state} → {to} {kind} {}",
-                if *passed { "passed" } else { "did not pass" }
+                "{state} → {to} {kind} {}{}",
+                if *passed { "passed" } else { "did not pass" },
+                detail
+                    .as_deref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default()
             )
         }
         Event::Transition {
@@ -138,6 +206,17 @@ pub(crate) fn describe(event: &Event) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         }
+        Event::Retried {
+            state,
+            force_done_reason,
+            ..
+        } => format!(
+            "re-enters {state}{}",
+            force_done_reason
+                .as_deref()
+                .map(|r| format!(" (--force-done: {r})"))
+                .unwrap_or_default()
+        ),
         Event::DoneGate {
             decision, verdict, ..
         } => format!("{decision} {}", verdict.as_deref().unwrap_or("")),
@@ -174,5 +253,14 @@ pub(crate) fn describe(event: &Event) -> String {
                 terminal_reason.as_str()
             )
         }
+    }
+}
+
+/// A duration for people: milliseconds under a second, else seconds.
+fn duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else {
+        format!("{:.2}s", ms as f64 / 1000.0)
     }
 }

@@ -85,6 +85,8 @@ struct CheckJson<'a> {
     effective: Verdict,
     warnings: &'a [Warning],
     rows: RowsJson,
+    /// The rules that fired, as the human output lists them.
+    fired: &'a [spur_engine::verdict::aggregate::FiredRule],
 }
 
 #[derive(serde::Serialize)]
@@ -110,6 +112,10 @@ fn render_json(evaluation: &Evaluation) -> String {
             acceptance_criteria,
             checks,
         },
+        fired: evaluation
+            .computed
+            .as_ref()
+            .map_or(&[], |a| a.fired.as_slice()),
     };
     serde_json::to_string_pretty(&document).unwrap_or_default()
 }

@@ -88,9 +88,20 @@ fn parse_wbs(wbs: Option<&String>) -> Result<Option<Wbs>, Failure> {
 
 fn verify(args: Args) -> CliResult {
     let state = state_dir(args.state_dir.as_ref())?;
+    // Verify reads its gates from `.spur/config.yaml`: with no state directory found there
+    // is nothing to run, and nothing is written. One named with --state-dir is made.
+    if args.state_dir.is_none() && !state.root().is_dir() {
+        return Err(Failure::usage(miette::miette!(
+            code = Code::UsageNoStateDir,
+            help = "`spur init` makes one (with verify gates in .spur/config.yaml); or name one with --state-dir",
+            "no state directory: {} does not exist, and none was found above {}",
+            state.root().display(),
+            state.project_root().display()
+        )));
+    }
     let wbs = parse_wbs(args.wbs.as_ref())?;
     let policy = super::run_policy::policy_for(&state, wbs.as_ref())?;
-    let mut request = VerifyRequest::new(state);
+    let mut request = VerifyRequest::new(state.clone());
     request.wbs = wbs;
     request.policy = policy;
     request.gate = args.gate;
@@ -101,6 +112,12 @@ fn verify(args: Args) -> CliResult {
                 // The same flat form as `spur check --format json`.
                 let doc = serde_json::json!({ "errors": config.to_json() });
                 outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            }
+            if !args.json && matches!(e, VerifyError::Config(_)) {
+                return Err(super::config_errors::config_failure(
+                    &state,
+                    miette::Report::new(e),
+                ));
             }
             let code = if e.is_usage() {
                 exit::USAGE

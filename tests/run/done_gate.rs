@@ -115,8 +115,15 @@ fn force_done_with_a_reason_is_allowed_and_audited() {
         ])
         .json()
         .run()
-        .success()
-        .stdout_json();
+        .success();
+    // The progress line says the gate was forced.
+    assert!(
+        out.stderr()
+            .contains("done gate: allow (verdict PARTIAL, forced by --force-done)"),
+        "{}",
+        out.stderr()
+    );
+    let out = out.stdout_json();
     assert_eq!(out["outcome"], "done");
     assert_eq!(out["forced"], true);
     let audit = p.read(".spur/audit.jsonl");

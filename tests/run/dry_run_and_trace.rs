@@ -38,7 +38,7 @@ transitions:
       check
     branch point at check: decided only by a real run, in this order:
       → done if shell guard passes — passed
-      → failed if none guard passes
+      → failed (no guard: taken when no transition before it is)
     ");
     assert!(!p.join("ran.txt").exists() && !p.join("guard-ran.txt").exists());
     assert!(!p.join(".spur/runs").exists());
@@ -64,7 +64,15 @@ fn runs_lists_newest_first_and_trace_shows_gap_free_seq() {
     let keys: Vec<&String> = runs[0].as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["outcome", "pipeline", "runId", "startedAt", "state", "wbs"]
+        [
+            "outcome",
+            "pipeline",
+            "reason",
+            "runId",
+            "startedAt",
+            "state",
+            "wbs"
+        ]
     );
     assert_eq!(runs[1]["outcome"], "completed");
     assert_eq!(runs[0]["wbs"], "0001");
@@ -77,4 +85,67 @@ fn runs_lists_newest_first_and_trace_shows_gap_free_seq() {
         .json()
         .run()
         .code(2);
+}
+
+/// `spur trace`'s human lines with the time stamps and durations as `[T]`, the run id as
+/// `[RUN]`.
+fn trace_lines(text: &str, run_id: &str) -> String {
+    text.replace(run_id, "[RUN]")
+        .lines()
+        .map(|l| {
+            let mut parts = l.trim_start().splitn(3, ' ');
+            let (seq, _at, rest) = (
+                parts.next().unwrap_or_default(),
+                parts.next(),
+                parts.next().unwrap_or_default(),
+            );
+            let rest = match rest.find(" in ") {
+                Some(i) => {
+                    let after = &rest[i + 4..];
+                    let end = after.find([':', ' ']).unwrap_or(after.len());
+                    format!("{} in [T]{}", &rest[..i], &after[end..])
+                }
+                None => rest.to_owned(),
+            };
+            format!("{seq:>4} [T] {rest}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn trace_shows_each_guards_reason_action_durations_and_log_paths() {
+    let p = Spur::new();
+    p.pipeline(
+        r#"
+name: traced
+initialState: build
+terminalStates: [done, failed]
+failureStates: [failed]
+states:
+  - id: build
+    onEnter:
+      - {kind: shell, onError: continue, options: {command: "echo compiling; exit 3"}}
+  - {id: done}
+  - {id: failed}
+transitions:
+  - {from: build, to: done, guard: {kind: file-exists, options: {path: out.bin}}}
+  - {from: build, to: failed}
+"#,
+    )
+    .run()
+    .code(1);
+    let run_id = p.only_run_id();
+    let out = p.args(["trace", "latest"]).run().success();
+    insta::assert_snapshot!(trace_lines(&p.redact(out.stdout()), &run_id), @r"
+       1 [T] run-started      traced
+       2 [T] state-entered    build (iteration 0)
+       3 [T] action-started   build[0] shell (log .spur/runs/[RUN]/actions/0003-shell.log)
+       4 [T] action-finished  build[0] shell failed in [T]: shell command exited with code 3
+       5 [T] guard-evaluated  build → done file-exists did not pass: [PROJECT]/out.bin does not exist
+       6 [T] guard-evaluated  build → failed none passed
+       7 [T] transition       build → failed (#1)
+       8 [T] state-entered    failed (iteration 1)
+       9 [T] run-finished     failed at failed (failed-check, failure-state)
+    ");
 }

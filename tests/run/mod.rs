@@ -7,12 +7,15 @@ mod default_timeouts;
 mod descriptors;
 mod done_gate;
 mod dry_run_and_trace;
+mod finding;
 mod guards;
 mod input_errors;
 mod locks;
 mod orphans;
 mod pause;
+mod retry;
 mod semantics;
+mod small_things;
 mod task_pipeline;
 mod where_the_gate_runs;
 

@@ -366,8 +366,16 @@ transitions: [{from: a, to: b}]
         )
         .run()
         .success();
+    let run_id = run
+        .stdout()
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("run ")
+        .to_owned();
     let stderr = run
         .stderr()
+        .replace(&run_id, "[RUN]")
         .lines()
         .map(|l| match l.rfind(" (") {
             Some(i) if l.ends_with("s)") => format!("{} ([T])", &l[..i]),
@@ -376,7 +384,7 @@ transitions: [{from: a, to: b}]
         .collect::<Vec<_>>()
         .join("\n");
     insta::assert_snapshot!(stderr, @r"
-    spur: running human
+    spur: running human (run [RUN])
     ● a (iteration 0)
       ✓ note: hello human at a ([T])
       → a → b

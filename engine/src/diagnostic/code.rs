@@ -147,6 +147,14 @@ codes! {
     RunNotFound = "spur::run::not-found",
     /// the run being resumed has already finished
     RunFinished = "spur::run::finished",
+    /// `spur retry` was given a run that did not fail, or has no state to go on from
+    RunNotRetryable = "spur::run::not-retryable",
+    /// the task var `wbs` is empty while the pipeline's steps use it
+    RunEmptyTask = "spur::run::empty-task",
+    /// no run id of the state directory is, or starts with, the run reference given
+    RunRefUnknown = "spur::run::ref-unknown",
+    /// the run reference given is the start of more than one run id
+    RunRefAmbiguous = "spur::run::ref-ambiguous",
     /// the pipeline changed since the run started
     RunPipelineChanged = "spur::run::pipeline-changed",
     /// an action started and never finished, so it may or may not have run
@@ -227,6 +235,8 @@ codes! {
     UsageForceDoneNeedsDone = "spur::usage::force-done-needs-done",
     /// the current directory cannot be read
     UsageCwd = "spur::usage::cwd",
+    /// there is no state directory (`.spur/`) here or above, and the command does not make one
+    UsageNoStateDir = "spur::usage::no-state-dir",
 
     /// done is set only through the done gate
     TaskDoneNeedsGate = "spur::task::done-needs-gate",

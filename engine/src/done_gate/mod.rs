@@ -538,7 +538,27 @@ fn deny_message(wbs: &Wbs, evaluation: &Evaluation) -> String {
                     .and_then(|a| a.fired.first())
                     .map(|f| format!("; {} on {}: {}", f.rule, f.subject, f.detail))
                     .unwrap_or_default();
-                if evaluation.is_self_inconsistent() {
+                // A PASS that a red verify gate (merged into checks[]) turns: say the gate.
+                let red_gate = evaluation.computed.as_ref().and_then(|a| {
+                    a.fired.first().and_then(|f| match &f.subject {
+                        crate::verdict::aggregate::Subject::Row {
+                            section: crate::verdict::outcome::Section::Checks,
+                            id,
+                            ..
+                        } => Some((
+                            // verify's rows are named `gate-<gate>`
+                            id.strip_prefix("gate-").unwrap_or(id).to_owned(),
+                            f.detail.clone(),
+                        )),
+                        _ => None,
+                    })
+                });
+                if let (true, Some((gate, detail))) = (evaluation.is_self_inconsistent(), red_gate)
+                {
+                    format!(
+                        "verify gate {gate:?} did not pass ({detail}), so the verdict in {path} recomputes to {computed}, not PASS"
+                    )
+                } else if evaluation.is_self_inconsistent() {
                     format!(
                         "verdict {verdict}: the stored PASS in {path} is self-inconsistent, its rows recompute to {computed}{first}"
                     )

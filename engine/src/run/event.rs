@@ -193,6 +193,18 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         force_done_reason: Option<String>,
     },
+    /// `spur retry`: a failed run goes on. Written right after its failed `run-finished`;
+    /// the run re-enters `state` (the one it failed in, or the one it left for a failure
+    /// terminal) and runs its onEnter again, with a fresh iteration bound.
+    Retried {
+        /// The state the run re-enters.
+        state: String,
+        /// Transitions taken before the retry; the iteration bound counts from here.
+        iteration: u32,
+        /// `spur retry --force-done --reason R`: the reason this retry forces with.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        force_done_reason: Option<String>,
+    },
     /// The done gate was asked to certify the task before entering a success terminal.
     DoneGate {
         /// The state the run was in when it asked.
@@ -326,6 +338,7 @@ impl Event {
             Event::Transition { .. } => "transition",
             Event::Paused { .. } => "paused",
             Event::Resumed { .. } => "resumed",
+            Event::Retried { .. } => "retried",
             Event::DoneGate { .. } => "done-gate",
             Event::Interrupted { .. } => "interrupted",
             Event::LifecycleBound { .. } => "lifecycle-bound",

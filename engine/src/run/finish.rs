@@ -79,6 +79,7 @@ impl Run<'_, '_> {
             iterations: c.iteration,
             forced: self.forced,
             done_gate: self.gate_report.clone(),
+            question: None,
             detail,
         })
     }

@@ -6,6 +6,11 @@ use super::journal::Record;
 
 /// What the runner tells as it goes (each journal record) and asks (hitl questions).
 pub trait RunObserver {
+    /// The run `run_id` is about to write its first record (a new run) or its next one (a
+    /// resumed or retried run): said before anything runs, so the id is known even if the
+    /// run is stopped at once.
+    fn run_id(&mut self, _run_id: &str) {}
+
     /// A journal record was written (in seq order).
     fn record(&mut self, _record: &Record) {}
 

@@ -134,6 +134,9 @@ pub struct RunOutcome {
     pub forced: bool,
     /// What the done gate answered, when the run asked it.
     pub done_gate: Option<DoneGateReport>,
+    /// The question a run paused for an answer waits on (`spur continue RUN --answer A`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<super::actions::HitlQuestion>,
     /// A sentence for people (which action failed, what the gate said…); not in `--json`.
     #[serde(skip)]
     pub detail: Option<String>,

@@ -31,14 +31,16 @@ impl Run<'_, '_> {
             question,
         };
         let Some(resume) = self.host.wait_for_answer(&pause) else {
-            return Ok(Some(self.paused(
+            let mut paused = self.paused(
                 c,
                 format!(
                     "waiting for an answer to {:?} ({})",
                     question.prompt,
                     question.shown_choices("/")
                 ),
-            )));
+            );
+            paused.question = Some(question.clone());
+            return Ok(Some(paused));
         };
         self.go_on(c, resume, Some((index, question)))?;
         Ok(None)
@@ -120,6 +122,7 @@ impl Run<'_, '_> {
             iterations: c.iteration,
             forced: false,
             done_gate: None,
+            question: None,
             detail: Some(detail),
         }
     }

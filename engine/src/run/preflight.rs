@@ -50,6 +50,26 @@ pub(crate) fn unset_template_vars(pipeline: &Pipeline, vars: &Vars) -> Vec<Strin
     used.difference(&known).cloned().collect()
 }
 
+/// Whether the run's task var `wbs` is empty while a template uses it: `${vars.wbs}` would
+/// render as nothing ("task :"), and the run would have no task to certify.
+pub(crate) fn empty_task_var(pipeline: &Pipeline, vars: &Vars) -> bool {
+    if vars.get("wbs").map(String::as_str) != Some("") {
+        return false;
+    }
+    let mut used = BTreeSet::new();
+    for state in &pipeline.states {
+        for action in state.on_enter.iter().chain(&state.on_exit) {
+            collect(&action.options, &mut used);
+        }
+    }
+    for transition in &pipeline.transitions {
+        if let Some(guard) = &transition.guard {
+            collect(&guard.options, &mut used);
+        }
+    }
+    used.contains("wbs")
+}
+
 fn collect(options: &Options, used: &mut BTreeSet<String>) {
     for (_, value) in &options.entries {
         collect_value(value, used);

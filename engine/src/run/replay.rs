@@ -122,6 +122,12 @@ pub struct Position {
     pub finished: Option<FinishedRecord>,
     /// The transitions taken, in order.
     pub transitions: Vec<CommittedTransition>,
+    /// Transitions taken before the last `spur retry`: the iteration bound counts from here.
+    pub(crate) bound_base: u32,
+    /// The state the last `retried` re-entered, until the next transition.
+    pub(crate) retried_into: Option<String>,
+    /// How many times the run was retried.
+    pub retries: u32,
     pub(crate) last_seq: u64,
 }
 
@@ -185,6 +191,9 @@ impl Position {
             interrupted: false,
             finished: None,
             transitions: Vec::new(),
+            bound_base: 0,
+            retried_into: None,
+            retries: 0,
             last_seq: first.seq,
         })
     }
@@ -261,6 +270,7 @@ fn apply(p: &mut Position, record: &Record) {
             p.chosen = None;
             p.gate = None;
             p.paused = None;
+            p.retried_into = None;
         }
         Event::Paused {
             kind,
@@ -284,6 +294,25 @@ fn apply(p: &mut Position, record: &Record) {
                 p.answered_in_visit = true;
                 p.vars.insert("__hitlAnswer".to_owned(), answer.clone());
             }
+            p.paused = None;
+        }
+        // A new visit of `state`, after the failed end: onEnter runs again.
+        Event::Retried {
+            state, iteration, ..
+        } => {
+            p.finished = None;
+            p.interrupted = false;
+            p.state = Some(state.clone());
+            p.iteration = *iteration;
+            p.bound_base = *iteration;
+            p.retried_into = Some(state.clone());
+            p.retries += 1;
+            p.enter = SequenceProgress::default();
+            p.exit = SequenceProgress::default();
+            p.enter_complete = false;
+            p.answered_in_visit = false;
+            p.chosen = None;
+            p.gate = None;
             p.paused = None;
         }
         Event::DoneGate {

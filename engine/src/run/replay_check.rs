@@ -89,6 +89,10 @@ impl Seen {
     fn note(&mut self, record: &Record) {
         match &record.event {
             Event::RunFinished { .. } => self.finished_at = Some(record.seq),
+            Event::Retried { .. } => {
+                self.finished_at = None;
+                self.guarded_to = None;
+            }
             Event::GuardEvaluated {
                 to, passed: true, ..
             } => self.guarded_to = Some(to.clone()),
@@ -112,15 +116,21 @@ impl Seen {
 
 /// `Err(what is wrong)` when `record` cannot follow the run at `p`.
 fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Result<(), String> {
-    if let Some(seq) = seen.finished_at {
-        return Err(format!(
-            "it follows run-finished (seq {seq}): a run writes nothing after it finished"
-        ));
-    }
     let pipeline = match against {
         Against::Pipeline(pipeline, plan) => Some((pipeline, plan)),
         Against::Themselves => None,
     };
+    if let Event::Retried {
+        state, iteration, ..
+    } = &record.event
+    {
+        return retried_fits(p, state, *iteration, pipeline.map(|(pl, _)| pl));
+    }
+    if let Some(seq) = seen.finished_at {
+        return Err(format!(
+            "it follows run-finished (seq {seq}): a run writes nothing after it finished but a retry"
+        ));
+    }
     let name = record.event.name();
     // Most records name the state the run is in; before the first state-entered only the
     // done gate and an end can happen, at the initial state.
@@ -152,12 +162,13 @@ fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Res
     match &record.event {
         Event::RunStarted { .. } => Err("a second run-started: the run started at seq 1".into()),
         Event::StateEntered { state, iteration } => {
-            let expected = match p.transitions.last() {
-                Some(t) => Some((
+            let expected = match (&p.retried_into, p.transitions.last()) {
+                (Some(r), _) => Some((r.as_str(), "the retry re-entered".to_owned())),
+                (None, Some(t)) => Some((
                     t.to.as_str(),
                     format!("the last transition (seq {}) entered", t.seq),
                 )),
-                None => at_or_before_entry.map(|s| (s, "the run starts in".to_owned())),
+                (None, None) => at_or_before_entry.map(|s| (s, "the run starts in".to_owned())),
             };
             if let Some((expected, by)) = expected.filter(|(e, _)| state != e) {
                 return Err(format!("it enters {state:?}, but {by} {expected:?}"));
@@ -330,6 +341,7 @@ fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Res
             Ok(())
         }
         Event::Resumed { .. } => Ok(()),
+        Event::Retried { .. } => Ok(()),
         Event::DoneGate {
             state, transition, ..
         } => {
@@ -357,6 +369,39 @@ fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Res
         }
         Event::Reseeded { from, .. } => same_state(from, Some(here()?)),
     }
+}
+
+/// A `retried` follows the run's failed end and re-enters the state a retry goes on from
+/// (`super::retry`), at the iteration the run had reached. Without the pipeline, that is
+/// the state the run ended in or the one it left for it.
+fn retried_fits(
+    p: &Position,
+    state: &str,
+    iteration: u32,
+    pipeline: Option<&Pipeline>,
+) -> Result<(), String> {
+    if p.lifecycle.is_some() {
+        return Err("a lifecycle instance's journal holds no retried records".into());
+    }
+    let expected = super::retry::retry_state(p, pipeline)
+        .map_err(|why| format!("the run cannot be retried here: {why}"))?;
+    let also = match (pipeline, &p.finished, p.transitions.last()) {
+        (None, Some(f), Some(t)) if t.to == f.state => Some(t.from.as_str()),
+        (None, Some(f), _) => Some(f.state.as_str()),
+        _ => None,
+    };
+    if state != expected && Some(state) != also {
+        return Err(format!(
+            "it re-enters {state:?}, but a retry of this run goes on from {expected:?}"
+        ));
+    }
+    if iteration != p.iteration {
+        return Err(format!(
+            "it says iteration {iteration}, but the run has taken {} transitions",
+            p.iteration
+        ));
+    }
+    Ok(())
 }
 
 /// What a lifecycle instance's journal may hold beyond a run's rules: only its own records
@@ -797,5 +842,88 @@ transitions:
         assert_eq!(check(initial, true), Ok(()));
         let elsewhere = vec![started(), gate("b", None)];
         refused(elsewhere, true, 2, "the run is in \"a\"");
+    }
+
+    fn retried(state: &str, iteration: u32) -> Event {
+        Event::Retried {
+            state: state.into(),
+            iteration,
+            force_done_reason: None,
+        }
+    }
+
+    fn failed_in(state: &str, reason: StopReason, iterations: u32) -> Event {
+        Event::RunFinished {
+            outcome: Outcome::Failed,
+            state: state.into(),
+            terminal_reason: TerminalReason::FailedCheck,
+            reason,
+            iterations,
+        }
+    }
+
+    /// a → b, then b's onEnter… no: the run fails in b (an action), and is retried at b.
+    fn failed_at_b() -> Vec<Event> {
+        let mut events = honest();
+        events.truncate(10); // … transition a → b, state-entered b
+        events.push(failed_in("b", StopReason::ActionFailed, 1));
+        events
+    }
+
+    #[test]
+    fn a_retry_follows_a_failed_end_and_reenters_the_state_a_retry_goes_on_from() {
+        let mut ok = failed_at_b();
+        ok.push(retried("b", 1));
+        ok.push(entered("b", 1));
+        ok.push(guard("b", 2, "done", "none", true));
+        assert_eq!(check(ok.clone(), true), Ok(()));
+        assert_eq!(check(ok, false), Ok(()));
+
+        let mut elsewhere = failed_at_b();
+        elsewhere.push(retried("a", 1));
+        refused(
+            elsewhere,
+            true,
+            12,
+            r#"it re-enters "a", but a retry of this run goes on from "b""#,
+        );
+
+        let mut iteration = failed_at_b();
+        iteration.push(retried("b", 0));
+        refused(iteration, true, 12, "iteration 0");
+
+        let mut entered_elsewhere = failed_at_b();
+        entered_elsewhere.push(retried("b", 1));
+        entered_elsewhere.push(entered("a", 1));
+        refused(entered_elsewhere, true, 13, r#"the retry re-entered "b""#);
+    }
+
+    #[test]
+    fn no_retry_of_a_run_that_did_not_fail() {
+        let mut done = honest();
+        done.push(retried("b", 2));
+        refused(done, true, 16, "only a failed run is retried");
+        let mut running = honest();
+        running.truncate(10);
+        running.push(retried("b", 1));
+        refused(running, true, 11, "it has not finished");
+    }
+
+    #[test]
+    fn a_retry_after_a_failure_state_reenters_the_state_it_left() {
+        let mut events = honest();
+        events.truncate(12); // … guard b → done passed, gate allowed
+        events[12 - 1] = guard("b", 2, "done", "none", true);
+        // b → done was never a failure state: model one by ending failed in `done` itself.
+        events.push(transition(2, "b", "done", 2));
+        events.push(entered("done", 2));
+        events.push(failed_in("done", StopReason::FailureState, 2));
+        let mut back = events.clone();
+        back.push(retried("b", 2));
+        assert_eq!(check(back.clone(), true), Ok(()));
+        assert_eq!(check(back, false), Ok(()));
+        let mut into_terminal = events;
+        into_terminal.push(retried("done", 2));
+        refused(into_terminal, true, 16, r#"goes on from "b""#);
     }
 }

@@ -32,9 +32,19 @@ pub(super) struct Resumable {
     pub(super) wbs: Option<Wbs>,
 }
 
+/// How the run is to go on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum GoOn {
+    /// `spur continue`: a paused, interrupted or crashed run, from where it stopped.
+    Continue,
+    /// `spur retry`: a failed run, re-entering the state a retry goes on from.
+    Retry,
+}
+
 /// Read the run's journal, take its task lock, and check that it may go on.
 pub(super) fn check(
     request: &ResumeRequest<'_>,
+    mode: GoOn,
     settings: &RunSettings,
     host: &mut dyn RunHost,
 ) -> Result<Resumable, RunError> {
@@ -100,6 +110,9 @@ pub(super) fn check(
             ),
         }));
     }
+    if mode == GoOn::Retry {
+        return retryable(request, content, position, plan, wbs, unchanged);
+    }
     if let Some(f) = &position.finished {
         return Err(RunError::AlreadyFinished {
             run_id: run_id.to_string(),
@@ -136,6 +149,45 @@ pub(super) fn check(
     if !request.rerun_ambiguous {
         at.check_ambiguous(&run_dir)?;
     }
+    Ok(Resumable {
+        content,
+        position,
+        plan,
+        state,
+        wbs,
+    })
+}
+
+/// A failed run that `spur retry` may take up again: the state it re-enters.
+fn retryable(
+    request: &ResumeRequest<'_>,
+    content: JournalContent,
+    position: Position,
+    plan: Plan,
+    wbs: Option<Wbs>,
+    unchanged: bool,
+) -> Result<Resumable, RunError> {
+    let pipeline = request.pipeline.pipeline();
+    let run_id = request.run_id.to_string();
+    let state_id = super::retry::retry_state(&position, Some(pipeline)).map_err(|why| {
+        RunError::NotRetryable {
+            run_id: run_id.clone(),
+            why,
+        }
+    })?;
+    if !unchanged && !request.allow_changed_pipeline {
+        return Err(RunError::PipelineChanged {
+            run_id,
+            path: position.pipeline.clone(),
+        });
+    }
+    if request.force_done_reason.is_some() && wbs.is_none() {
+        return Err(RunError::ForceWithoutTask);
+    }
+    let state = plan
+        .graph
+        .state_index(&state_id)
+        .ok_or_else(|| RunError::UnknownState(state_id.clone()))?;
     Ok(Resumable {
         content,
         position,

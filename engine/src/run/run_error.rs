@@ -31,6 +31,9 @@ pub enum RunError {
         /// Their names.
         names: Vec<String>,
     },
+    /// `wbs` is empty and the pipeline's templates use it.
+    #[error("the task var `wbs` is empty, and the pipeline's steps use ${{vars.wbs}}: they would run on no task (\"task :\")")]
+    EmptyTask,
     /// `--force-done` was given to a run that has no task.
     #[error("--force-done was given, but this run has no task to force: the pipeline declares no `wbs` var")]
     ForceWithoutTask,
@@ -76,6 +79,14 @@ pub enum RunError {
         outcome: super::outcome::Outcome,
         /// The state it ended in.
         state: String,
+    },
+    /// `spur retry` of a run that did not fail, or that has no state to go on from.
+    #[error("run {run_id} cannot be retried: {why}")]
+    NotRetryable {
+        /// The run.
+        run_id: String,
+        /// Why not.
+        why: String,
     },
     /// The pipeline's text changed since the run started (resume without
     /// `--allow-changed-pipeline`).
@@ -161,6 +172,8 @@ coded_diagnostic! {
         forward { Var, InvalidWbs, Template, GuardCompile, Locked, Journal, DoesNotFit, Key, Policy }
         Self::UnsetVars { .. } => Code::RunUnsetVar,
             help("declare each under `vars:` with a default, or pass it with --var NAME=VALUE");
+        Self::EmptyTask => Code::RunEmptyTask,
+            help("pass the task with --var wbs=ID (`spur task list` lists them)");
         Self::ForceWithoutTask => Code::UsageForceDoneWithoutTask,
             help("--force-done overrides the done gate of a task, and a run has one only when its pipeline declares `wbs` under `vars:` and `spur run` is given --var wbs=ID; drop --force-done (and --reason)");
         Self::UnknownState(..) => Code::RunUnknownState,
@@ -171,8 +184,14 @@ coded_diagnostic! {
             help("a sha256 chain can be recomputed by anyone who can write the file, so nothing shows that \
                   this journal was not rewritten; start a new run with `spur run` (`spur trace {run_id}` \
                   still shows its history)");
-        Self::AlreadyFinished { .. } => Code::RunFinished,
-            help("start a new run with `spur run`");
+        Self::AlreadyFinished { run_id, outcome, .. } => Code::RunFinished,
+            help("{}", if *outcome == super::outcome::Outcome::Failed {
+                format!("`spur retry {run_id}` goes on from where it failed; or start a new run with `spur run`")
+            } else {
+                "start a new run with `spur run`".to_owned()
+            });
+        Self::NotRetryable { run_id, .. } => Code::RunNotRetryable,
+            help("`spur runs` shows how each run ended; `spur trace {run_id}` shows its history, and `spur run` starts a new one");
         Self::OlderJournal { run_id } => Code::JournalOlderFormat,
             help("nothing shows that its journal was not edited since; start a new run with `spur run` (`spur trace {run_id}` still shows its history)");
         Self::PipelineChanged { .. } => Code::RunPipelineChanged,
@@ -218,6 +237,7 @@ impl RunError {
             | RunError::GuardCompile(_)
             | RunError::UnknownState(_)
             | RunError::UnsetVars { .. }
+            | RunError::EmptyTask
             | RunError::ForceWithoutTask
             | RunError::RunNotFound(..)
             | RunError::AnswerRequired { .. }
@@ -234,6 +254,7 @@ impl RunError {
             | RunError::Key(_)
             | RunError::Policy(_)
             | RunError::AlreadyFinished { .. }
+            | RunError::NotRetryable { .. }
             | RunError::PipelineChanged { .. }
             | RunError::Ambiguous { .. }
             | RunError::RunDir { .. } => ErrorClass::CannotStart,

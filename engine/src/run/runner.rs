@@ -19,7 +19,7 @@ use super::observer::RunObserver;
 use super::outcome::{DoneGateReport, Outcome, RunOutcome, StopReason};
 use super::plan::Plan;
 use super::replay::{Position, SequenceProgress};
-use super::resumable;
+use super::resumable::{self, GoOn};
 use super::run_error::RunError;
 use super::run_id::RunId;
 use super::secret_config::config_secrets;
@@ -88,6 +88,20 @@ pub struct ResumeRequest<'a> {
     pub secret_vars: Vec<String>,
 }
 
+/// Retrying a failed run (`spur retry`).
+pub struct RetryRequest<'a> {
+    /// The pipeline, checked; its text must match the run's recorded hash unless allowed.
+    pub pipeline: &'a CheckedPipeline,
+    /// The run to retry.
+    pub run_id: RunId,
+    /// `--allow-changed-pipeline`: retry though the pipeline text changed.
+    pub allow_changed_pipeline: bool,
+    /// `--force-done --reason R` given to this retry.
+    pub force_done_reason: Option<String>,
+    /// `--var NAME=VALUE`: secret vars given again.
+    pub secret_vars: Vec<String>,
+}
+
 /// Start a run on this machine (`LocalHost`) and drive it to a terminal state or a pause.
 pub fn start(
     request: StartRequest<'_>,
@@ -129,6 +143,9 @@ pub(crate) fn start_on(
     if !unset.is_empty() {
         return Err(RunError::UnsetVars { names: unset });
     }
+    if super::preflight::empty_task_var(pipeline, &vars) {
+        return Err(RunError::EmptyTask);
+    }
     let plan = Plan::new(pipeline)?;
     let secrets = RunSecrets::new(pipeline, &config_secrets(&settings.state_dir)?, &vars);
     // The gate's policy as the run starts: the run and its steps' spur calls keep it.
@@ -144,6 +161,7 @@ pub(crate) fn start_on(
         host.lock_task(w, &run_id)?;
     }
     host.create_journal(&run_id)?;
+    observer.run_id(run_id.as_str());
     host.keep_secrets(secrets);
     host.keep_policy(&policy)?;
     create_artifact_dir(&settings.state_dir)?;
@@ -165,6 +183,7 @@ pub(crate) fn start_on(
         gated: None,
         gate_report: None,
         forced: false,
+        bound_base: 0,
     };
     let started = run.append(Event::RunStarted {
         pipeline: request.pipeline_path.display().to_string(),
@@ -191,34 +210,10 @@ pub(crate) fn resume_on(
     host: &mut dyn RunHost,
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, RunError> {
-    let resumable = resumable::check(&request, settings, host)?;
-    let position = resumable.position;
-    let policy = pinned_at_start(host, &request.run_id, &position)?;
-    let config = config_secrets(&settings.state_dir)?;
-    let mut vars = position.vars.clone();
-    let secrets = given_secrets(&request, &config, &mut vars)?;
-    host.reopen_journal(&request.run_id, &resumable.content)?;
-    host.keep_secrets(secrets);
-    create_artifact_dir(&settings.state_dir)?;
-    let mut run = Run {
-        facts: Facts {
-            pipeline: request.pipeline.pipeline(),
-            plan: resumable.plan,
-            run_dir: request.run_id.dir_in(&settings.state_dir),
-            run_id: request.run_id,
-            settings,
-            wbs: resumable.wbs,
-            force_reason: request.force_done_reason.clone(),
-            policy,
-        },
-        vars,
-        host,
-        observer,
-        entered_via: position.transitions.last().map(|t| t.transition),
-        gated: None,
-        gate_report: None,
-        forced: false,
-    };
+    let resumable = resumable::check(&request, GoOn::Continue, settings, host)?;
+    let state = resumable.state;
+    let (mut run, position) = reopen(&request, resumable, settings, host, observer)?;
+    run.entered_via = position.transitions.last().map(|t| t.transition);
     run.append(Event::Resumed {
         answer: request.answer.clone(),
         rerun_ambiguous: request.rerun_ambiguous,
@@ -227,7 +222,7 @@ pub(crate) fn resume_on(
     if let Some(answer) = &request.answer {
         run.vars.insert("__hitlAnswer".into(), answer.clone());
     }
-    let mut cursor = Cursor::resumed(&position, resumable.state, request.answer);
+    let mut cursor = Cursor::resumed(&position, state, request.answer);
     let outcome = if position.state.is_none() {
         cursor.enter = SequenceProgress::default();
         run.enter_initial(cursor)
@@ -235,6 +230,91 @@ pub(crate) fn resume_on(
         run.drive(cursor)
     };
     run.redacted(outcome)
+}
+
+/// Retry a failed run of this machine (`LocalHost`): it re-enters the state it failed in,
+/// or the one it left for a failure terminal, and goes on from there.
+pub fn retry(
+    request: RetryRequest<'_>,
+    settings: &RunSettings,
+    observer: &mut dyn RunObserver,
+    gate: &mut dyn DoneGate,
+) -> Result<RunOutcome, RunError> {
+    let mut host = LocalHost::new(&settings.state_dir, settings.durability, gate);
+    retry_on(request, settings, &mut host, observer)
+}
+
+/// Retry a failed run of `host`: one durable `retried` record after its failed end, then a
+/// new visit of the state it goes on from (its onEnter runs again) with a fresh iteration
+/// bound. What the run did before stays as it is; the done gate is asked as for any run.
+pub(crate) fn retry_on(
+    request: RetryRequest<'_>,
+    settings: &RunSettings,
+    host: &mut dyn RunHost,
+    observer: &mut dyn RunObserver,
+) -> Result<RunOutcome, RunError> {
+    let request = ResumeRequest {
+        pipeline: request.pipeline,
+        run_id: request.run_id,
+        answer: None,
+        rerun_ambiguous: false,
+        allow_changed_pipeline: request.allow_changed_pipeline,
+        force_done_reason: request.force_done_reason,
+        secret_vars: request.secret_vars,
+    };
+    let resumable = resumable::check(&request, GoOn::Retry, settings, host)?;
+    let state = resumable.state;
+    let (mut run, position) = reopen(&request, resumable, settings, host, observer)?;
+    run.append(Event::Retried {
+        state: run.facts.state_id(state).to_owned(),
+        iteration: position.iteration,
+        force_done_reason: request.force_done_reason.clone(),
+    })?;
+    run.bound_base = position.iteration;
+    let mut cursor = Cursor::entering(state, position.iteration);
+    cursor.last_action_ok = position.last_action_ok;
+    let outcome = run.enter_initial(cursor);
+    run.redacted(outcome)
+}
+
+/// The run a resume or retry goes on with, its journal reopened, and where it stood.
+fn reopen<'p, 'h>(
+    request: &ResumeRequest<'p>,
+    resumable: resumable::Resumable,
+    settings: &'p RunSettings,
+    host: &'h mut dyn RunHost,
+    observer: &'h mut dyn RunObserver,
+) -> Result<(Run<'p, 'h>, Position), RunError> {
+    let position = resumable.position;
+    let policy = pinned_at_start(host, &request.run_id, &position)?;
+    let config = config_secrets(&settings.state_dir)?;
+    let mut vars = position.vars.clone();
+    let secrets = given_secrets(request, &config, &mut vars)?;
+    host.reopen_journal(&request.run_id, &resumable.content)?;
+    observer.run_id(request.run_id.as_str());
+    host.keep_secrets(secrets);
+    create_artifact_dir(&settings.state_dir)?;
+    let run = Run {
+        facts: Facts {
+            pipeline: request.pipeline.pipeline(),
+            plan: resumable.plan,
+            run_dir: request.run_id.dir_in(&settings.state_dir),
+            run_id: request.run_id.clone(),
+            settings,
+            wbs: resumable.wbs,
+            force_reason: request.force_done_reason.clone(),
+            policy,
+        },
+        vars,
+        host,
+        observer,
+        entered_via: None,
+        gated: None,
+        gate_report: None,
+        forced: false,
+        bound_base: position.bound_base,
+    };
+    Ok((run, position))
 }
 
 /// The policy a resumed run pinned when it started: its snapshot, checked against the hash
@@ -328,6 +408,8 @@ pub(super) struct Run<'p, 'h> {
     pub(super) gated: Option<usize>,
     pub(super) gate_report: Option<DoneGateReport>,
     pub(super) forced: bool,
+    /// Transitions taken before the last retry: the iteration bound counts from here.
+    pub(super) bound_base: u32,
 }
 
 impl Run<'_, '_> {
@@ -418,7 +500,8 @@ impl Run<'_, '_> {
             let chosen = match c.chosen {
                 Some(t) => t,
                 None => {
-                    if c.iteration >= pipeline.iteration_bound.value {
+                    if c.iteration.saturating_sub(self.bound_base) >= pipeline.iteration_bound.value
+                    {
                         let detail = format!(
                             "iterationBound {} reached at state {:?}",
                             pipeline.iteration_bound.value, state.id.value

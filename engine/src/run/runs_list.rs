@@ -24,6 +24,9 @@ pub struct RunSummary {
     pub outcome: String,
     /// The state it is in (or ended in); none before the first state was entered.
     pub state: Option<String>,
+    /// What stopped it (`action-failed`, `done-gate-denied`, `terminal-state`, …; `paused`,
+    /// `interrupted`); none while it runs.
+    pub reason: Option<String>,
     /// When it started (RFC 3339, UTC).
     pub started_at: String,
 }
@@ -46,24 +49,92 @@ pub fn list_runs(state_dir: &StateDir) -> Vec<RunSummary> {
     runs
 }
 
+/// Why a run reference (`spur continue RUN`, `spur trace RUN`, …) names no one run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunRefError {
+    /// No run id starts with it (or, for `latest`, there is no run at all).
+    #[error("no run {reference:?} in {state_dir}")]
+    Unknown {
+        /// What was given.
+        reference: String,
+        /// The state directory searched.
+        state_dir: String,
+    },
+    /// More than one run id starts with it.
+    #[error("{reference:?} is the start of {} run ids: {}", ids.len(), ids.join(", "))]
+    Ambiguous {
+        /// What was given.
+        reference: String,
+        /// The ids it starts (newest first).
+        ids: Vec<String>,
+    },
+}
+
+crate::diagnostic::coded_diagnostic! {
+    RunRefError {
+        Self::Unknown { .. } => crate::diagnostic::Code::RunRefUnknown,
+            help("give a run id, a unique start of one, or `latest`; `spur runs` lists the runs of this state directory");
+        Self::Ambiguous { .. } => crate::diagnostic::Code::RunRefAmbiguous,
+            help("give more of the id");
+    }
+}
+
+/// The run `reference` names: `latest` (the newest run), a whole run id, or the start of
+/// exactly one run id of `state_dir`.
+pub fn resolve_ref(state_dir: &StateDir, reference: &str) -> Result<RunId, RunRefError> {
+    let unknown = || RunRefError::Unknown {
+        reference: reference.to_owned(),
+        state_dir: state_dir.root().display().to_string(),
+    };
+    if reference == "latest" {
+        return list_runs(state_dir)
+            .into_iter()
+            .find_map(|r| RunId::parse(&r.run_id).ok())
+            .ok_or_else(unknown);
+    }
+    if let Ok(id) = RunId::parse(reference) {
+        return Ok(id);
+    }
+    let mut ids: Vec<RunId> = std::fs::read_dir(state_dir.runs_dir())
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| RunId::parse(&e.file_name().to_string_lossy()).ok())
+                .filter(|id| !reference.is_empty() && id.as_str().starts_with(reference))
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort_by(|a, b| b.cmp(a));
+    match ids.len() {
+        0 => Err(unknown()),
+        1 => Ok(ids.remove(0)),
+        _ => Err(RunRefError::Ambiguous {
+            reference: reference.to_owned(),
+            ids: ids.iter().map(ToString::to_string).collect(),
+        }),
+    }
+}
+
 /// The summary of one run.
 pub(crate) fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, JournalError> {
     let records = trace(state_dir, id)?;
     let p = replay::replay(&records).ok_or_else(|| JournalError::NoStart {
         path: journal_path(state_dir, id),
     })?;
-    let outcome = match (&p.finished, &p.paused, p.interrupted) {
-        (Some(f), _, _) => f.outcome.as_str().to_owned(),
-        (None, Some(_), _) => "paused".to_owned(),
-        (None, None, true) => "interrupted".to_owned(),
-        (None, None, false) => "running".to_owned(),
+    let (outcome, reason) = match (&p.finished, &p.paused, p.interrupted) {
+        (Some(f), _, _) => (f.outcome.as_str(), Some(f.reason.as_str())),
+        (None, Some(_), _) => ("paused", Some("paused")),
+        (None, None, true) => ("interrupted", Some("interrupted")),
+        (None, None, false) => ("running", None),
     };
+    let (outcome, reason) = (outcome.to_owned(), reason.map(str::to_owned));
     Ok(RunSummary {
         run_id: id.to_string(),
         pipeline: p.pipeline_name,
         wbs: p.wbs,
         outcome,
         state: p.finished.map(|f| f.state).or(p.state),
+        reason,
         started_at: p.started_at,
     })
 }

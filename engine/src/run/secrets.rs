@@ -192,6 +192,15 @@ impl RunSecrets {
                 rerun_ambiguous,
                 force_done_reason: self.opt(force_done_reason),
             },
+            Event::Retried {
+                state,
+                iteration,
+                force_done_reason,
+            } => Event::Retried {
+                state,
+                iteration,
+                force_done_reason: self.opt(force_done_reason),
+            },
             Event::DoneGate {
                 state,
                 transition,

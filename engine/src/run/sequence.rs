@@ -104,7 +104,10 @@ impl Run<'_, '_> {
                         "action {index} ({}) of {:?} failed: {}",
                         action.kind.value,
                         state.id.value,
-                        result.error.unwrap_or_default()
+                        without_kind(
+                            &action.kind.value.to_string(),
+                            result.error.as_deref().unwrap_or_default()
+                        )
                     ),
                 });
             }
@@ -195,4 +198,14 @@ fn failure_reason(kind: &ActionKind, timed_out: bool) -> TerminalReason {
     } else {
         TerminalReason::FailedCheck
     }
+}
+
+/// An action's error without the `kind: ` its text starts with (the detail names the
+/// kind already): "action 0 (agent.run) … failed: no agent …", not "… failed: agent.run: no
+/// agent …".
+pub(crate) fn without_kind<'e>(kind: &str, error: &'e str) -> &'e str {
+    error
+        .strip_prefix(kind)
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(error)
 }

@@ -15,15 +15,12 @@ use super::status::{Confidence, GateStatus};
 pub(crate) enum SkipReason {
     /// `enabled: false`.
     Disabled,
-    /// A standard gate the config does not mention.
-    NotConfigured,
 }
 
 impl SkipReason {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Disabled => "disabled",
-            Self::NotConfigured => "not configured",
         }
     }
 }

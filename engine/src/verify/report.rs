@@ -99,7 +99,11 @@ pub(crate) fn render_report(
         md.push_str("\nNo findings.\n");
     }
 
-    md.push_str("\n## Summary\n\n| Gate | Status | Findings (B/W/I) |\n|---|---|---|\n");
+    if gates.is_empty() {
+        md.push_str("\n## Summary\n\nNo gate is configured.\n");
+    } else {
+        md.push_str("\n## Summary\n\n| Gate | Status | Findings (B/W/I) |\n|---|---|---|\n");
+    }
     for gate in gates {
         let findings = if gate.status == GateStatus::Skip {
             "–".to_owned()

@@ -178,3 +178,68 @@ fn a_journal_cut_at_any_byte_resumes_without_inventing_dropping_or_repeating_a_t
         resumes.load(std::sync::atomic::Ordering::Relaxed)
     );
 }
+
+/// `spur retry` reads the journal as `spur continue` does: a failed run's journal with any
+/// one byte of any line edited is refused, whichever byte, and left as it was; the journal
+/// as written is retried, and the retry's way to `done` is the done gate's (no verdict:
+/// denied).
+#[test]
+fn a_failed_runs_journal_edited_at_any_byte_refuses_its_retry() {
+    let project = Project::new();
+    let checked = project
+        .checked(
+            "name: r\ninitialState: work\nterminalStates: [done]\nvars: {wbs: \"T1\"}\nstates:\n  - id: work\n    onEnter: [{kind: shell, options: {command: 'exit 1'}}]\n  - {id: done}\ntransitions: [{from: work, to: done}]\n",
+        )
+        .expect("the pipeline checks");
+    let first = project.run(&checked, &[], None).expect("the run ends");
+    assert_eq!(first.outcome, spur_engine::run::Outcome::Failed);
+    let path = project.journal_path(&first.run_id);
+    let original = std::fs::read(&path).unwrap();
+    let last_newline = original.len() - 1;
+    for byte in 0..last_newline {
+        for mask in [0x01u8, 0x20] {
+            let mut edited = original.clone();
+            edited[byte] ^= mask;
+            if edited[byte] == b'\n' || original[byte] == b'\n' {
+                // Splitting or joining lines is a cut or a corrupt line: also refused, but
+                // not what this loop is about.
+                continue;
+            }
+            std::fs::write(&path, &edited).unwrap();
+            let result = project.retry(&checked, &first.run_id);
+            assert!(
+                matches!(
+                    result,
+                    Err(RunError::Journal(_)
+                        | RunError::DoesNotFit(_)
+                        | RunError::OlderJournal { .. })
+                ),
+                "byte {byte} ^ {mask:#04x}: not refused: {result:?}"
+            );
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                edited,
+                "a refused journal is left as it was"
+            );
+        }
+    }
+    std::fs::write(&path, &original).unwrap();
+    let retried = project
+        .retry(&checked, &first.run_id)
+        .expect("the retry runs");
+    // `work` fails again (nothing was fixed): the retry ended failed at work, journaled.
+    assert_eq!(retried.outcome, spur_engine::run::Outcome::Failed);
+    assert_eq!(retried.state, "work");
+    let records = complete_records(&std::fs::read(&path).unwrap());
+    assert_eq!(
+        records.iter().filter(|r| r["event"] == "retried").count(),
+        1
+    );
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| r["event"] == "run-finished")
+            .count(),
+        2
+    );
+}

@@ -8,8 +8,8 @@ use std::sync::{Mutex, MutexGuard};
 use spur_engine::done_gate::write_verdict;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::{
-    self, Durability, ResumeRequest, RunError, RunId, RunOutcome, RunSettings, SilentObserver,
-    StartRequest, TaskDoneGate,
+    self, Durability, ResumeRequest, RetryRequest, RunError, RunId, RunOutcome, RunSettings,
+    SilentObserver, StartRequest, TaskDoneGate,
 };
 use spur_engine::source::SourceFile;
 use spur_engine::store::chain_key::KeyFile;
@@ -152,6 +152,28 @@ impl Project {
                 run_id,
                 answer: None,
                 rerun_ambiguous: true,
+                allow_changed_pipeline: false,
+                force_done_reason: None,
+                secret_vars: Vec::new(),
+            },
+            &self.settings(),
+            &mut SilentObserver,
+            &mut TaskDoneGate,
+        )
+    }
+
+    /// `spur retry RUN`, in process.
+    pub(crate) fn retry(
+        &self,
+        checked: &CheckedPipeline,
+        run_id: &str,
+    ) -> Result<RunOutcome, RunError> {
+        let run_id = RunId::parse(run_id).expect("a run id the runner made");
+        let _one = one_run_at_a_time();
+        run::retry(
+            RetryRequest {
+                pipeline: checked,
+                run_id,
                 allow_changed_pipeline: false,
                 force_done_reason: None,
                 secret_vars: Vec::new(),

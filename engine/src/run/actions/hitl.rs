@@ -8,7 +8,7 @@ use crate::pipeline::ActionKind;
 use crate::run::render::{OptionError, RenderContext};
 
 /// A question for the operator.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct HitlQuestion {
     /// The question, as shown to the operator.
     pub prompt: String,
@@ -69,7 +69,21 @@ impl HitlQuestion {
     /// Whether `answer` is exactly one of the choices (any text for a question without
     /// choices: `hitl.input`).
     pub fn accepts(&self, answer: &str) -> bool {
-        self.choices.is_empty() || self.choices.iter().any(|c| c == answer)
+        self.answer_for(answer).is_some()
+    }
+
+    /// The choice `given` stands for: itself, or for a question with yes and no among its
+    /// choices, `y`/`n` (either case) for them. `None` when it is no answer.
+    pub fn answer_for(&self, given: &str) -> Option<String> {
+        if self.choices.is_empty() || self.choices.iter().any(|c| c == given) {
+            return Some(given.to_owned());
+        }
+        let short = match given {
+            "y" | "Y" => "yes",
+            "n" | "N" => "no",
+            _ => return None,
+        };
+        self.choices.iter().find(|c| c.as_str() == short).cloned()
     }
 
     /// The accepted answers for people, joined by `sep` (`any text` for free text).
@@ -108,13 +122,13 @@ pub(crate) fn run(ctx: &mut ActionContext<'_>) -> ActionRun {
     let Some(answer) = answer else {
         return ActionRun::NeedsAnswer(question);
     };
-    if !question.accepts(&answer) {
+    let Some(answer) = question.answer_for(&answer) else {
         return ActionRun::Finished(ActionResult::failed(format!(
             "{}: answer {answer:?} is not one of {}",
             ctx.kind(),
             question.choices.join(", ")
         )));
-    }
+    };
     if let ActionKind::HitlInput(_) = kind {
         // The reference's `hitl.input`: the text into `var`, `__hitlInput` by default.
         let _ = std::fs::write(ctx.log_path, format!("{}\n> {answer}\n", question.prompt));
