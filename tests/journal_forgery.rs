@@ -94,8 +94,8 @@ fn first_forged_seq(p: &Spur, run_id: &str) -> u64 {
     let started = text
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).expect("a journal line is JSON"))
-        .find(|r| r["event"] == "action-started")
-        .expect("the forging step started");
+        .find(|r| r["event"] == "action-process")
+        .expect("the forging step started (its process group is journaled before it runs)");
     started["seq"].as_u64().unwrap() + 1
 }
 

@@ -1,6 +1,8 @@
 //! spur's integration tests: one test binary, one module per command or behaviour, all
 //! running the `spur` binary through the helpers in `common`.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 mod agents;

@@ -321,10 +321,11 @@ states:
 transitions:
   - {from: work, to: done}
 "#;
-    // seq 4 is the action's `action-finished`: spur dies before it rewrites the log.
+    // seq 5 is the action's `action-finished` (after `action-started` and
+    // `action-process`): spur dies before it rewrites the log.
     p.pipeline(pipeline)
         .var("token", SECRET)
-        .env("SPUR_TEST_KILL_AFTER_JOURNAL_SEQ", "4")
+        .env("SPUR_TEST_KILL_AFTER_JOURNAL_SEQ", "5")
         .run()
         .killed();
     let runs = walk(&p.join(".spur/runs"));

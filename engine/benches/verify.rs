@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use spur_guards::process::ProcessSpec;
+use spur_process::ProcessSpec;
 
 #[path = "common/verify_gates.rs"]
 mod verify_gates;
@@ -19,7 +19,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("sh_sequential_200x_sh_c_true", |b| {
         b.iter(sh_loop);
     });
-    // The process execution alone (spur_guards::process, as every gate uses it), to tell
+    // The process execution alone (spur_process, as every gate uses it), to tell
     // the cost of running a process from the cost of scheduling and recording a gate.
     group.bench_function("guards_process_200x_sh_c_true", |b| {
         b.iter(|| {

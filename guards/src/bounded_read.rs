@@ -191,6 +191,21 @@ pub fn open_regular_as(path: &Path, mut options: OpenOptions) -> Result<File, Re
     Ok(file)
 }
 
+/// Open the log file of a child process at `path` for appending (created, with its
+/// directory, if missing), refusing a FIFO or device a step put there; the error says why,
+/// naming the path.
+pub fn open_log(path: &Path) -> Result<File, String> {
+    let opened = (|| {
+        if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        open_regular_as(path, options)
+    })();
+    opened.map_err(|e| format!("cannot open log file {}: {e}", path.display()))
+}
+
 /// Open the directory `path` (to `fsync` it after a rename), refusing anything else
 /// without blocking: `O_DIRECTORY` fails on a FIFO put where the directory was.
 pub fn open_directory(path: &Path) -> io::Result<File> {

@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use crate::executable_search::find_executable;
+use spur_process::find_executable;
 
 /// Which jq shell steps see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

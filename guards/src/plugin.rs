@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::executable_search::find_executable;
 use crate::guard_result::GuardResult;
-use crate::process::{ProcessSpec, ProcessStatus};
+use spur_process::find_executable;
+use spur_process::{ProcessSpec, ProcessStatus};
 
 /// Stdout kept from an action plugin (its result JSON).
 const PLUGIN_STDOUT_LIMIT: usize = 4 << 20;
@@ -30,6 +30,8 @@ pub struct PluginRun<'a> {
     pub timeout: Option<Duration>,
     /// Both output streams are appended here.
     pub log_file: Option<&'a Path>,
+    /// Told the plugin's process group once it runs (a run journals it).
+    pub on_start: Option<spur_process::StartHook>,
 }
 
 /// Why an action plugin gave no result.
@@ -186,9 +188,14 @@ fn spec(program: &Path, options: &Value, run: &PluginRun<'_>) -> ProcessSpec {
         spec = spec.cwd(dir);
     }
     if let Some(log) = run.log_file {
-        spec = spec.log_file(log);
+        spec = spec.log(crate::bounded_read::open_log(log));
     }
-    spec.timeout = run.timeout;
+    if let Some(timeout) = run.timeout {
+        spec = spec.timeout(timeout);
+    }
+    if let Some(hook) = &run.on_start {
+        spec = spec.on_start(hook.clone());
+    }
     spec
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::guard_result::GuardResult;
-use crate::process::{ProcessOutcome, ProcessSpec, ProcessStatus};
+use spur_process::{ProcessOutcome, ProcessSpec, ProcessStatus};
 
 /// Bytes of stderr kept for the guard's detail.
 const STDERR_FOR_DETAIL: usize = 4096;
@@ -25,7 +25,9 @@ pub fn shell_guard(
     if let Some(dir) = cwd {
         spec = spec.cwd(dir);
     }
-    spec.timeout = timeout;
+    if let Some(timeout) = timeout {
+        spec = spec.timeout(timeout);
+    }
     shell_guard_with(&spec)
 }
 

@@ -2,6 +2,8 @@
 //! worker (its pid is gone), a crash is named and the next evaluation gets a fresh worker,
 //! and the compiled filter cache does not mix up variables.
 
+#![forbid(unsafe_code)]
+
 use std::time::Duration;
 
 use serde_json::json;

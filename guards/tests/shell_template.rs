@@ -8,13 +8,15 @@
 //! `PROPTEST_CASES=N` runs N scripts (each under both shells; default 300, a few seconds).
 //! The shells must be installed (`apt-get install bash dash`): the test fails otherwise.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::{TestCaseError, TestRunner};
-use spur_guards::process::{ProcessSpec, ProcessStatus};
 use spur_guards::shell_template::render;
+use spur_process::{ProcessSpec, ProcessStatus};
 
 /// Stands for a template in generated text; never part of the shell text itself.
 const HOLE: char = '\u{1}';

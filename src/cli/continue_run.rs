@@ -57,7 +57,7 @@ pub fn run(args: Args) -> CliResult {
         .map_err(|e| super::run::finish(Err(e), false, None).unwrap_err())?;
     let checked = load_checked(&pipeline_path)?;
     let settings = args.common.settings(state_dir)?;
-    let _ = run::interrupt::install();
+    super::interrupt_notice::install(args.common.state_dir.clone());
     let mut progress = Progress::new(false);
     let outcome = run::resume(
         run::ResumeRequest {

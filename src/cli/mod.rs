@@ -34,6 +34,7 @@ mod feature_check;
 mod feature_status;
 mod graph;
 mod init;
+mod interrupt_notice;
 mod jq;
 mod key;
 mod lifecycle;

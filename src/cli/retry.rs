@@ -48,7 +48,7 @@ pub fn run(args: Args) -> CliResult {
         .map_err(|e| finish(Err(e), false, None).unwrap_err())?;
     let checked = load_checked(&pipeline_path)?;
     let settings = args.common.settings(state_dir)?;
-    let _ = run::interrupt::install();
+    super::interrupt_notice::install(args.common.state_dir.clone());
     let mut progress = Progress::new(false);
     let outcome = run::retry(
         run::RetryRequest {

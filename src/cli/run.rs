@@ -134,7 +134,7 @@ pub fn run(args: Args) -> CliResult {
     let state_dir = args.common.state_dir()?;
     let settings = args.common.settings(state_dir)?;
     let pipeline_path = std::fs::canonicalize(&args.pipeline).unwrap_or(args.pipeline.clone());
-    let _ = run::interrupt::install();
+    super::interrupt_notice::install(args.common.state_dir.clone());
     let mut progress = Progress::new(false);
     let outcome = run::start(
         run::StartRequest {

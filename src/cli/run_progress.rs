@@ -13,6 +13,14 @@ use spur_engine::run::actions::HitlQuestion;
 use spur_engine::run::journal::{Event, Phase, Record};
 use spur_engine::run::RunObserver;
 
+/// Set once a signal ends the run: no spinner draws again (the notice owns the line).
+static SILENCED: AtomicBool = AtomicBool::new(false);
+
+/// Stop every spinner from drawing again.
+pub fn silence() {
+    SILENCED.store(true, Ordering::SeqCst);
+}
+
 pub struct Progress {
     /// The run's id, once the runner said it.
     run_id: Option<String>,
@@ -58,7 +66,7 @@ impl Progress {
         let handle = std::thread::spawn(move || {
             const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
             let mut frame = 0;
-            while !flag.load(Ordering::SeqCst) {
+            while !flag.load(Ordering::SeqCst) && !SILENCED.load(Ordering::SeqCst) {
                 let elapsed = started.elapsed().as_secs_f32();
                 let spin = FRAMES.get(frame % FRAMES.len()).copied().unwrap_or('*');
                 eprint!("\r\x1b[2K  {spin} {label} {elapsed:.1}s");
@@ -182,7 +190,8 @@ impl RunObserver for Progress {
             Event::Interrupted { state } => self.line(&format!("interrupted at {state}")),
             Event::RunFinished { .. } => self.stop_ticker(),
             // A lifecycle instance's records: never written by a run.
-            Event::LifecycleBound { .. }
+            Event::ActionProcess { .. }
+            | Event::LifecycleBound { .. }
             | Event::TransitionRequested { .. }
             | Event::Reseeded { .. }
             | Event::TransitionDenied { .. } => {}

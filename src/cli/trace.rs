@@ -125,6 +125,9 @@ pub(crate) fn describe(event: &Event, run_dir: Option<&Path>) -> String {
                 })
                 .unwrap_or_default()
         ),
+        Event::ActionProcess {
+            state, index, pgid, ..
+        } => format!("{state}[{index}] process group {pgid}"),
         Event::ActionFinished {
             state,
             index,

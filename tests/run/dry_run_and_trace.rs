@@ -107,6 +107,11 @@ fn trace_lines(text: &str, run_id: &str) -> String {
                 }
                 None => rest.to_owned(),
             };
+            // A process group id differs on every run.
+            let rest = match rest.split_once("process group ") {
+                Some((before, _pgid)) => format!("{before}process group [PGID]"),
+                None => rest,
+            };
             format!("{seq:>4} [T] {rest}")
         })
         .collect::<Vec<_>>()
@@ -141,11 +146,12 @@ transitions:
        1 [T] run-started      traced
        2 [T] state-entered    build (iteration 0)
        3 [T] action-started   build[0] shell (log .spur/runs/[RUN]/actions/0003-shell.log)
-       4 [T] action-finished  build[0] shell failed in [T]: shell command exited with code 3
-       5 [T] guard-evaluated  build → done file-exists did not pass: [PROJECT]/out.bin does not exist
-       6 [T] guard-evaluated  build → failed none passed
-       7 [T] transition       build → failed (#1)
-       8 [T] state-entered    failed (iteration 1)
-       9 [T] run-finished     failed at failed (failed-check, failure-state)
+       4 [T] action-process   build[0] process group [PGID]
+       5 [T] action-finished  build[0] shell failed in [T]: shell command exited with code 3
+       6 [T] guard-evaluated  build → done file-exists did not pass: [PROJECT]/out.bin does not exist
+       7 [T] guard-evaluated  build → failed none passed
+       8 [T] transition       build → failed (#1)
+       9 [T] state-entered    failed (iteration 1)
+      10 [T] run-finished     failed at failed (failed-check, failure-state)
     ");
 }

@@ -11,6 +11,7 @@ mod finding;
 mod guards;
 mod input_errors;
 mod locks;
+mod orphans;
 mod pause;
 mod retry;
 mod semantics;

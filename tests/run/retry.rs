@@ -66,7 +66,7 @@ fn a_failed_action_says_why_with_its_log_and_the_retry_command() {
       action 0 (shell) of "test" failed: shell command exited with code 1: test parse ... FAILED
       why (state test): The tests pass; a failure leaves its output in the action's log.
       action test onEnter[0] shell failed: shell command exited with code 1: test parse ... FAILED
-        log: .spur/runs/[RUN]/actions/0008-shell.log
+        log: .spur/runs/[RUN]/actions/0009-shell.log
         │ running 3 tests
         │ test parse ... FAILED
       next: fix the cause above, then `spur retry [RUN]` (goes on from test, running its onEnter again)

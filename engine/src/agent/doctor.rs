@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
-use spur_guards::process::{ProcessSpec, ProcessStatus};
+use spur_process::{ProcessSpec, ProcessStatus};
 
 use super::entry::AgentEntry;
 use super::login_probe::{first_line, probe_login, Login, ProbeReport};

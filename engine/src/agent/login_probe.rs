@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
-use spur_guards::process::{ProcessSpec, ProcessStatus};
+use spur_process::{ProcessSpec, ProcessStatus};
 
 use super::preset::Preset;
 

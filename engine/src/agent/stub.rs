@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use spur_guards::process::{ProcessSpec, ProcessStatus};
+use spur_process::{ProcessSpec, ProcessStatus};
 
 use super::slash_command::SlashCommand;
 use crate::diagnostic::{coded_diagnostic, Code};

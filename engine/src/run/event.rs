@@ -84,6 +84,30 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
     },
+    /// An action's process started: its process group and its leader's start time,
+    /// written (durably) once it runs and before it is waited for, so that a resume after a
+    /// crash can kill the group if it still runs — only that group, since ids are reused.
+    /// Between the action's `action-started` and its `action-finished`; one per process.
+    ActionProcess {
+        /// The state whose action list holds it.
+        state: String,
+        /// Which of the state's lists holds it.
+        phase: Phase,
+        /// Its position in that list, from 0.
+        index: usize,
+        /// The process group (its leader's pid).
+        pgid: i32,
+        /// The leader's start time (`/proc/<pid>/stat` field 22, clock ticks since boot);
+        /// absent where it cannot be read (not Linux).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        start_time: Option<u64>,
+        /// The spur process that started it, and that process's start time: a resume
+        /// leaves the group of a spur that still runs alone.
+        spur_pid: i32,
+        /// The start time of `spur_pid`, as `start_time`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        spur_start_time: Option<u64>,
+    },
     /// An action ended, pairing the `action-started` with the same state, phase and index.
     ActionFinished {
         /// The state whose action list holds it.
@@ -308,6 +332,7 @@ impl Event {
             Event::RunStarted { .. } => "run-started",
             Event::StateEntered { .. } => "state-entered",
             Event::ActionStarted { .. } => "action-started",
+            Event::ActionProcess { .. } => "action-process",
             Event::ActionFinished { .. } => "action-finished",
             Event::GuardEvaluated { .. } => "guard-evaluated",
             Event::Transition { .. } => "transition",

@@ -280,6 +280,7 @@ fn plugin(kind: &str, options: &Options, ctx: &GuardContext<'_>) -> GuardResult 
         cwd: Some(ctx.project_root),
         timeout: None,
         log_file: None,
+        on_start: None,
     };
     quiet_pass(spur_guards::plugin_guard(kind, &options, &run))
 }

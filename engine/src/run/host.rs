@@ -20,7 +20,10 @@ use spur_guards::GuardResult;
 
 /// An action's body, run by the host between its records: it gets its log file (relative
 /// to the run directory) and the observer (to ask the operator on a terminal).
-pub(crate) type ActionBody<'b> = dyn FnMut(&str, &mut dyn RunObserver) -> ActionRun + 'b;
+/// An action's body: given its log (relative to the run directory), the observer, and the
+/// hook that journals each process it starts (`None` for a host that keeps no record).
+pub(crate) type ActionBody<'b> =
+    dyn FnMut(&str, &mut dyn RunObserver, Option<spur_process::StartHook>) -> ActionRun + 'b;
 
 /// A guard's evaluation, run by the host before its record.
 pub(crate) type GuardBody<'b> = dyn FnMut() -> GuardResult + 'b;

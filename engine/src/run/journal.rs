@@ -446,6 +446,8 @@ pub(crate) struct Journal {
     tip: String,
     /// The state of the last state-entered / transition record (for `interrupted`).
     last_state: Option<String>,
+    /// An action started and has not finished (a resume would find it ambiguous).
+    open_action: bool,
     /// Test hook: SIGKILL this process right after writing this seq (debug builds only).
     kill_after: Option<u64>,
     /// The run's secrets: every event is redacted with them before it is written.
@@ -475,6 +477,7 @@ impl Journal {
             durability,
             tip: String::new(),
             last_state: None,
+            open_action: false,
             kill_after: kill_hook(),
             secrets: RunSecrets::default(),
             key,
@@ -509,6 +512,16 @@ impl Journal {
                 Event::Transition { to, .. } => Some(to.clone()),
                 _ => None,
             }),
+            open_action: content
+                .records
+                .iter()
+                .rev()
+                .find_map(|r| match &r.event {
+                    Event::ActionStarted { .. } => Some(true),
+                    Event::ActionFinished { .. } => Some(false),
+                    _ => None,
+                })
+                .unwrap_or(false),
             kill_after: kill_hook(),
             secrets: RunSecrets::default(),
             key,
@@ -528,6 +541,11 @@ impl Journal {
     /// The state most recently entered.
     pub(crate) fn last_state(&self) -> Option<String> {
         self.last_state.clone()
+    }
+
+    /// Whether an action started and has not finished.
+    pub(crate) fn in_action(&self) -> bool {
+        self.open_action
     }
 
     /// The seq the next record will get.
@@ -556,6 +574,11 @@ impl Journal {
             &record.event
         {
             self.last_state = Some(state.clone());
+        }
+        match &record.event {
+            Event::ActionStarted { .. } => self.open_action = true,
+            Event::ActionFinished { .. } => self.open_action = false,
+            _ => {}
         }
         if self.kill_after == Some(record.seq) {
             kill_self();

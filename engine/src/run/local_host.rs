@@ -24,6 +24,7 @@ use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
 use crate::wbs::Wbs;
 use spur_guards::GuardResult;
+use spur_process::{Leader, StartHook};
 
 /// The largest action log redacted in place; a larger one is removed rather than kept
 /// with a secret in it.
@@ -64,11 +65,38 @@ impl<'g> LocalHost<'g> {
     }
 
     /// Make `journal` the run's, and the one an interrupt writes to.
-    fn open(&mut self, journal: Journal) {
+    fn open(&mut self, journal: Journal, run_id: &RunId) {
         self.interrupt = None;
         let journal = Arc::new(Mutex::new(journal));
-        self.interrupt = Some(interrupt::activate(Arc::clone(&journal)));
+        self.interrupt = Some(interrupt::activate(Arc::clone(&journal), run_id));
         self.journal = Some(journal);
+    }
+
+    /// The hook that journals an action's process group (`action-process`, durable) once the
+    /// process runs and before it is waited for. Appended straight to the journal, not to
+    /// the observer: the group is for a resume, not for people.
+    fn process_recorder(&self, step: &ActionStep<'_>) -> Result<StartHook, RunError> {
+        let journal = Arc::clone(self.journal.as_ref().ok_or_else(|| {
+            RunError::JournalIo(std::io::Error::other("no journal is open for this run"))
+        })?);
+        let (state, phase, index) = (step.state.to_owned(), step.phase, step.index);
+        let spur = Leader::this_process();
+        Ok(StartHook::new(move |leader: Leader| {
+            let mut journal = journal.lock().unwrap_or_else(|p| p.into_inner());
+            let event = Event::ActionProcess {
+                state: state.clone(),
+                phase,
+                index,
+                pgid: leader.pgid,
+                start_time: leader.start_time,
+                spur_pid: spur.pgid,
+                spur_start_time: spur.start_time,
+            };
+            journal
+                .append(event, Timestamp::now())
+                .map(|_| ())
+                .map_err(|e| format!("cannot journal its process group: {e}"))
+        }))
     }
 
     /// Rewrite an action's log with the run's secrets replaced, once the action is over
@@ -140,7 +168,7 @@ impl RunHost for LocalHost<'_> {
         let key = key_for_writing(&self.state_dir)?;
         let journal = Journal::create(&run_dir.join("journal.jsonl"), self.durability, key)
             .map_err(RunError::JournalIo)?;
-        self.open(journal);
+        self.open(journal, run_id);
         self.run_dir = Some(run_dir);
         Ok(())
     }
@@ -160,7 +188,7 @@ impl RunHost for LocalHost<'_> {
         let key = key_for_writing(&self.state_dir)?;
         let journal = Journal::reopen(&self.journal_path(run_id), content, self.durability, key)
             .map_err(RunError::JournalIo)?;
-        self.open(journal);
+        self.open(journal, run_id);
         self.run_dir = Some(run_id.dir_in(&self.state_dir));
         Ok(())
     }
@@ -235,7 +263,7 @@ impl RunHost for LocalHost<'_> {
         let log = step.log(seq);
         self.append(step.started(&log), observer)?;
         let started = Instant::now();
-        let run = body(&log, observer);
+        let run = body(&log, observer, Some(self.process_recorder(step)?));
         if let ActionRun::Finished(result) = &run {
             let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             self.append(step.finished(result, duration_ms), observer)?;

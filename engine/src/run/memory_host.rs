@@ -128,7 +128,7 @@ impl RunHost for MemoryHost {
     ) -> Result<ActionRun, RunError> {
         let log = step.log(self.records.len() as u64 + 1);
         self.append(step.started(&log), observer)?;
-        let run = body(&log, observer);
+        let run = body(&log, observer, None);
         if let ActionRun::Finished(result) = &run {
             self.append(step.finished(result, 0), observer)?;
         }

@@ -24,6 +24,7 @@ pub mod http_allow;
 pub mod interrupt;
 pub mod journal;
 pub(crate) mod jq_guard;
+mod left_groups;
 pub(crate) mod local_host;
 pub(crate) mod lock;
 #[cfg(test)]

@@ -219,6 +219,9 @@ fn apply(p: &mut Position, record: &Record) {
                 Phase::Exit => p.exit.start(*index),
             }
         }
+        // A process of the open action: what a resume kills if it still runs, nothing the
+        // run's position depends on.
+        Event::ActionProcess { .. } => {}
         Event::ActionFinished {
             phase,
             index,

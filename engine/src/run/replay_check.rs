@@ -226,6 +226,30 @@ fn fits(p: &Position, seen: &Seen, record: &Record, against: Against<'_>) -> Res
             }
             Ok(())
         }
+        Event::ActionProcess {
+            state,
+            phase,
+            index,
+            pgid,
+            ..
+        } => {
+            let current = here()?;
+            same_state(state, Some(current))?;
+            let progress = match phase {
+                Phase::Enter => &p.enter,
+                Phase::Exit => &p.exit,
+            };
+            if progress.ambiguous != Some(*index) {
+                return Err(format!(
+                    "a process of {} action {index} of {current:?}, which is not running",
+                    phase_name(*phase)
+                ));
+            }
+            if *pgid <= 1 {
+                return Err(format!("process group {pgid} is no child's"));
+            }
+            Ok(())
+        }
         Event::GuardEvaluated {
             state,
             transition,

@@ -96,6 +96,8 @@ pub(super) fn check(
     };
     let position =
         replay_checked(&content.records, against, run_id.as_str())?.ok_or_else(no_start)?;
+    // Before anything is decided or re-run: no process of this run's actions is left.
+    super::left_groups::kill(&content.records);
     // A lifecycle instance's journal is moved by `spur lifecycle request`, never resumed
     // as a run (a step may have copied one under `.spur/runs/`).
     if let Some(entity) = &position.lifecycle {

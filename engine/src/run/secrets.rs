@@ -240,6 +240,7 @@ impl RunSecrets {
             },
             other @ (Event::StateEntered { .. }
             | Event::ActionStarted { .. }
+            | Event::ActionProcess { .. }
             | Event::Transition { .. }
             | Event::Interrupted { .. }
             | Event::LifecycleBound { .. }

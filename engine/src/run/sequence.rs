@@ -151,7 +151,9 @@ impl Run<'_, '_> {
             timeout_ms: timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         };
         let redactor = self.host.redactor();
-        let mut body = |log_rel: &str, observer: &mut dyn RunObserver| {
+        let mut body = |log_rel: &str,
+                        observer: &mut dyn RunObserver,
+                        on_start: Option<spur_process::StartHook>| {
             let render = render_ctx(
                 facts.pipeline,
                 vars,
@@ -180,6 +182,7 @@ impl Run<'_, '_> {
                 ask: &mut ask,
                 redactor: &redactor,
                 policy: &facts.policy,
+                on_start,
             };
             actions::run(&mut ctx)
         };

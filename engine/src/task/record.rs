@@ -17,7 +17,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use spur_guards::process::ProcessSpec;
+use spur_process::ProcessSpec;
 
 use crate::task_file::{SpanEdit, TaskDocument};
 use crate::verdict::{aggregate, ArtifactOutcome, Verdict};

@@ -1,4 +1,4 @@
-//! Runs a gate's command through `spur_guards::process`: in its own process group, in the
+//! Runs a gate's command through `spur_process`: in its own process group, in the
 //! project root, with a timeout that kills the whole group. Before each attempt the gate's
 //! findings file and expected file are removed, so a file left by an earlier run can never
 //! count as this run's evidence.
@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
-use spur_guards::process::{ProcessSpec, ProcessStatus};
+use spur_process::{ProcessSpec, ProcessStatus};
 
 use super::attempt::{Attempt, Ended, GateExecutor};
 use super::finding::{findings_in, Finding, FindingSeverity};

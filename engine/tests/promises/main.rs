@@ -1,6 +1,8 @@
 //! spur's promises, each turned into a generated search for a counterexample
 //! (book/src/guarantees.md). `PROPTEST_CASES=N` searches longer.
 
+#![forbid(unsafe_code)]
+
 mod aggregation;
 mod forgery;
 mod journal;

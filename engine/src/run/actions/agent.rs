@@ -6,7 +6,7 @@
 //! `answerFile` captures stdout (atomically); `expectFile` must exist afterwards;
 //! `requireDiff` fails when the working tree's content fingerprint did not change.
 
-use spur_guards::process::ProcessSpec;
+use spur_process::ProcessSpec;
 
 use super::{process, process_result, project_path};
 use super::{worktree, ActionContext, ActionResult};

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use spur_guards::process::ProcessSpec;
+use spur_process::ProcessSpec;
 
 use super::result_file::result_path;
 use super::{process, process_result, ActionContext, ActionResult};

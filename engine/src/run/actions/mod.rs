@@ -66,6 +66,9 @@ pub(crate) struct ActionContext<'a> {
     pub(crate) redactor: &'a crate::redact::Redactor,
     /// The policy the run pinned (`verify.run` runs its gates).
     pub(crate) policy: &'a crate::policy::PolicySource,
+    /// Journals the group of each process the action starts (`action-process`), so a
+    /// resume can kill it; `None` for a host that keeps no such record.
+    pub(crate) on_start: Option<spur_process::StartHook>,
 }
 
 /// How an action ended.
@@ -298,9 +301,14 @@ pub(crate) fn project_path(ctx: &ActionContext<'_>, rel: &str) -> PathBuf {
 /// A process spec with the run's environment, cwd and log file.
 pub(crate) fn process(
     ctx: &ActionContext<'_>,
-    spec: spur_guards::process::ProcessSpec,
-) -> spur_guards::process::ProcessSpec {
-    let mut spec = spec.cwd(ctx.project_root).log_file(ctx.log_path);
+    spec: spur_process::ProcessSpec,
+) -> spur_process::ProcessSpec {
+    let mut spec = spec
+        .cwd(ctx.project_root)
+        .log(crate::store::bounded_read::open_log(ctx.log_path));
+    if let Some(hook) = &ctx.on_start {
+        spec = spec.on_start(hook.clone());
+    }
     for (k, v) in ctx.env {
         spec = spec.env(k, v);
     }
@@ -308,11 +316,8 @@ pub(crate) fn process(
 }
 
 /// Turn a finished process into an action result (last stderr line in the error).
-pub(crate) fn process_result(
-    what: &str,
-    outcome: &spur_guards::process::ProcessOutcome,
-) -> ActionResult {
-    use spur_guards::process::ProcessStatus;
+pub(crate) fn process_result(what: &str, outcome: &spur_process::ProcessOutcome) -> ActionResult {
+    use spur_process::ProcessStatus;
     let exit_code = match outcome.status {
         ProcessStatus::Exited(c) => Some(c),
         _ => None,

@@ -16,6 +16,7 @@ pub(crate) fn run(ctx: &ActionContext<'_>, kind: &str) -> ActionResult {
         cwd: Some(ctx.project_root),
         timeout: None,
         log_file: Some(ctx.log_path),
+        on_start: ctx.on_start.clone(),
     };
     match spur_guards::plugin_action(kind, &options, &run) {
         Err(e) => ActionResult {

@@ -4,7 +4,7 @@
 //! `recommended-pre-check`, `rule` runs one rule of it, `failOn` defaults to `error`, and a
 //! preset with no enabled rule (or no rule of that id) fails.
 
-use spur_guards::process::{ProcessSpec, ProcessStatus};
+use spur_process::{ProcessSpec, ProcessStatus};
 
 use super::shell::cwd_missing;
 use super::{coded, process, project_path, ActionContext, ActionResult};

@@ -1,7 +1,7 @@
 //! `shell`: `sh -c command` with every var in the environment, `cwd`, `timeoutMs`, `env`.
 //! The command's templates are references to variables set last (`crate::shell_text`).
 
-use spur_guards::process::ProcessSpec;
+use spur_process::ProcessSpec;
 
 use super::{coded, process, process_result, project_path, ActionContext, ActionResult};
 use crate::diagnostic::Code;
