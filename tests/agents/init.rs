@@ -46,6 +46,20 @@ fn init_with_the_stub_scaffolds_a_project_whose_next_command_runs_the_sample_to_
         .run()
         .success();
     p.args(["agent", "doctor"]).run().success();
+    // The sample is a well-formed task: `task check` passes it with one warning only (it
+    // names no feature), so the first thing a new user checks does not look broken.
+    let check = p
+        .args(["task", "check", "0001", "--json"])
+        .run()
+        .success()
+        .stdout_json();
+    let codes: Vec<&str> = check[0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["L4.missing-feature-id"], "{check:#}");
 
     // The command init printed, as printed.
     let next = out

@@ -17,6 +17,7 @@ mod retry;
 mod semantics;
 mod small_things;
 mod task_pipeline;
+mod tty;
 mod where_the_gate_runs;
 
 pub(crate) fn make_executable(path: &std::path::Path) {

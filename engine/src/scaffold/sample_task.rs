@@ -2,7 +2,8 @@
 //! `### Requirements` with `R1.` items, acceptance criteria as gherkin scenarios whose code
 //! span is the command `spur verify` runs), small enough that any agent — the stub too —
 //! can do it, so that the first run of the task pipeline goes all the way through the
-//! done gate.
+//! done gate. It passes `spur task check` but for one warning (it names no feature);
+//! `task record` adds the Solution and Testing sections when the run records them.
 
 use super::SAMPLE_WBS;
 
@@ -49,9 +50,10 @@ Scenario: R1 — the greeting is in NOTES.md
 
 ### Design
 
+Append one line to `NOTES.md` (create it if missing); nothing else changes.
+
 ### Plan
 
-### Solution
-
-### Testing
+1. Append the greeting to `NOTES.md`.
+2. Run the scenario's command.
 "#;
