@@ -2,13 +2,12 @@
 //! [--force-done --reason R]`: resume a paused or interrupted (or crashed) run from its
 //! journal.
 
-use spur_engine::done_gate::ForceReason;
 use spur_engine::run;
 use spur_engine::task::lifecycle_done_gate::LifecycleDoneGate;
 
-use super::run::{finish, load_checked, CommonRunArgs};
+use super::run::{finish, CommonRunArgs};
 use super::run_progress::Progress;
-use super::{CliResult, Failure};
+use super::CliResult;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -42,20 +41,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let force_done_reason = match (args.force_done, args.reason) {
-        (true, Some(r)) => Some(
-            ForceReason::new(r)
-                .map_err(Failure::usage)?
-                .as_str()
-                .to_owned(),
-        ),
-        _ => None,
-    };
+    let force_done_reason = super::run::force_done_reason(args.force_done, args.reason)?;
     let state_dir = args.common.state_dir()?;
-    let run_id = super::run_ref::resolve(&state_dir, &args.run_id)?;
-    let pipeline_path = run::recorded_pipeline(&state_dir, &run_id)
-        .map_err(|e| super::run::finish(Err(e), false, None).unwrap_err())?;
-    let checked = load_checked(&pipeline_path)?;
+    let (run_id, checked) = super::run::recorded_run(&state_dir, &args.run_id)?;
     let settings = args.common.settings(state_dir)?;
     super::interrupt_notice::install(args.common.state_dir.clone());
     let mut progress = Progress::new(false);

@@ -258,14 +258,7 @@ fn transition(
         &settings,
         &mut TaskDoneGate,
     )
-    .map_err(|e| {
-        let code = if e.is_usage() {
-            exit::USAGE
-        } else {
-            exit::FAILED
-        };
-        Failure::with_code(miette::Report::new(e), code)
-    })?;
+    .map_err(super::task_lifecycle::status_change_failure)?;
     match answer.outcome {
         RequestOutcome::Denied => {
             let detail = answer

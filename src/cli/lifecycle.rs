@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use spur_engine::diagnostic::Code;
-use spur_engine::done_gate::ForceReason;
 use spur_engine::lifecycle::{
     self, EntityKey, LifecycleError, RequestOutcome, TransitionAnswer, TransitionRequest,
 };
@@ -90,15 +89,7 @@ fn failure(e: LifecycleError) -> Failure {
 
 fn request(args: RequestArgs) -> CliResult {
     let entity = EntityKey::parse(&args.entity).map_err(|e| failure(e.into()))?;
-    let force_done_reason = match (args.force_done, args.reason) {
-        (true, Some(r)) => Some(
-            ForceReason::new(r)
-                .map_err(Failure::usage)?
-                .as_str()
-                .to_owned(),
-        ),
-        _ => None,
-    };
+    let force_done_reason = super::run::force_done_reason(args.force_done, args.reason)?;
     let checked = load_checked(&args.pipeline)?;
     let state_dir = args.common.state_dir()?;
     let settings = args.common.settings(state_dir)?;

@@ -115,16 +115,37 @@ impl CommonRunArgs {
     }
 }
 
-pub fn run(args: Args) -> CliResult {
-    let force_done_reason = match (args.force_done, args.reason) {
-        (true, Some(r)) => Some(
+/// The reason of `--force-done --reason R` (clap has required them together), checked.
+pub fn force_done_reason(
+    force_done: bool,
+    reason: Option<String>,
+) -> Result<Option<String>, Failure> {
+    match (force_done, reason) {
+        (true, Some(r)) => Ok(Some(
             ForceReason::new(r)
                 .map_err(Failure::usage)?
                 .as_str()
                 .to_owned(),
-        ),
-        _ => None,
-    };
+        )),
+        _ => Ok(None),
+    }
+}
+
+/// A run named on the command line (`continue`, `retry`): its id, resolved from an id,
+/// a prefix or `latest`, and the pipeline it recorded, loaded and checked.
+pub fn recorded_run(
+    state_dir: &StateDir,
+    run_ref: &str,
+) -> Result<(RunId, CheckedPipeline), Failure> {
+    let run_id = super::run_ref::resolve(state_dir, run_ref)?;
+    let pipeline_path = run::recorded_pipeline(state_dir, &run_id)
+        .map_err(|e| finish(Err(e), false, None).unwrap_err())?;
+    let checked = load_checked(&pipeline_path)?;
+    Ok((run_id, checked))
+}
+
+pub fn run(args: Args) -> CliResult {
+    let force_done_reason = force_done_reason(args.force_done, args.reason)?;
     let checked = load_checked(&args.pipeline)?;
     if args.dry_run {
         return dry_run(&checked, args.common.json);

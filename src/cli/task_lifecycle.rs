@@ -62,14 +62,7 @@ pub(super) fn through_lifecycle(
         &settings,
         &mut gate,
     )
-    .map_err(|e| {
-        let code = if e.is_usage() {
-            exit::USAGE
-        } else {
-            exit::FAILED
-        };
-        Failure::with_code(miette::Report::new(e), code)
-    })?;
+    .map_err(status_change_failure)?;
     let status = answer.task_status.clone().unwrap_or_default();
     // Whatever the gate said, as `spur task certify` says it.
     match gate.outcome {
@@ -189,4 +182,15 @@ impl DoneGate for CertifyGate<'_> {
         self.outcome = Some(outcome);
         answer
     }
+}
+
+/// A lifecycle request that could not be decided, for `task update` and `feature update`:
+/// bad input exits 2, anything else 1.
+pub(super) fn status_change_failure(e: spur_engine::lifecycle::LifecycleError) -> Failure {
+    let code = if e.is_usage() {
+        exit::USAGE
+    } else {
+        exit::FAILED
+    };
+    Failure::with_code(miette::Report::new(e), code)
 }
