@@ -12,6 +12,19 @@ pub use verdict::{
     fixture_verdict_through_spur, fixture_verdict_through_spur_in, write_verdict_through_spur,
 };
 
+/// Bounded wait for an event: true once `ready` holds (polled, at most 20 s). For waiting
+/// on what a process does, never as an assertion about how long it took.
+pub fn eventually(ready: impl Fn() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(20) {
+        if ready() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    ready()
+}
+
 /// Whether process `pid` is still running and not already being killed: false when it is
 /// gone, a zombie, or has SIGKILL or SIGTERM pending (it dies as soon as it is scheduled).
 pub fn process_is_running(pid: &str) -> bool {

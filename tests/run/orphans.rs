@@ -8,10 +8,8 @@
 //! assertion depends on how long anything took.
 
 use std::process::{Child, Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
 
-use crate::common::{bin, events, isolate, process_is_running, Spur};
+use crate::common::{bin, events, eventually, isolate, process_is_running, Spur};
 
 fn pipeline(command: &str) -> String {
     format!(
@@ -46,18 +44,6 @@ fn spawn_spur(p: &Spur, args: &[&str]) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn spur")
-}
-
-/// Bounded wait for an event: true once `ready` holds (at most 20 s).
-fn eventually(ready: impl Fn() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(20) {
-        if ready() {
-            return true;
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
-    ready()
 }
 
 fn pid_in(p: &Spur, rel: &str) -> String {

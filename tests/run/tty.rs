@@ -8,10 +8,8 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::thread;
-use std::time::{Duration, Instant};
 
-use crate::common::{bin, process_is_running, Spur};
+use crate::common::{bin, eventually, process_is_running, Spur};
 
 const PIPELINE: &str = r#"
 name: tty
@@ -89,18 +87,6 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.command().arg("kill-server").status();
     }
-}
-
-/// Bounded wait for an event: true once `ready` holds (at most 20 s).
-fn eventually(ready: impl Fn() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(20) {
-        if ready() {
-            return true;
-        }
-        thread::sleep(Duration::from_millis(10));
-    }
-    ready()
 }
 
 #[test]
