@@ -43,28 +43,11 @@ doneGate:
   externalVerdicts: allow
 ";
 
-fn git(p: &Spur, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(p.path())
-        .status()
-        .expect("git is needed by these tests (install git)");
-    assert!(status.success(), "git {args:?}");
-}
-
 /// A git repository made by `spur init --agent stub`, its agents the stand-ins, the
 /// corpus lifecycles installed where the reference loads them, all committed.
 fn project() -> Spur {
     let p = Spur::new();
-    git(&p, &["init", "-q"]);
+    p.git(&["init", "-q"]);
     p.args(["init", "--agent", "stub"]).run().success();
     p.file(".spur/config.yaml", CONFIG);
     p.fixture("tests/fixtures/corpus/scripted-agent.sh", ".spur-agent.sh");
@@ -76,8 +59,8 @@ fn project() -> Spur {
         let text = std::fs::read(corpus().join(lifecycle)).unwrap();
         p.file(&format!(".spur/workflows/{lifecycle}"), text);
     }
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "init"]);
     p
 }
 

@@ -375,26 +375,10 @@ fn update_section_replaces_one_section() {
 fn record_writes_testing_review_and_solution_then_transitions() {
     let project = reference_project(&[T0096]);
     // A git repository with one change since HEAD and one new file.
-    let git = |args: &[&str]| {
-        let status = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(project.path())
-            .status()
-            .expect("git is needed for this test: install git");
-        assert!(status.success(), "git {args:?}");
-    };
     project.file("src/board.tsx", "one\ntwo\nthree\n");
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "start"]);
+    project.git(&["init", "-q"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "start"]);
     project.file("src/board.tsx", "one\n2\nthree\n");
     project.file("src/overlay.tsx", "new\n");
     task(&project, &["update", "0096", "wip"]).success();

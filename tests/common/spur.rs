@@ -118,6 +118,19 @@ impl Spur {
         read(self.path(), rel)
     }
 
+    /// `git ARGS` in the project, as a fixed committer with signing off; fails the test
+    /// when git fails (or is not installed).
+    pub fn git(&self, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(["-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(self.path())
+            .status()
+            .expect("git is needed by these tests (install git)");
+        assert!(status.success(), "git {args:?}");
+    }
+
     pub fn exists(&self, rel: &str) -> bool {
         self.join(rel).exists()
     }
