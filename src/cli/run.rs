@@ -100,6 +100,11 @@ impl CommonRunArgs {
             let exe = spur_bin.as_deref()?;
             spur_guards::jq_shim::ensure_shim_dir(&dir, exe).ok()
         });
+        // Steps run sandboxed from here on; where they cannot be, the run says so once.
+        let sandbox = spur_engine::sandbox::confine_steps(&state_dir);
+        if let Some(notice) = sandbox.fallback_notice() {
+            eprintln!("warning: {notice}");
+        }
         // A run started from a step of another run keeps that run's pin.
         let policy = super::run_policy::policy_for(&state_dir, None)?;
         Ok(RunSettings {

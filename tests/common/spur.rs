@@ -67,7 +67,11 @@ impl Spur {
     pub fn new() -> Self {
         Self {
             project: Rc::new(tempfile::tempdir().expect("create temp dir")),
-            home: Rc::new(tempfile::tempdir().expect("create temp dir")),
+            // Outside /tmp, where the project is: a step's sandbox grants /tmp whole, and
+            // the protected state under this home must not be beneath it.
+            home: Rc::new(
+                tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("create temp dir"),
+            ),
             args: Vec::new(),
             env: Vec::new(),
             stdin: None,
@@ -148,6 +152,23 @@ impl Spur {
     /// Where spur keeps the key of its chains for this test: `$XDG_STATE_HOME/spur/key`.
     pub fn key_path(&self) -> PathBuf {
         self.home().join("state").join("spur").join("key")
+    }
+
+    /// Where spur keeps this project's protected state (ledgers, journals, audit log,
+    /// policy snapshots): `$XDG_STATE_HOME/spur/projects/<name>-<hash>/`.
+    pub fn protected(&self) -> PathBuf {
+        self.protected_of(&self.join(".spur"))
+    }
+
+    /// The protected state of the state directory at `state_dir` (`--state-dir`).
+    pub fn protected_of(&self, state_dir: &Path) -> PathBuf {
+        spur_engine::store::state_dir::protected_dir_in(Some(&self.home().join("state")), state_dir)
+    }
+
+    /// `rel` in the project's protected state (`ledger/tasks/W.jsonl`, `audit.jsonl`,
+    /// `runs/<id>/journal.jsonl`).
+    pub fn protected_path(&self, rel: &str) -> PathBuf {
+        self.protected().join(rel)
     }
 
     /// `open` (a record's text without its closing brace) sealed with this test's key, as
@@ -443,10 +464,19 @@ pub fn isolate(cmd: &mut std::process::Command, home: &Path) {
         .env_remove("SPUR_KEY_FILE");
 }
 
-/// `text` with `root` (as given and canonicalised) replaced by `[PROJECT]`, `home` by
-/// `[HOME]`.
+/// `text` with a protected state directory under `home` replaced by `[PROTECTED]`, `root`
+/// (as given and canonicalised) by `[PROJECT]`, `home` by `[HOME]`.
 fn redact(root: &Path, home: &Path, text: &str) -> String {
     let mut text = text.to_owned();
+    let projects = home.join("state").join("spur").join("projects");
+    let prefix = format!("{}/", projects.display());
+    while let Some(start) = text.find(&prefix) {
+        let rest = text.get(start + prefix.len()..).unwrap_or("");
+        let id_len = rest
+            .find(|c: char| c == '/' || c.is_whitespace() || c == '"' || c == '`' || c == '\'')
+            .unwrap_or(rest.len());
+        text.replace_range(start..start + prefix.len() + id_len, "[PROTECTED]");
+    }
     for (dir, name) in [(root, "[PROJECT]"), (home, "[HOME]")] {
         let given = dir.to_string_lossy().into_owned();
         let canonical = dir

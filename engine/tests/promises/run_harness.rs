@@ -55,7 +55,9 @@ impl Project {
     }
 
     pub(crate) fn state_dir(&self) -> StateDir {
-        StateDir::at(self.root().join(".spur")).with_key_file(self.key_file())
+        StateDir::at(self.root().join(".spur"))
+            .with_key_file(self.key_file())
+            .with_protected_dir(self.key_dir.path().join("protected"))
     }
 
     pub(crate) fn settings(&self) -> RunSettings {
