@@ -68,6 +68,7 @@ fn bench(c: &mut Criterion) {
             timeouts: Default::default(),
             http_allow: Default::default(),
             policy: spur_engine::policy::PolicySource::Project,
+            run_socket: None,
             jq: spur_guards::jq::JqSandbox::in_process(),
         };
         assert_eq!(run_once(&checked, &settings), TRANSITIONS);

@@ -38,6 +38,7 @@ mod interrupt_notice;
 mod jq;
 mod key;
 mod lifecycle;
+mod nested_call;
 mod retry;
 mod run;
 mod run_failure;
@@ -153,6 +154,9 @@ enum Command {
 pub fn main() -> ExitCode {
     failure::install_miette_hook();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = nested_call::forward_to_run(&args) {
+        return code;
+    }
     if let Some(dir) = state_dir_before_subcommand(&args) {
         // Before any thread starts; every subcommand reads it through clap's `env`.
         std::env::set_var("SPUR_STATE_DIR", dir);

@@ -113,13 +113,20 @@ impl Spur {
         self.project.path()
     }
 
+    /// `rel` in the project; the protected state is named by the place it had in
+    /// `.spur/` (`.spur/ledger/…`, `.spur/audit.jsonl`, `.spur/runs/…`, `.spur/policies/…`,
+    /// `.spur/lifecycles/…`) and found where spur keeps it now ([`Spur::protected`]).
     pub fn join(&self, rel: &str) -> PathBuf {
-        self.path().join(rel)
+        match protected_rel(rel) {
+            Some(inside) => self.protected().join(inside),
+            None => self.path().join(rel),
+        }
     }
 
-    /// The text of `rel` in the project.
+    /// The text of `rel` in the project (the protected state as in [`Spur::join`]).
     pub fn read(&self, rel: &str) -> String {
-        read(self.path(), rel)
+        let path = self.join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
     }
 
     /// `git ARGS` in the project, as a fixed committer with signing off; fails the test
@@ -135,6 +142,7 @@ impl Spur {
         assert!(status.success(), "git {args:?}");
     }
 
+    /// Whether `rel` exists (the protected state as in [`Spur::join`]).
     pub fn exists(&self, rel: &str) -> bool {
         self.join(rel).exists()
     }
@@ -258,6 +266,8 @@ impl Spur {
         .env_remove("FORCE_COLOR")
         .env("HOME", self.home())
         .env("XDG_STATE_HOME", self.home().join("state"))
+        // For a test's step that forges the protected state (with `SPUR_SANDBOX=off`).
+        .env("SPUR_TEST_PROTECTED", self.protected())
         .env_remove("SPUR_KEY_FILE");
         for (name, value) in &self.env {
             match value {
@@ -403,9 +413,18 @@ impl Output {
         self
     }
 
-    /// The text of `rel` in the project the run used.
+    /// The text of `rel` in the project the run used (the protected state as in
+    /// [`Spur::join`]).
     pub fn read(&self, rel: &str) -> String {
-        read(self.project.path(), rel)
+        let path = match protected_rel(rel) {
+            Some(inside) => spur_engine::store::state_dir::protected_dir_in(
+                Some(&self.home.path().join("state")),
+                &self.project.path().join(".spur"),
+            )
+            .join(inside),
+            None => self.project.path().join(rel),
+        };
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
     }
 
     #[track_caller]
@@ -434,10 +453,6 @@ pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-fn read(root: &Path, rel: &str) -> String {
-    let path = root.join(rel);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-}
 
 fn copy(from: &Path, to: &Path) {
     if from.is_dir() {
@@ -453,6 +468,16 @@ fn copy(from: &Path, to: &Path) {
         std::fs::copy(from, to)
             .unwrap_or_else(|e| panic!("copy {} to {}: {e}", from.display(), to.display()));
     }
+}
+
+/// The part of `rel` inside the protected state, when `rel` names it by its old place in
+/// `.spur/`.
+fn protected_rel(rel: &str) -> Option<&str> {
+    let inside = rel.strip_prefix(".spur/")?;
+    ["ledger", "audit.jsonl", "runs", "policies", "lifecycles"]
+        .iter()
+        .any(|name| inside == *name || inside.starts_with(&format!("{name}/")))
+        .then_some(inside)
 }
 
 /// Give a spur process `home` as its home: `HOME`, `XDG_STATE_HOME` (`home/state`), and

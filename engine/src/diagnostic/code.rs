@@ -237,6 +237,10 @@ codes! {
     UsageCwd = "spur::usage::cwd",
     /// there is no state directory (`.spur/`) here or above, and the command does not make one
     UsageNoStateDir = "spur::usage::no-state-dir",
+    /// a `spur` call from a step that its run refuses: a verb it does not take, `--state-dir`, or `--force-done`
+    UsageNestedRefused = "spur::usage::nested-refused",
+    /// a `spur` call from a step cannot reach its run's socket (`SPUR_RUN_SOCKET`)
+    UsageNestedUnreachable = "spur::usage::nested-unreachable",
 
     /// done is set only through the done gate
     TaskDoneNeedsGate = "spur::task::done-needs-gate",

@@ -175,6 +175,7 @@ fn run_on(host: &mut MemoryHost, yaml: &str) -> (super::RunOutcome, tempfile::Te
         timeouts: Default::default(),
         http_allow: Default::default(),
         policy: crate::policy::PolicySource::Project,
+        run_socket: None,
         // The test's own filters: trusted, evaluated in process (spur's binary uses a worker).
         jq: spur_guards::jq::JqSandbox::in_process(),
     };
@@ -304,6 +305,7 @@ fn a_host_answer_that_is_not_a_choice_is_refused() {
         timeouts: Default::default(),
         http_allow: Default::default(),
         policy: crate::policy::PolicySource::Project,
+        run_socket: None,
         // The test's own filters: trusted, evaluated in process (spur's binary uses a worker).
         jq: spur_guards::jq::JqSandbox::in_process(),
     };

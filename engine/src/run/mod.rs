@@ -23,6 +23,7 @@ pub(crate) mod host;
 pub mod http_allow;
 pub mod interrupt;
 pub mod journal;
+pub mod nested_call;
 pub(crate) mod jq_guard;
 mod left_groups;
 pub(crate) mod local_host;

@@ -56,6 +56,9 @@ pub struct RunSettings {
     /// The policy a new run pins: `Project`, the config as it is when the run starts; or,
     /// for a run started from a step of another run, that run's pin (`crate::policy`).
     pub policy: PolicySource,
+    /// The socket through which `spur` calls from steps reach this process
+    /// ([`super::nested_call`]); named in their environment as `SPUR_RUN_SOCKET`.
+    pub run_socket: Option<std::sync::Arc<super::nested_call::RunSocket>>,
 }
 
 /// A new run.

@@ -69,6 +69,7 @@ impl Project {
             timeouts: Default::default(),
             http_allow: Default::default(),
             policy: spur_engine::policy::PolicySource::Project,
+            run_socket: None,
             // The test's own filters: trusted, evaluated in process (spur's binary uses a worker).
             jq: spur_guards::jq::JqSandbox::in_process(),
         }

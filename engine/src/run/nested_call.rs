@@ -1,0 +1,324 @@
+//! `spur` calls from a run's steps (ARCHITECTURE.md, *Sandbox*): a sandboxed step cannot
+//! write spur's protected state, so the calls that write it (`spur task
+//! verdict|update|certify`, `feature update`, `verify`, `run`, `continue`, `retry`) reach
+//! the run's own process through a Unix socket named in the step's environment
+//! ([`RUN_SOCKET_VAR`]). The run checks each request ([`check`]: the verbs it takes, no
+//! `--state-dir`, no `--force-done`) and answers it by running its own `spur` binary
+//! outside the sandbox, in the run's state directory and under the run's id — so the
+//! call takes the run's pinned policy (`PolicySource::for_invocation`).
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use spur_process::{ProcessSpec, ProcessStatus};
+
+use crate::store::state_dir::StateDir;
+
+/// The environment variable that names the run's socket in a step's environment.
+pub const RUN_SOCKET_VAR: &str = "SPUR_RUN_SOCKET";
+
+/// Why `--force-done` from a step is refused.
+pub const OVERRIDE_REFUSAL: &str = "an override comes from a person, not from a step";
+
+/// The calls that write spur's protected state, which a step's call is forwarded for: a
+/// command, and the subcommands of it that are (empty: all).
+const FORWARDED: &[(&str, &[&str])] = &[
+    ("task", &["verdict", "update", "certify"]),
+    ("feature", &["update"]),
+    ("verify", &[]),
+    ("run", &[]),
+    ("continue", &[]),
+    ("retry", &[]),
+];
+
+/// The most bytes of one request (its argv and directory).
+const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
+
+/// How long the run lets one call run.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// One call: the arguments after `spur`, where it was made, and the run it says it is
+/// from (`SPUR_RUN_ID` of the step).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NestedRequest {
+    /// The arguments after `spur`.
+    pub argv: Vec<String>,
+    /// The step's working directory.
+    pub cwd: PathBuf,
+    /// `SPUR_RUN_ID` of the step, if set.
+    pub run_id: Option<String>,
+}
+
+/// The run's answer: refused (why), or what the call printed and its exit code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NestedReply {
+    /// Why the run refused the call; nothing ran.
+    pub refused: Option<String>,
+    /// The call's exit code.
+    pub code: i32,
+    /// What it printed on stdout.
+    pub stdout: String,
+    /// What it printed on stderr.
+    pub stderr: String,
+}
+
+/// Whether a `spur` call with `argv` (after `spur`) goes to the run: one that writes
+/// spur's protected state ([`FORWARDED`]). Others run in the step (reads work; a write of
+/// protected state fails there).
+pub fn is_forwarded(argv: &[String]) -> bool {
+    let mut words = positional(argv);
+    let Some(command) = words.next() else {
+        return false;
+    };
+    FORWARDED.iter().any(|(name, subcommands)| {
+        *name == command && (subcommands.is_empty() || words.next().is_some_and(|s| subcommands.contains(&s)))
+    })
+}
+
+/// The words of `argv` that are not options, the global `--state-dir`'s value skipped.
+fn positional(argv: &[String]) -> impl Iterator<Item = &str> {
+    let mut skip_next = false;
+    argv.iter().filter_map(move |arg| {
+        if std::mem::take(&mut skip_next) {
+            return None;
+        }
+        if arg == "--state-dir" {
+            skip_next = true;
+            return None;
+        }
+        (!arg.starts_with('-')).then_some(arg.as_str())
+    })
+}
+
+/// The calls the run answers, for messages.
+fn forwarded_list() -> String {
+    FORWARDED
+        .iter()
+        .map(|(name, subs)| match subs.is_empty() {
+            true => format!("`spur {name}`"),
+            false => format!("`spur {name} {}`", subs.join("|")),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The run's check of a call: `Err(why)` refuses it.
+pub fn check(argv: &[String]) -> Result<(), String> {
+    if !is_forwarded(argv) {
+        return Err(format!(
+            "a run answers only {} from its steps",
+            forwarded_list()
+        ));
+    }
+    for arg in argv {
+        let flag = arg.split('=').next().unwrap_or(arg);
+        match flag {
+            "--force-done" => return Err(OVERRIDE_REFUSAL.to_owned()),
+            "--state-dir" | "--key-file" => {
+                return Err(format!(
+                    "{flag} is not taken from a step: the call runs in its run's state directory"
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The run's socket: a listener in a private directory, answering calls on threads of
+/// its own until dropped.
+#[derive(Debug)]
+pub struct RunSocket {
+    dir: PathBuf,
+    path: PathBuf,
+    stop: Arc<AtomicBool>,
+}
+
+impl RunSocket {
+    /// Listen in a new directory (mode 0700) under the system's temporary directory (a
+    /// socket's path must be short) and answer calls with `spur_bin` in `state_dir`.
+    pub fn serve(state_dir: &StateDir, spur_bin: &Path) -> io::Result<Self> {
+        let dir = private_dir()?;
+        let path = dir.join("run.sock");
+        let listener = match UnixListener::bind(&path) {
+            Ok(listener) => listener,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let server = Server {
+            state_root: state_dir.root().to_path_buf(),
+            spur_bin: spur_bin.to_path_buf(),
+        };
+        let stopping = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("spur-run-socket".into())
+            .spawn(move || {
+                for stream in listener.incoming() {
+                    if stopping.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let server = server.clone();
+                    let _ = std::thread::Builder::new()
+                        .name("spur-nested-call".into())
+                        .spawn(move || server.answer(stream));
+                }
+            })?;
+        Ok(Self { dir, path, stop })
+    }
+
+    /// The socket's path, for [`RUN_SOCKET_VAR`].
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for RunSocket {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wakes the accept so the thread sees the stop.
+        let _ = UnixStream::connect(&self.path);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `<tmp>/spur-run-<pid>-<random>/`, mode 0700, made new.
+fn private_dir() -> io::Result<PathBuf> {
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random).map_err(|e| io::Error::other(e.to_string()))?;
+    let name = format!(
+        "spur-run-{}-{}",
+        std::process::id(),
+        crate::store::digest::sha256_hex(&random)
+            .get(..12)
+            .unwrap_or_default()
+    );
+    let dir = std::env::temp_dir().join(name);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir)
+}
+
+#[derive(Debug, Clone)]
+struct Server {
+    state_root: PathBuf,
+    spur_bin: PathBuf,
+}
+
+impl Server {
+    fn answer(&self, stream: UnixStream) {
+        let reply = match read_request(&stream) {
+            Ok(request) => self.reply_to(&request),
+            Err(e) => refused(format!("the request could not be read: {e}")),
+        };
+        let mut stream = stream;
+        if let Ok(mut line) = serde_json::to_vec(&reply) {
+            line.push(b'\n');
+            let _ = stream.write_all(&line);
+        }
+    }
+
+    fn reply_to(&self, request: &NestedRequest) -> NestedReply {
+        if let Err(why) = check(&request.argv) {
+            return refused(why);
+        }
+        let mut spec = ProcessSpec::new(&self.spur_bin, &request.argv)
+            .unconfined()
+            .cwd(&request.cwd)
+            .env("SPUR_STATE_DIR", &self.state_root)
+            .env_remove(RUN_SOCKET_VAR)
+            .env_remove("SPUR_RUN_ID")
+            .timeout(CALL_TIMEOUT)
+            .capture_limit(4 * 1024 * 1024);
+        if let Some(run_id) = request
+            .run_id
+            .as_deref()
+            .filter(|id| crate::run::RunId::parse(id).is_ok())
+        {
+            spec = spec.env("SPUR_RUN_ID", run_id);
+        }
+        let outcome = spec.run();
+        let code = match &outcome.status {
+            ProcessStatus::Exited(code) => *code,
+            _ => 1,
+        };
+        let mut stderr = String::from_utf8_lossy(&outcome.stderr).into_owned();
+        if let ProcessStatus::FailedToStart(why) = &outcome.status {
+            stderr.push_str(why);
+        }
+        NestedReply {
+            refused: None,
+            code,
+            stdout: String::from_utf8_lossy(&outcome.stdout).into_owned(),
+            stderr,
+        }
+    }
+}
+
+fn refused(why: String) -> NestedReply {
+    NestedReply {
+        refused: Some(why),
+        code: 2,
+        stdout: String::new(),
+        stderr: String::new(),
+    }
+}
+
+fn read_request(stream: &UnixStream) -> io::Result<NestedRequest> {
+    let mut line = Vec::new();
+    BufReader::new(stream.take(MAX_REQUEST_BYTES)).read_until(b'\n', &mut line)?;
+    serde_json::from_slice(&line).map_err(io::Error::other)
+}
+
+/// Send `request` to the run at `socket` and wait for its reply.
+pub fn call(socket: &Path, request: &NestedRequest) -> io::Result<NestedReply> {
+    let mut stream = UnixStream::connect(socket)?;
+    let mut line = serde_json::to_vec(request).map_err(io::Error::other)?;
+    line.push(b'\n');
+    stream.write_all(&line)?;
+    stream.shutdown(std::net::Shutdown::Write)?;
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply)?;
+    serde_json::from_slice(&reply).map_err(io::Error::other)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn forwards_the_task_verbs_that_write_state() {
+        assert!(is_forwarded(&argv(&["task", "verdict", "W", "--from-answer", "a.md"])));
+        assert!(is_forwarded(&argv(&["--state-dir", "x", "task", "update", "W", "done"])));
+        assert!(is_forwarded(&argv(&["verify", "--wbs", "W"])));
+        assert!(is_forwarded(&argv(&["run", "p.yaml"])));
+        assert!(!is_forwarded(&argv(&["task", "show", "W"])));
+        assert!(!is_forwarded(&argv(&["--state-dir", "task", "show"])));
+        assert!(!is_forwarded(&argv(&["trace", "run"])));
+    }
+
+    #[test]
+    fn refuses_force_done_and_state_dir_overrides() {
+        assert_eq!(
+            check(&argv(&["task", "update", "W", "done", "--force-done", "--reason", "r"])),
+            Err(OVERRIDE_REFUSAL.to_owned())
+        );
+        assert!(check(&argv(&["task", "update", "W", "done", "--state-dir=/x"]))
+            .unwrap_err()
+            .starts_with("--state-dir is not taken"));
+        assert!(check(&argv(&["audit", "verify"])).is_err());
+        assert!(check(&argv(&["task", "update", "W", "done"])).is_ok());
+    }
+}
