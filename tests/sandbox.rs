@@ -64,13 +64,13 @@ const FALLBACK: &str = "warning: sandbox off (SPUR_SANDBOX=off): steps can write
                         checked against the ledger), not prevented";
 
 /// Each write a forger tries from a step, and the line it leaves in `attempts.txt`.
-const FORGER: &str = r#"P=$(ls -d "$XDG_STATE_HOME"/spur/projects/*)
-try() { if printf 'forged\n' >> "$2" 2>> denied.err; then echo "$1 written"; else echo "$1 denied"; fi >> attempts.txt; }
+const FORGER: &str = r#"P="$SPUR_TEST_PROTECTED"
+try() { if { printf 'forged\n' >> "$2"; } 2>> denied.err; then echo "$1 written"; else echo "$1 denied"; fi >> attempts.txt; }
 try ledger "$P/ledger/tasks/0804.jsonl"
 try journal "$P/runs/$SPUR_RUN_ID/journal.jsonl"
 try audit "$P/audit.jsonl"
 try key "$XDG_STATE_HOME/spur/key"
-try new-ledger "$P/ledger/tasks/0805.jsonl"
+try new-ledger "$P/ledger/tasks/0806.jsonl"
 if mv "$P/audit.jsonl" "$P/audit.old" 2>> denied.err; then echo "rename written"; else echo "rename denied"; fi >> attempts.txt
 echo note > .spur/run/0804-note.txt
 echo tree > src/written-by-step.txt
@@ -131,7 +131,7 @@ fn a_step_cannot_write_the_ledger_journal_audit_log_or_key_and_the_run_is_unaffe
     );
     let ledger_after = std::fs::read(protected.join("ledger/tasks/0804.jsonl")).unwrap();
     assert!(ledger_after.starts_with(&ledger_before));
-    assert!(!protected.join("ledger/tasks/0805.jsonl").exists());
+    assert!(!protected.join("ledger/tasks/0806.jsonl").exists());
     assert_eq!(out["outcome"], "done", "{out}\n{stderr}");
     assert_eq!(out["doneGate"]["decision"], "allow", "{out}");
     project.args(["audit", "verify"]).run().success();
