@@ -29,8 +29,12 @@ pub const OVERRIDE_REFUSAL: &str = "an override comes from a person, not from a 
 /// The calls that write spur's protected state, which a step's call is forwarded for: a
 /// command, and the subcommands of it that are (empty: all).
 const FORWARDED: &[(&str, &[&str])] = &[
-    ("task", &["verdict", "update", "certify"]),
-    ("feature", &["update"]),
+    (
+        "task",
+        &["verdict", "update", "certify", "record", "create", "batch-create"],
+    ),
+    ("feature", &["create", "update", "sync"]),
+    ("lifecycle", &[]),
     ("verify", &[]),
     ("run", &[]),
     ("continue", &[]),
@@ -108,23 +112,40 @@ fn forwarded_list() -> String {
         .join(", ")
 }
 
-/// The run's check of a call: `Err(why)` refuses it.
-pub fn check(argv: &[String]) -> Result<(), String> {
+/// The run's check of a call made in `cwd`, for a run in `state_root`: `Err(why)` refuses
+/// it. `--state-dir` is taken only when it names the run's own state directory.
+pub fn check(argv: &[String], cwd: &Path, state_root: &Path) -> Result<(), String> {
     if !is_forwarded(argv) {
         return Err(format!(
             "a run answers only {} from its steps",
             forwarded_list()
         ));
     }
-    for arg in argv {
-        let flag = arg.split('=').next().unwrap_or(arg);
+    let same_dir = |named: &str| {
+        let named = cwd.join(named);
+        matches!(
+            (std::fs::canonicalize(named), std::fs::canonicalize(state_root)),
+            (Ok(a), Ok(b)) if a == b
+        )
+    };
+    for (i, arg) in argv.iter().enumerate() {
+        let (flag, value) = match arg.split_once('=') {
+            Some((flag, value)) => (flag, Some(value)),
+            None => (arg.as_str(), None),
+        };
         match flag {
             "--force-done" => return Err(OVERRIDE_REFUSAL.to_owned()),
-            "--state-dir" | "--key-file" => {
-                return Err(format!(
-                    "{flag} is not taken from a step: the call runs in its run's state directory"
-                ))
+            "--state-dir" => {
+                let value = value.or_else(|| argv.get(i + 1).map(String::as_str));
+                if !value.is_some_and(same_dir) {
+                    return Err(format!(
+                        "--state-dir is not taken from a step unless it names the run's own \
+                         ({}): the call runs in its run's state directory",
+                        state_root.display()
+                    ));
+                }
             }
+            "--key-file" => return Err("--key-file is not taken from a step".to_owned()),
             _ => {}
         }
     }
@@ -227,7 +248,7 @@ impl Server {
     }
 
     fn reply_to(&self, request: &NestedRequest) -> NestedReply {
-        if let Err(why) = check(&request.argv) {
+        if let Err(why) = check(&request.argv, &request.cwd, &self.state_root) {
             return refused(why);
         }
         let mut spec = ProcessSpec::new(&self.spur_bin, &request.argv)
@@ -311,14 +332,20 @@ mod tests {
 
     #[test]
     fn refuses_force_done_and_state_dir_overrides() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join(".spur");
+        std::fs::create_dir_all(&state).unwrap();
+        let check = |words: &[&str]| check(&argv(words), dir.path(), &state);
         assert_eq!(
-            check(&argv(&["task", "update", "W", "done", "--force-done", "--reason", "r"])),
+            check(&["task", "update", "W", "done", "--force-done", "--reason", "r"]),
             Err(OVERRIDE_REFUSAL.to_owned())
         );
-        assert!(check(&argv(&["task", "update", "W", "done", "--state-dir=/x"]))
+        assert!(check(&["task", "update", "W", "done", "--state-dir=/x"])
             .unwrap_err()
             .starts_with("--state-dir is not taken"));
-        assert!(check(&argv(&["audit", "verify"])).is_err());
-        assert!(check(&argv(&["task", "update", "W", "done"])).is_ok());
+        assert!(check(&["task", "update", "W", "done", "--state-dir", "/x"]).is_err());
+        assert!(check(&["task", "update", "W", "done", "--state-dir", ".spur"]).is_ok());
+        assert!(check(&["audit", "verify"]).is_err());
+        assert!(check(&["task", "update", "W", "done"]).is_ok());
     }
 }
