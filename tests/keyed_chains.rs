@@ -344,7 +344,8 @@ fn without_its_key_every_sealed_record_is_unverifiable_and_nothing_is_written() 
     let out = project.args(["continue", &run_id]).run().code(4);
     insta::assert_snapshot!(
         "continue_without_the_key",
-        out.stderr_redacted()
+        project
+            .redact(&unwrapped(out.stderr()))
             .replace(&run_id, "[RUN]")
             .replace(&key_id, "[KEY]")
     );
@@ -394,7 +395,9 @@ fn a_key_file_others_can_read_is_refused() {
         .to_owned();
     insta::assert_snapshot!(
         "key_file_mode_0644",
-        out.stderr_redacted().replace(&key_id, "[KEY]")
+        project
+            .redact(&unwrapped(out.stderr()))
+            .replace(&key_id, "[KEY]")
     );
     assert_eq!(
         records(&project, ".spur/ledger/tasks/T1.jsonl").len(),
@@ -534,4 +537,28 @@ fn ledgers_audit_logs_and_journals_of_spur_before_keyed_chains_still_read() {
         text.contains("1 unkeyed record from before keyed chains, anchored"),
         "{text}"
     );
+}
+
+/// miette's message with its wrapped lines joined (a path cut at a `/` joined without a
+/// space), so that the paths in it can be redacted whole.
+fn unwrapped(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        match line.trim_start().strip_prefix("│ ") {
+            Some(rest) if !out.is_empty() && !out.ends_with('\n') => {
+                if !out.ends_with('/') {
+                    out.push(' ');
+                }
+                out.push_str(rest.trim());
+            }
+            _ => {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(line);
+            }
+        }
+    }
+    out.push('\n');
+    out
 }
