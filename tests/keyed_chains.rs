@@ -91,7 +91,7 @@ states:
       - kind: shell
         options:
           command: |
-            cp forged/T1.jsonl .spur/ledger/tasks/T1.jsonl
+            cp forged/T1.jsonl "$SPUR_TEST_PROTECTED/ledger/tasks/T1.jsonl"
             cp forged/T1.json .spur/tasks/T1.json
   - id: done
   - id: failed
@@ -128,6 +128,8 @@ fn a_step_that_rewrites_the_whole_task_ledger_with_a_sha256_chain_is_caught() {
         .pipeline(REWRITE)
         .json()
         .env("USER", "ada")
+        // Detection is the promise here: the step must be able to write the ledger.
+        .env("SPUR_SANDBOX", "off")
         .run()
         .code(1)
         .stdout_json();
@@ -192,7 +194,7 @@ fn a_step_that_rewrites_the_audit_log_and_the_ledger_with_sha256_chains_is_caugh
     let (code, text) = audit_verify(&project);
     assert_eq!(code, 3, "not verified: {text}");
     assert!(
-        text.contains("audit log [PROJECT]/.spur/audit.jsonl is unkeyed: its 1 record is chained by plain sha256"),
+        text.contains("audit log [PROTECTED]/audit.jsonl is unkeyed: its 1 record is chained by plain sha256"),
         "{text}"
     );
     assert!(
