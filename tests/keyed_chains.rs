@@ -491,6 +491,19 @@ fn ledgers_audit_logs_and_journals_of_spur_before_keyed_chains_still_read() {
     // Written by spur at d15ad19 (before keyed chains): a run forced task 0592 done.
     let project = Spur::new().fixture("tests/fixtures/unkeyed", ".");
     let run_id = "20261202T100708Z-69b26c";
+    // That spur kept them in .spur/: they are read once a person adopts them.
+    assert_eq!(show(&project, "0592")["certification"], "uncertified");
+    project
+        .args(["state", "show"])
+        .run()
+        .success()
+        .stdout_contains("`spur state adopt` moves it");
+    project
+        .args(["state", "adopt"])
+        .run()
+        .success()
+        .stdout_contains("moved");
+    assert!(!project.path().join(".spur/ledger").exists());
     let task = show(&project, "0592");
     assert_eq!(task["status"], "done", "{task}");
     assert_eq!(task["certification"], "uncertified", "{task}");

@@ -47,6 +47,7 @@ mod run_progress;
 mod run_ref;
 mod runs;
 mod schema;
+mod state;
 mod task;
 mod task_certify;
 mod task_check;
@@ -144,6 +145,8 @@ enum Command {
     Audit(audit::Args),
     /// The key that seals task ledgers, the audit log and run journals.
     Key(key::Args),
+    /// Where the project's protected state lives; adopting an older spur's from .spur/.
+    State(state::Args),
     /// The embedded jq (also reached as `jq` through the PATH shim).
     Jq(jq::Args),
     /// `spur jq` itself, in the child process `spur jq` supervises.
@@ -183,6 +186,7 @@ pub fn main() -> ExitCode {
         Command::Lifecycle(args) => lifecycle::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Key(args) => key::run(args),
+        Command::State(args) => state::run(args),
         Command::Jq(args) => jq::supervise(args),
         Command::JqContained(contained) => jq::run_contained(contained),
     };
