@@ -24,7 +24,7 @@ use rustix::process::Signal;
 use crate::group::{lock_live_groups, signal_group, Leader};
 use crate::hold::Hold;
 use crate::keeper;
-use crate::sandbox::spawn_confined;
+use crate::sandbox::{spawn_confined, SpawnKind};
 use crate::outcome::{ProcessOutcome, ProcessStatus};
 use crate::spec::{ProcessSpec, StartHook};
 use crate::stream::{Feed, Stream};
@@ -171,7 +171,7 @@ fn start(expression: duct::Expression, unconfined: bool) -> Result<(duct::Handle
     let mut live = lock_live_groups();
     // duct drops its copies of the child's ends with the expression, after the spawn:
     // only the child and our held writers have them then.
-    let handle = spawn_confined(unconfined, move || {
+    let handle = spawn_confined(SpawnKind::Plain, unconfined, move || {
         let started = expression.start().map_err(|e| e.to_string());
         drop(expression);
         started
@@ -211,7 +211,7 @@ fn start_held(
         // Dropping the expression after the spawn closes the parent's copies of the hold's
         // child ends: a child that never reached the hold is seen as end of file by the
         // helper.
-        let started = spawn_confined(unconfined, move || {
+        let started = spawn_confined(SpawnKind::Held, unconfined, move || {
             let started = expression.start().map_err(|e| e.to_string());
             drop(expression);
             started

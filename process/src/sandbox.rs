@@ -10,7 +10,7 @@
 //! entries whole, itself not at all (nothing new can be made directly in it).
 //!
 //! A Landlock domain belongs to a thread and is inherited by what it starts, so children
-//! are spawned from one thread that restricted itself once: spur's other threads keep
+//! are spawned from threads that restricted themselves once: spur's other threads keep
 //! their rights, std keeps `posix_spawn` (no `pre_exec`), and the ruleset is built once,
 //! in the parent.
 
@@ -189,10 +189,14 @@ fn grant_around(path: &Path, protected: &[PathBuf], granted: &mut Vec<PathBuf>) 
 
 static CONFINEMENT: OnceLock<Confined> = OnceLock::new();
 
-/// The installed confinement and the thread that spawns under it.
+/// The installed confinement and the threads that spawn under it: one for children held
+/// before `exec` (actions), one for the rest. A held spawn waits for its start hook, and
+/// a plain spawn is made while its caller holds the live-groups lock the hook needs: one
+/// queue for both could deadlock.
 struct Confined {
     confinement: Confinement,
-    jobs: Mutex<mpsc::Sender<Job>>,
+    held: Mutex<mpsc::Sender<Job>>,
+    plain: Mutex<mpsc::Sender<Job>>,
 }
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -205,6 +209,19 @@ pub fn confine_children(confinement: Confinement) -> Result<(), String> {
     if CONFINEMENT.get().is_some() {
         return Ok(());
     }
+    let held = spawner(&confinement, "spur-confined-held")?;
+    let plain = spawner(&confinement, "spur-confined-spawner")?;
+    let _ = CONFINEMENT.set(Confined {
+        confinement,
+        held: Mutex::new(held),
+        plain: Mutex::new(plain),
+    });
+    Ok(())
+}
+
+/// A thread that restricts itself under `confinement`, then runs the jobs sent to it for
+/// as long as spur lives.
+fn spawner(confinement: &Confinement, name: &str) -> Result<mpsc::Sender<Job>, String> {
     let (jobs, inbox) = mpsc::channel::<Job>();
     let (ready, restricted) = mpsc::sync_channel::<Result<(), String>>(1);
     let rules = confinement
@@ -212,7 +229,7 @@ pub fn confine_children(confinement: Confinement) -> Result<(), String> {
         .try_clone()
         .map_err(|e| format!("cannot copy the ruleset: {e}"))?;
     std::thread::Builder::new()
-        .name("spur-confined-spawner".into())
+        .name(name.into())
         .spawn(move || {
             let entered = rules
                 .restrict_self()
@@ -230,11 +247,7 @@ pub fn confine_children(confinement: Confinement) -> Result<(), String> {
     restricted
         .recv()
         .map_err(|_| "the spawner thread ended".to_owned())??;
-    let _ = CONFINEMENT.set(Confined {
-        confinement,
-        jobs: Mutex::new(jobs),
-    });
-    Ok(())
+    Ok(jobs)
 }
 
 /// The confinement children run under, if any.
@@ -242,9 +255,17 @@ pub fn current() -> Option<&'static Confinement> {
     CONFINEMENT.get().map(|c| &c.confinement)
 }
 
-/// Run `spawn` on the confined spawner thread (or here, with no confinement, or when
-/// `unconfined`). Nothing is started when the spawner is gone.
+/// How a child is spawned: held before `exec` for its start hook, or plainly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SpawnKind {
+    Held,
+    Plain,
+}
+
+/// Run `spawn` on the confined spawner thread of its kind (or here, with no confinement,
+/// or when `unconfined`). Nothing is started when the spawner is gone.
 pub(crate) fn spawn_confined<T: Send + 'static>(
+    kind: SpawnKind,
     unconfined: bool,
     spawn: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, String> {
@@ -255,9 +276,11 @@ pub(crate) fn spawn_confined<T: Send + 'static>(
     let job: Job = Box::new(move || {
         let _ = reply.send(spawn());
     });
-    confined
-        .jobs
-        .lock()
+    let jobs = match kind {
+        SpawnKind::Held => &confined.held,
+        SpawnKind::Plain => &confined.plain,
+    };
+    jobs.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .send(job)
         .map_err(|_| "cannot start it in the sandbox: the spawner thread ended".to_owned())?;

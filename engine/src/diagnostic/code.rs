@@ -425,7 +425,7 @@ codes! {
     /// `spur key init` found a key file already there
     KeyExists = "spur::key::exists",
 
-    /// a snapshot of the gate's policy cannot be written to `.spur/policies/`
+    /// a snapshot of the gate's policy cannot be written to `<protected>/policies/`
     PolicyStoreFailed = "spur::policy::store-failed",
     /// a run's pinned policy cannot be found or does not match the hash its journal recorded
     PolicyPinned = "spur::policy::pinned",

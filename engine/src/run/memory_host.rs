@@ -236,7 +236,8 @@ fn the_gate_the_lock_the_clock_and_the_run_id_are_the_hosts() {
         .all(|r| r.at == "2026-01-01T00:00:00.000Z"));
     // Nothing of the run's records is on disk: the journal and the lock are the host's.
     // (`.spur/run/`, where steps write task artifacts, is the project's: it is made.)
-    assert!(!dir.path().join(".spur/runs").exists());
+    let state = StateDir::at(dir.path().join(".spur"));
+    assert!(!state.runs_dir().exists());
     assert!(!dir.path().join(".spur/locks").exists());
     assert!(dir.path().join(".spur/run").is_dir());
 }
