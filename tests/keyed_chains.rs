@@ -194,7 +194,9 @@ fn a_step_that_rewrites_the_audit_log_and_the_ledger_with_sha256_chains_is_caugh
     let (code, text) = audit_verify(&project);
     assert_eq!(code, 3, "not verified: {text}");
     assert!(
-        text.contains("audit log [PROTECTED]/audit.jsonl is unkeyed: its 1 record is chained by plain sha256"),
+        text.contains(
+            "audit log [PROTECTED]/audit.jsonl is unkeyed: its 1 record is chained by plain sha256"
+        ),
         "{text}"
     );
     assert!(

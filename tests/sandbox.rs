@@ -24,7 +24,13 @@ fn project() -> Spur {
 /// The PASS verdict of task 0804, derived through spur.
 fn pass_verdict(project: &Spur) {
     project
-        .args(["task", "verdict", "0804", "--from-answer", "answers/pass.md"])
+        .args([
+            "task",
+            "verdict",
+            "0804",
+            "--from-answer",
+            "answers/pass.md",
+        ])
         .run()
         .success();
 }
@@ -154,7 +160,11 @@ fn with_the_sandbox_off_the_run_says_so_and_forgery_is_detected() {
 
     assert_eq!(stderr.matches("sandbox off").count(), 1, "{stderr}");
     assert!(
-        stderr.split_whitespace().collect::<Vec<_>>().join(" ").contains(FALLBACK),
+        stderr
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .contains(FALLBACK),
         "{stderr}"
     );
     assert_eq!(
@@ -233,12 +243,17 @@ exit 1
         );
         assert_eq!(project.read("dir.code"), "2\n", "{sandbox:?}");
         assert!(
-            project.read("dir.err").contains("--state-dir is not taken from a step"),
+            project
+                .read("dir.err")
+                .contains("--state-dir is not taken from a step"),
             "{sandbox:?}: {}",
             project.read("dir.err")
         );
         // Nothing was forced: no audit record, the task is not done.
-        assert!(!project.protected_path("audit.jsonl").exists(), "{sandbox:?}");
+        assert!(
+            !project.protected_path("audit.jsonl").exists(),
+            "{sandbox:?}"
+        );
         let task = project
             .args(["task", "show", "0804", "--json"])
             .run()

@@ -147,6 +147,9 @@ mod tests {
         });
         assert_eq!(status, SandboxStatus::Off(SandboxOff::Disabled));
         let notice = status.fallback_notice().unwrap();
-        assert!(notice.starts_with("sandbox off (SPUR_SANDBOX=off)"), "{notice}");
+        assert!(
+            notice.starts_with("sandbox off (SPUR_SANDBOX=off)"),
+            "{notice}"
+        );
     }
 }

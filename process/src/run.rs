@@ -24,8 +24,8 @@ use rustix::process::Signal;
 use crate::group::{lock_live_groups, signal_group, Leader};
 use crate::hold::Hold;
 use crate::keeper;
-use crate::sandbox::{spawn_confined, SpawnKind};
 use crate::outcome::{ProcessOutcome, ProcessStatus};
+use crate::sandbox::{spawn_confined, SpawnKind};
 use crate::spec::{ProcessSpec, StartHook};
 use crate::stream::{Feed, Stream};
 

@@ -127,9 +127,7 @@ impl Confinement {
                 .add_rule(PathBeneath::new(fd, rights))
                 .map_err(|e| failed(&e))?;
         }
-        let probe = ruleset
-            .try_clone()
-            .map_err(|e| failed(&e))?;
+        let probe = ruleset.try_clone().map_err(|e| failed(&e))?;
         let status = std::thread::spawn(move || probe.restrict_self().map(|s| s.ruleset))
             .join()
             .map_err(|_| Unconfined::Failed("the probe thread panicked".into()))?
@@ -157,7 +155,6 @@ impl Confinement {
     pub fn protected(&self) -> &[PathBuf] {
         &self.protected
     }
-
 }
 
 /// The rights Landlock accepts on a file that is not a directory.
@@ -231,10 +228,7 @@ fn spawner(confinement: &Confinement, name: &str) -> Result<mpsc::Sender<Job>, S
     std::thread::Builder::new()
         .name(name.into())
         .spawn(move || {
-            let entered = rules
-                .restrict_self()
-                .map(|_| ())
-                .map_err(|e| e.to_string());
+            let entered = rules.restrict_self().map(|_| ()).map_err(|e| e.to_string());
             let ok = entered.is_ok();
             let _ = ready.send(entered);
             if ok {

@@ -19,12 +19,12 @@ fn a_confined_child_cannot_write_beneath_a_protected_path_inside_a_writable_tree
     // A writable path inside a protected one cannot be granted.
     std::fs::create_dir_all(protected.join("inner")).unwrap();
     assert!(matches!(
-        Confinement::new(&[protected.join("inner")], &[protected.clone()]),
+        Confinement::new(&[protected.join("inner")], std::slice::from_ref(&protected)),
         Err(Unconfined::Overlap { .. })
     ));
 
     let writable: Vec<PathBuf> = vec![tree.path().to_path_buf(), PathBuf::from("/dev/null")];
-    let confinement = Confinement::new(&writable, &[protected.clone()])
+    let confinement = Confinement::new(&writable, std::slice::from_ref(&protected))
         .expect("this machine's kernel must offer Landlock (Linux 5.13+, landlock in lsm=)");
     confine_children(confinement).unwrap();
 
@@ -38,9 +38,17 @@ fn a_confined_child_cannot_write_beneath_a_protected_path_inside_a_writable_tree
     // Beneath the protected path: refused. Around it, and in the tree's other entries:
     // allowed. The tree's root itself holds the protected path, so nothing new is made
     // directly in it.
-    assert_eq!(stdout, "a=2\nb=2\nc=0\nd=2\ne=0\n", "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        stdout,
+        "a=2\nb=2\nc=0\nd=2\ne=0\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"));
-    assert_eq!(std::fs::read_to_string(protected.join("ledger")).unwrap(), "spur's\n");
+    assert_eq!(
+        std::fs::read_to_string(protected.join("ledger")).unwrap(),
+        "spur's\n"
+    );
 
     // spur's own nested call: unconfined.
     let out = ProcessSpec::shell("echo more >> state/protected/ledger")

@@ -109,9 +109,12 @@ impl CommonRunArgs {
         let run_socket = match &spur_bin {
             Some(bin) => Some(std::sync::Arc::new(
                 spur_engine::run::nested_call::RunSocket::serve(&state_dir, bin).map_err(|e| {
-                    Failure::with_code(miette::miette!(
-                        "cannot open the run's socket for spur calls from steps: {e}"
-                    ), 4)
+                    Failure::with_code(
+                        miette::miette!(
+                            "cannot open the run's socket for spur calls from steps: {e}"
+                        ),
+                        4,
+                    )
                 })?,
             )),
             None => None,

@@ -453,7 +453,6 @@ pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-
 fn copy(from: &Path, to: &Path) {
     if from.is_dir() {
         std::fs::create_dir_all(to).expect("create dir");

@@ -23,13 +23,13 @@ pub(crate) mod host;
 pub mod http_allow;
 pub mod interrupt;
 pub mod journal;
-pub mod nested_call;
 pub(crate) mod jq_guard;
 mod left_groups;
 pub(crate) mod local_host;
 pub(crate) mod lock;
 #[cfg(test)]
 mod memory_host;
+pub mod nested_call;
 pub(crate) mod observer;
 pub(crate) mod outcome;
 mod pause;

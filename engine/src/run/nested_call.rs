@@ -31,7 +31,14 @@ pub const OVERRIDE_REFUSAL: &str = "an override comes from a person, not from a 
 const FORWARDED: &[(&str, &[&str])] = &[
     (
         "task",
-        &["verdict", "update", "certify", "record", "create", "batch-create"],
+        &[
+            "verdict",
+            "update",
+            "certify",
+            "record",
+            "create",
+            "batch-create",
+        ],
     ),
     ("feature", &["create", "update", "sync"]),
     ("lifecycle", &[]),
@@ -81,7 +88,8 @@ pub fn is_forwarded(argv: &[String]) -> bool {
         return false;
     };
     FORWARDED.iter().any(|(name, subcommands)| {
-        *name == command && (subcommands.is_empty() || words.next().is_some_and(|s| subcommands.contains(&s)))
+        *name == command
+            && (subcommands.is_empty() || words.next().is_some_and(|s| subcommands.contains(&s)))
     })
 }
 
@@ -321,8 +329,21 @@ mod tests {
 
     #[test]
     fn forwards_the_task_verbs_that_write_state() {
-        assert!(is_forwarded(&argv(&["task", "verdict", "W", "--from-answer", "a.md"])));
-        assert!(is_forwarded(&argv(&["--state-dir", "x", "task", "update", "W", "done"])));
+        assert!(is_forwarded(&argv(&[
+            "task",
+            "verdict",
+            "W",
+            "--from-answer",
+            "a.md"
+        ])));
+        assert!(is_forwarded(&argv(&[
+            "--state-dir",
+            "x",
+            "task",
+            "update",
+            "W",
+            "done"
+        ])));
         assert!(is_forwarded(&argv(&["verify", "--wbs", "W"])));
         assert!(is_forwarded(&argv(&["run", "p.yaml"])));
         assert!(!is_forwarded(&argv(&["task", "show", "W"])));
@@ -337,7 +358,15 @@ mod tests {
         std::fs::create_dir_all(&state).unwrap();
         let check = |words: &[&str]| check(&argv(words), dir.path(), &state);
         assert_eq!(
-            check(&["task", "update", "W", "done", "--force-done", "--reason", "r"]),
+            check(&[
+                "task",
+                "update",
+                "W",
+                "done",
+                "--force-done",
+                "--reason",
+                "r"
+            ]),
             Err(OVERRIDE_REFUSAL.to_owned())
         );
         assert!(check(&["task", "update", "W", "done", "--state-dir=/x"])

@@ -33,7 +33,9 @@ pub enum Adopted {
 
 /// Whether `.spur/` holds protected state of an older spur.
 pub fn legacy_present(state_dir: &StateDir) -> bool {
-    MOVED.iter().any(|name| state_dir.root().join(name).exists())
+    MOVED
+        .iter()
+        .any(|name| state_dir.root().join(name).exists())
 }
 
 /// Move every legacy name whose protected place is free (a rename: same filesystem, else

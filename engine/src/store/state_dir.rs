@@ -269,11 +269,7 @@ mod tests {
         let pb = protected_dir_in(Some(home), &b.join(".spur"));
         assert!(pa.starts_with("/state/spur/projects"), "{pa:?}");
         assert_ne!(pa, pb);
-        assert!(pa
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .starts_with("a-"));
+        assert!(pa.file_name().unwrap().to_string_lossy().starts_with("a-"));
         assert_eq!(pa, protected_dir_in(Some(home), &a.join(".spur")));
         assert_eq!(
             protected_dir_in(None, &a.join(".spur")),
