@@ -266,6 +266,7 @@ impl Spur {
         .env_remove("FORCE_COLOR")
         .env("HOME", self.home())
         .env("XDG_STATE_HOME", self.home().join("state"))
+        .env("TMPDIR", temp_dir_in(self.home()))
         // For a test's step that forges the protected state (with `SPUR_SANDBOX=off`).
         .env("SPUR_TEST_PROTECTED", self.protected())
         .env_remove("SPUR_KEY_FILE");
@@ -469,6 +470,15 @@ fn copy(from: &Path, to: &Path) {
     }
 }
 
+/// `home/tmp`, made: the temporary directory of the steps a test's spur runs. When the
+/// target directory (and so the home) lies under `/tmp`, the sandbox cannot grant `/tmp`
+/// itself, which holds the protected state; the home's `tmp/` it grants whole.
+fn temp_dir_in(home: &Path) -> PathBuf {
+    let dir = home.join("tmp");
+    std::fs::create_dir_all(&dir).expect("make the home's tmp");
+    dir
+}
+
 /// The part of `rel` inside the protected state, when `rel` names it by its old place in
 /// `.spur/`.
 fn protected_rel(rel: &str) -> Option<&str> {
@@ -485,6 +495,7 @@ fn protected_rel(rel: &str) -> Option<&str> {
 pub fn isolate(cmd: &mut std::process::Command, home: &Path) {
     cmd.env("HOME", home)
         .env("XDG_STATE_HOME", home.join("state"))
+        .env("TMPDIR", temp_dir_in(home))
         .env_remove("SPUR_KEY_FILE");
 }
 
