@@ -262,3 +262,50 @@ exit 1
         assert_ne!(task["status"], "done", "{sandbox:?}: {task}");
     }
 }
+
+#[test]
+fn a_step_that_bypasses_the_socket_to_force_cannot_write_the_audit_log() {
+    // Without SPUR_RUN_SOCKET the step's spur writes state itself: with the sandbox that
+    // fails (the audit log is out of reach, so nothing is forced); without it, the
+    // override is audited, not prevented (the book says so).
+    let steps = r#"env -u SPUR_RUN_SOCKET "$SPUR_BIN" task update 0804 done --force-done --reason "the agent says so" --no-lifecycle > force.out 2> force.err; echo $? > force.code
+exit 1
+"#;
+    let project = project();
+    let (out, _) = run(&project, Sandbox::On, &pipeline(steps));
+    assert_eq!(out["outcome"], "failed", "{out}");
+    assert_ne!(
+        project.read("force.code"),
+        "0\n",
+        "{}",
+        project.read("force.err")
+    );
+    assert!(
+        project.read("force.err").contains("Permission denied"),
+        "{}",
+        project.read("force.err")
+    );
+    assert!(!project.protected_path("audit.jsonl").exists());
+    let task = project
+        .args(["task", "show", "0804", "--json"])
+        .run()
+        .success()
+        .stdout_json();
+    assert_ne!(task["status"], "done", "{task}");
+
+    let project = self::project();
+    let (_, stderr) = run(&project, Sandbox::Off, &pipeline(steps));
+    assert!(stderr.contains("sandbox off"), "{stderr}");
+    assert_eq!(
+        project.read("force.code"),
+        "0\n",
+        "{}",
+        project.read("force.err")
+    );
+    let audit = project.args(["audit", "list", "--json"]).run().success();
+    assert!(
+        audit.stdout().contains("the agent says so"),
+        "{}",
+        audit.stdout()
+    );
+}
