@@ -309,3 +309,20 @@ exit 1
         audit.stdout()
     );
 }
+
+#[test]
+fn state_show_names_the_protected_state_outside_the_project() {
+    let project = project();
+    pass_verdict(&project);
+    let shown = project
+        .args(["state", "show", "--json"])
+        .run()
+        .success()
+        .stdout_json();
+    let protected = project.protected();
+    assert_eq!(shown["protectedDir"], protected.display().to_string());
+    assert_eq!(shown["legacyInStateDir"], false);
+    assert!(!protected.starts_with(project.path()));
+    assert!(protected.join("ledger/tasks/0804.jsonl").exists());
+    assert!(!project.path().join(".spur/ledger").exists());
+}
