@@ -120,8 +120,12 @@ impl UsageTotal {
         total
     }
 
-    /// `$1.23` (and `+?` when some steps have no cost), for people.
+    /// `$1.2300` (and `+?` when some steps have no cost; `unpriced` when none has one),
+    /// for people.
     pub fn cost_text(&self) -> String {
+        if self.steps > 0 && self.unpriced_steps == self.steps {
+            return "unpriced".to_owned();
+        }
         let unknown = if self.unpriced_steps > 0 { " +?" } else { "" };
         format!("${:.4}{unknown}", self.cost_usd)
     }
