@@ -30,7 +30,7 @@ impl Scope {
         match self {
             Scope::Run => "this run has",
             Scope::Task => "the task has, over all its runs,",
-            Scope::Step => "the step had",
+            Scope::Step => "the step has",
         }
     }
 }
@@ -54,19 +54,23 @@ impl Exceeded {
         format!("budgets.{}.{}", self.scope.key(), self.field)
     }
 
-    /// "the budget `budgets.run.costUsd` ($0.5000) is spent: this run has spent $0.6000
-    /// (1200 tokens in 3 steps)".
+    /// "the budget `budgets.run.costUsd` ($0.5000) is spent: this run has spent 1200 tokens
+    /// in 3 steps costing $0.6000".
     pub fn describe(&self) -> String {
         let steps = match self.spent.steps {
             1 => "1 step".to_owned(),
             n => format!("{n} steps"),
         };
+        let cost = if self.spent.unpriced_steps == self.spent.steps {
+            String::new()
+        } else {
+            format!(" costing {}", self.spent.cost_text())
+        };
         format!(
-            "the budget `{}` ({}) is spent: {} spent {} ({} tokens in {steps})",
+            "the budget `{}` ({}) is spent: {} spent {} tokens in {steps}{cost}",
             self.key(),
             self.limit,
             self.scope.whose(),
-            self.spent.cost_text(),
             self.spent.tokens(),
         )
     }
