@@ -15,7 +15,10 @@ const CLIS: [&str; 5] = ["claude", "codex", "gemini", "opencode", "aider"];
 
 /// The stand-in `name` from the fixtures in the project's `bin/`.
 fn stub(p: &Spur, name: &str) {
-    p.fixture(&format!("tests/fixtures/agent-cli/{name}"), &format!("bin/{name}"));
+    p.fixture(
+        &format!("tests/fixtures/agent-cli/{name}"),
+        &format!("bin/{name}"),
+    );
     make_executable(&p.join(&format!("bin/{name}")));
 }
 
@@ -127,7 +130,9 @@ fn each_cli_is_asked_for_its_own_format_and_its_usage_is_recorded() {
         "{}",
         trace.stdout()
     );
-    assert!(trace.stdout().contains("11253 tokens, $0.0123 claude-sonnet-4-5-20250929"));
+    assert!(trace
+        .stdout()
+        .contains("11253 tokens, $0.0123 claude-sonnet-4-5-20250929"));
 }
 
 /// A codex stand-in for a fix loop: each round appends to `rounds`, reports one turn of
@@ -189,14 +194,23 @@ fn a_run_budget_stops_the_fix_loop_mid_step_and_retry_goes_on_once_it_is_raised(
     let said = format!("{}{}", out.stdout(), out.stderr());
     // Round 3 started (12000 spent, under 15000) and crossed the budget as it reported.
     assert!(said.contains("was stopped"), "{said}");
-    assert!(said.contains("`budgets.run.tokens` (15000 tokens)"), "{said}");
-    assert!(said.contains("this run has spent 18000 tokens in 3 steps"), "{said}");
+    assert!(
+        said.contains("`budgets.run.tokens` (15000 tokens)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("this run has spent 18000 tokens in 3 steps"),
+        "{said}"
+    );
     assert!(said.contains("spur retry"), "{said}");
     assert!(said.contains("spur::cost::budget-exceeded"), "{said}");
     assert_eq!(p.read("rounds").lines().count(), 3);
     assert!(!p.exists("not-stopped"), "the agent went on after crossing");
     let pid = p.read("agent.pid");
-    assert!(!process_is_running(pid.trim()), "the agent's process outlived the stop");
+    assert!(
+        !process_is_running(pid.trim()),
+        "the agent's process outlived the stop"
+    );
 
     // What the stopped step had reported is on record.
     let run_id = p.only_run_id();
@@ -233,7 +247,10 @@ fn a_spent_budget_fails_the_next_agent_step_without_starting_it() {
     assert_eq!(out.exit_code(), Some(1), "{}", out.stderr());
     let said = format!("{}{}", out.stdout(), out.stderr());
     assert!(said.contains("did not start"), "{said}");
-    assert!(said.contains("`budgets.run.tokens` (6000 tokens) is spent"), "{said}");
+    assert!(
+        said.contains("`budgets.run.tokens` (6000 tokens) is spent"),
+        "{said}"
+    );
     assert_eq!(p.read("rounds").lines().count(), 1, "round 2 was started");
 }
 
@@ -241,10 +258,9 @@ fn a_spent_budget_fails_the_next_agent_step_without_starting_it() {
 fn a_task_budget_counts_every_run_of_the_task() {
     let p = fix_loop("budgets:\n  task: { tokens: 12000 }\n");
     // Each run does one round: a pipeline without the loop.
-    let once = FIX_LOOP.replace(
-        "  - { from: check, to: fix }\n",
-        "",
-    ).replace("-ge 4", "-ge 1");
+    let once = FIX_LOOP
+        .replace("  - { from: check, to: fix }\n", "")
+        .replace("-ge 4", "-ge 1");
     let run = |code| {
         let out = p
             .pipeline(&once)
@@ -259,7 +275,10 @@ fn a_task_budget_counts_every_run_of_the_task() {
     run(0);
     let third = run(1);
     let said = format!("{}{}", third.stdout(), third.stderr());
-    assert!(said.contains("`budgets.task.tokens` (12000 tokens) is spent"), "{said}");
+    assert!(
+        said.contains("`budgets.task.tokens` (12000 tokens) is spent"),
+        "{said}"
+    );
     assert!(said.contains("over all its runs"), "{said}");
     assert_eq!(p.read("rounds").lines().count(), 2);
 }
@@ -274,7 +293,12 @@ fn seq_of(records: &[Value], event: &str) -> u64 {
 }
 
 fn task_usage(p: &Spur) -> Value {
-    p.args(["task", "show", "0042"]).json().run().success().stdout_json()["usage"].clone()
+    p.args(["task", "show", "0042"])
+        .json()
+        .run()
+        .success()
+        .stdout_json()["usage"]
+        .clone()
 }
 
 const ONE_STEP: &str = r#"name: once
@@ -294,7 +318,10 @@ fn a_tasks_total_survives_several_runs_and_a_crash_without_counting_twice() {
     stub(&p, "codex");
     p.file(".spur/config.yaml", "agents:\n  codex: { preset: codex }\n");
     let run = |kill_after: Option<u64>| {
-        let cmd = p.pipeline(ONE_STEP).var("wbs", "0042").env("PATH", path(&p));
+        let cmd = p
+            .pipeline(ONE_STEP)
+            .var("wbs", "0042")
+            .env("PATH", path(&p));
         match kill_after {
             // spur kills itself (SIGKILL): no deadline, which would take that for its own.
             Some(seq) => cmd
@@ -339,7 +366,9 @@ fn a_tasks_total_survives_several_runs_and_a_crash_without_counting_twice() {
     assert_eq!(usage["error"], Value::Null);
     let shown = p.args(["task", "show", "0042"]).run().success();
     assert!(
-        shown.stdout().contains("spent: 30388 tokens (in 30288, cached 7168, out 100), unpriced in 4 steps over 4 runs"),
+        shown.stdout().contains(
+            "spent: 30388 tokens (in 30288, cached 7168, out 100), unpriced in 4 steps over 4 runs"
+        ),
         "{}",
         shown.stdout()
     );
@@ -366,12 +395,19 @@ fn an_edited_usage_ledger_is_detected_and_no_budget_is_held_against_it() {
     let ledger = task_usage(&p)["path"].as_str().unwrap().to_owned();
     let text = std::fs::read_to_string(&ledger).unwrap();
     assert_eq!(text.matches("\"inputTokens\":7572").count(), 2);
-    std::fs::write(&ledger, text.replacen("\"inputTokens\":7572", "\"inputTokens\":1", 1)).unwrap();
+    std::fs::write(
+        &ledger,
+        text.replacen("\"inputTokens\":7572", "\"inputTokens\":1", 1),
+    )
+    .unwrap();
 
     let usage = task_usage(&p);
     assert_eq!(usage["total"], Value::Null);
     assert!(
-        usage["error"].as_str().unwrap().contains("breaks at record 0"),
+        usage["error"]
+            .as_str()
+            .unwrap()
+            .contains("breaks at record 0"),
         "{usage}"
     );
     let refused = run();
@@ -382,7 +418,10 @@ fn an_edited_usage_ledger_is_detected_and_no_budget_is_held_against_it() {
     // Dropping the first record is no better.
     let rest: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
     std::fs::write(&ledger, rest).unwrap();
-    assert!(task_usage(&p)["error"].as_str().unwrap().contains("breaks at record 0"));
+    assert!(task_usage(&p)["error"]
+        .as_str()
+        .unwrap()
+        .contains("breaks at record 0"));
 }
 
 #[test]
@@ -460,9 +499,15 @@ fn check_reports_every_budget_and_price_error_with_its_place() {
     let mut lines: Vec<u64> = cost.iter().map(|d| d["line"].as_u64().unwrap()).collect();
     lines.sort_unstable();
     assert_eq!(lines, [3, 4, 6], "{found}");
-    assert!(cost.iter().all(|d| d["file"].as_str().unwrap().ends_with("config.yaml")));
+    assert!(cost
+        .iter()
+        .all(|d| d["file"].as_str().unwrap().ends_with("config.yaml")));
     // And a run does not start on it.
     let run = p.pipeline(yaml).run();
     assert_eq!(run.exit_code(), Some(2), "{}", run.stderr());
-    assert!(run.stderr().contains("spur::cost::config"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("spur::cost::config"),
+        "{}",
+        run.stderr()
+    );
 }

@@ -7,9 +7,9 @@
 //! of `budgets:` are held against the run's and the task's totals ([`budget`]).
 
 pub(crate) mod agent_output;
-mod lines;
 pub mod budget;
 pub mod config;
+mod lines;
 mod usage;
 pub(crate) mod usage_line;
 

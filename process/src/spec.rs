@@ -62,7 +62,10 @@ impl OutputWatch {
     }
 
     pub(crate) fn call(&self, stream: OutputStream, bytes: &[u8]) -> Option<String> {
-        let mut watch = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut watch = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         (watch)(stream, bytes)
     }
 }

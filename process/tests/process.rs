@@ -423,7 +423,10 @@ fn an_output_watch_stops_the_child_and_kills_its_group() {
         .run();
     assert_eq!(out.status, ProcessStatus::Stopped("over budget".into()));
     assert!(!text(&out.stdout).contains("not-stopped"));
-    assert!(seen.lock().unwrap().contains(&spur_process::OutputStream::Stderr));
+    assert!(seen
+        .lock()
+        .unwrap()
+        .contains(&spur_process::OutputStream::Stderr));
     let pid = std::fs::read_to_string(&grandchild).unwrap();
     let gone = |pid: &str| {
         std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))

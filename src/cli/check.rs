@@ -93,7 +93,10 @@ pub fn run(mut args: Args) -> CliResult {
                 for d in errors {
                     eprintln!("{:?}", miette::Report::new(d));
                 }
-                eprintln!("{}: budgets or prices have errors", state_dir.config_path().display());
+                eprintln!(
+                    "{}: budgets or prices have errors",
+                    state_dir.config_path().display()
+                );
             }
         }
     }

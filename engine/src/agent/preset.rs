@@ -223,7 +223,14 @@ mod tests {
     fn a_prompt_that_looks_like_a_flag_stays_the_prompt() {
         assert_eq!(
             args(Preset::Codex, "--help", &[]),
-            ["exec", "--json", "--sandbox", "workspace-write", "--", "--help"]
+            [
+                "exec",
+                "--json",
+                "--sandbox",
+                "workspace-write",
+                "--",
+                "--help"
+            ]
         );
         assert_eq!(
             args(Preset::Aider, "-x", &[]).last().map(String::as_str),
@@ -263,7 +270,15 @@ mod tests {
     fn opencode_runs_a_slash_command_as_its_command() {
         assert_eq!(
             args(Preset::Opencode, "/implement 0592", &[]),
-            ["run", "--format", "json", "--command", "implement", "--", "0592"]
+            [
+                "run",
+                "--format",
+                "json",
+                "--command",
+                "implement",
+                "--",
+                "0592"
+            ]
         );
         assert_eq!(
             args(Preset::Opencode, "/review", &[]),

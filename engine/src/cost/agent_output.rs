@@ -180,9 +180,7 @@ impl Meter {
                 let usage = reading.usage();
                 let answer = match format {
                     OutputFormat::ClaudeStreamJson => reading.result_text.unwrap_or_default(),
-                    OutputFormat::CodexJsonl => {
-                        reading.answer.last().cloned().unwrap_or_default()
-                    }
+                    OutputFormat::CodexJsonl => reading.answer.last().cloned().unwrap_or_default(),
                     _ => reading.answer.join(""),
                 };
                 AgentOutput {
@@ -288,12 +286,10 @@ impl Reading {
                 usage.cost_usd = event.get("total_cost_usd").and_then(Value::as_f64);
                 usage.cost_source = usage.cost_usd.map(|_| CostSource::Reported);
                 usage.duration_ms = event.get("duration_ms").and_then(Value::as_u64);
-                usage.model = self.model.clone().or_else(|| {
-                    self.messages
-                        .values()
-                        .rev()
-                        .find_map(|u| u.model.clone())
-                });
+                usage.model = self
+                    .model
+                    .clone()
+                    .or_else(|| self.messages.values().rev().find_map(|u| u.model.clone()));
                 self.reported = true;
                 self.result = Some(usage);
             }
@@ -309,9 +305,7 @@ impl Reading {
             "item.completed" => {
                 self.recognised += 1;
                 let item = event.get("item");
-                let is_message = item
-                    .and_then(|i| i.get("type"))
-                    .and_then(Value::as_str)
+                let is_message = item.and_then(|i| i.get("type")).and_then(Value::as_str)
                     == Some("agent_message");
                 if let (true, Some(text)) = (
                     is_message,

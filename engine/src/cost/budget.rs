@@ -130,9 +130,8 @@ pub fn already_spent(
     run: &UsageTotal,
     task: Option<&UsageTotal>,
 ) -> Option<Exceeded> {
-    against(&budgets.run, Scope::Run, run, true).or_else(|| {
-        task.and_then(|task| against(&budgets.task, Scope::Task, task, true))
-    })
+    against(&budgets.run, Scope::Run, run, true)
+        .or_else(|| task.and_then(|task| against(&budgets.task, Scope::Task, task, true)))
 }
 
 /// The step has spent `step` so far: the first budget that puts over.

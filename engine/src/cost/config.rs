@@ -328,7 +328,9 @@ fn dollars(cx: &mut Loader<'_>, node: &Node, what: &str) -> Option<f64> {
                 Code::CostConfig,
                 cx.source,
                 node.pointed(),
-                format!("{what} must be a number of US dollars from 0 to {MAX_DOLLARS}, not {found}"),
+                format!(
+                    "{what} must be a number of US dollars from 0 to {MAX_DOLLARS}, not {found}"
+                ),
             );
             cx.push(d);
             None

@@ -109,7 +109,10 @@ mod tests {
 
     #[test]
     fn joins_chunks_and_bounds_a_long_line() {
-        assert_eq!(lines(100, &[b"ab", b"c\nd", b"e\r\n", b"f"]), ["abc", "de", "f"]);
+        assert_eq!(
+            lines(100, &[b"ab", b"c\nd", b"e\r\n", b"f"]),
+            ["abc", "de", "f"]
+        );
         let long = vec![b'x'; 500];
         let got = lines(100, &[&long, &long, b"\nok\n"]);
         assert_eq!(got.len(), 2);

@@ -69,7 +69,11 @@ pub(crate) fn read_line(line: &[u8]) -> Option<Result<Usage, String>> {
     }
     let envelope: Envelope = match serde_json::from_slice(line) {
         Ok(e) => e,
-        Err(e) => return Some(Err(format!("a `spurUsage` line is not a usage report: {e}"))),
+        Err(e) => {
+            return Some(Err(format!(
+                "a `spurUsage` line is not a usage report: {e}"
+            )))
+        }
     };
     Some(check(envelope.spur_usage))
 }
@@ -223,8 +227,12 @@ mod tests {
         assert!(refused(b"{\"spurUsage\":{\"inputTokens\":2000000000000}}").contains("more than"));
         assert!(refused(b"{\"spurUsage\":{\"costUsd\":-0.5}}").contains("costUsd"));
         assert!(refused(b"{\"spurUsage\":{\"costUsd\":1e300}}").contains("costUsd"));
-        assert!(refused(b"{\"spurUsage\":{\"inputTokens\":1,\"cachedTokens\":2}}").contains("cached"));
-        assert!(refused(b"{\"spurUsage\":{\"inputTokens\":1,\"sneaky\":1}}").contains("unknown field"));
+        assert!(
+            refused(b"{\"spurUsage\":{\"inputTokens\":1,\"cachedTokens\":2}}").contains("cached")
+        );
+        assert!(
+            refused(b"{\"spurUsage\":{\"inputTokens\":1,\"sneaky\":1}}").contains("unknown field")
+        );
         assert!(refused(b"{\"spurUsage\":{},\"extra\":1}").contains("unknown field"));
         let mut huge = b"{\"spurUsage\":{\"model\":\"".to_vec();
         huge.extend(std::iter::repeat_n(b'm', 10 << 20));
@@ -238,6 +246,9 @@ mod tests {
         let many: Vec<u8> = line.repeat(MAX_REPORTS + 1);
         assert!(read_all(&many).unwrap_err().contains("more than"));
         let enough: Vec<u8> = line.repeat(MAX_REPORTS);
-        assert_eq!(read_all(&enough).unwrap().unwrap().input_tokens, MAX_REPORTS as u64);
+        assert_eq!(
+            read_all(&enough).unwrap().unwrap().input_tokens,
+            MAX_REPORTS as u64
+        );
     }
 }

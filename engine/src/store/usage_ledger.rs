@@ -299,7 +299,6 @@ fn cut(path: &Path, len: u64) -> io::Result<()> {
     file.sync_all()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,10 +343,16 @@ mod tests {
 
         let path = state.usage_ledger_path(&wbs);
         let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, text.replacen("\"inputTokens\":20", "\"inputTokens\":2", 1))
-            .unwrap();
+        std::fs::write(
+            &path,
+            text.replacen("\"inputTokens\":20", "\"inputTokens\":2", 1),
+        )
+        .unwrap();
         let err = read(&state, &wbs).unwrap_err();
-        assert!(matches!(err, UsageLedgerError::Broken { seq: 1, .. }), "{err}");
+        assert!(
+            matches!(err, UsageLedgerError::Broken { seq: 1, .. }),
+            "{err}"
+        );
 
         let first_only: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
         std::fs::write(&path, first_only).unwrap();

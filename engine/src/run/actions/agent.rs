@@ -133,7 +133,9 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionR
     }));
     spec = spec.watch(spend.watch(&live, &agent));
     let outcome = spec.run();
-    let mut live = live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut live = live
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let output = live
         .meter
         .take()
@@ -267,9 +269,10 @@ impl Spent {
     fn before(ctx: &ActionContext<'_>) -> Result<Spent, String> {
         let config = CostConfig::load(ctx.state_dir).map_err(|e| {
             let findings: Vec<String> = match &e {
-                crate::cost::config::CostConfigErrors::Invalid { errors, .. } => {
-                    errors.iter().map(crate::diagnostic::Diagnostic::one_line).collect()
-                }
+                crate::cost::config::CostConfigErrors::Invalid { errors, .. } => errors
+                    .iter()
+                    .map(crate::diagnostic::Diagnostic::one_line)
+                    .collect(),
                 other => vec![other.to_string()],
             };
             coded(
@@ -307,7 +310,9 @@ impl Spent {
         let (config, run, task) = (self.config.clone(), self.run.clone(), self.task.clone());
         let agent = agent.to_owned();
         OutputWatch::new(move |stream, bytes| {
-            let mut live = live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut live = live
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let live = &mut *live;
             match stream {
                 OutputStream::Stdout => {

@@ -319,7 +319,11 @@ pub(crate) fn process(
 
 /// The `spurUsage` lines a step's process printed on stderr, into its result; a report
 /// that is refused fails the step.
-pub(crate) fn with_reported_usage(mut result: ActionResult, what: &str, stderr: &[u8]) -> ActionResult {
+pub(crate) fn with_reported_usage(
+    mut result: ActionResult,
+    what: &str,
+    stderr: &[u8],
+) -> ActionResult {
     match crate::cost::usage_line::read_all(stderr) {
         Ok(usage) => result.usage = usage,
         Err(why) => {
