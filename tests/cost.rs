@@ -511,3 +511,27 @@ fn check_reports_every_budget_and_price_error_with_its_place() {
         run.stderr()
     );
 }
+
+#[test]
+fn a_step_that_fails_after_its_agent_ran_still_records_what_it_spent() {
+    let p = Spur::new();
+    stub(&p, "codex");
+    p.file(".spur/config.yaml", "agents:\n  codex: { preset: codex }\n");
+    // The stand-in changes nothing: requireDiff fails the step once the agent has run.
+    let yaml = ONE_STEP.replace(
+        "input: \"fix ${vars.wbs}\" }",
+        "input: \"fix ${vars.wbs}\", requireDiff: true }",
+    );
+    let out = p
+        .pipeline(&yaml)
+        .var("wbs", "0042")
+        .env("PATH", path(&p))
+        .within(Duration::from_secs(120))
+        .run();
+    assert_eq!(out.exit_code(), Some(1), "{}", out.stderr());
+    let steps = finished(&p, &p.only_run_id());
+    assert_eq!(steps[0]["ok"], false);
+    assert!(steps[0]["error"].as_str().unwrap().contains("requireDiff"));
+    assert_eq!(steps[0]["usage"]["inputTokens"], 7572);
+    assert_eq!(task_usage(&p)["total"]["steps"], 1);
+}

@@ -182,16 +182,20 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionR
     };
     if let Some(answer) = &options.answer_file {
         if outcome.stdout_truncated {
-            return ActionResult::failed(format!(
-                "agent.run: the answer of agent {agent:?} is larger than {ANSWER_LIMIT} bytes"
-            ));
+            return spent_anyway(
+                &usage,
+                ActionResult::failed(format!(
+                    "agent.run: the answer of agent {agent:?} is larger than {ANSWER_LIMIT} bytes"
+                )),
+            );
         }
         if let Err(e) =
             crate::store::atomic_file::write_atomic(&project_path(ctx, answer), &outcome.stdout)
         {
-            return ActionResult::failed(format!(
-                "agent.run: cannot write answerFile {answer}: {e}"
-            ));
+            return spent_anyway(
+                &usage,
+                ActionResult::failed(format!("agent.run: cannot write answerFile {answer}: {e}")),
+            );
         }
         result.message = Some(format!("answer → {answer}"));
     }
@@ -202,21 +206,30 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionR
     }
     if let Some(expect) = &options.expect_file {
         if !project_path(ctx, expect).exists() {
-            return ActionResult::failed(format!(
-                "agent.run: agent {agent:?} did not produce expectFile {expect}"
-            ));
+            return spent_anyway(
+                &usage,
+                ActionResult::failed(format!(
+                    "agent.run: agent {agent:?} did not produce expectFile {expect}"
+                )),
+            );
         }
     }
     if let Some(before) = before {
         match worktree::fingerprint(ctx.project_root, ctx.state_dir.root()) {
             Ok(after) if after == before => {
-                return ActionResult::failed(format!(
-                    "agent.run: requireDiff: agent {agent:?} left the working tree unchanged"
-                ))
+                return spent_anyway(
+                    &usage,
+                    ActionResult::failed(format!(
+                        "agent.run: requireDiff: agent {agent:?} left the working tree unchanged"
+                    )),
+                )
             }
             Ok(_) => {}
             Err(e) => {
-                return ActionResult::failed(format!("agent.run: cannot fingerprint the tree: {e}"))
+                return spent_anyway(
+                    &usage,
+                    ActionResult::failed(format!("agent.run: cannot fingerprint the tree: {e}")),
+                )
             }
         }
     }
@@ -232,6 +245,12 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &AgentRunOptions) -> ActionR
     if let Some(spent) = crossed {
         return spend.refuse(ctx, &format!("agent {agent:?} finished"), &spent, usage);
     }
+    result
+}
+
+/// A step that failed after its agent ran still spent what it spent.
+fn spent_anyway(usage: &Option<Usage>, mut result: ActionResult) -> ActionResult {
+    result.usage.clone_from(usage);
     result
 }
 
