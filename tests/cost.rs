@@ -535,3 +535,29 @@ fn a_step_that_fails_after_its_agent_ran_still_records_what_it_spent() {
     assert_eq!(steps[0]["usage"]["inputTokens"], 7572);
     assert_eq!(task_usage(&p)["total"]["steps"], 1);
 }
+
+#[test]
+fn a_cli_that_reports_only_at_the_end_fails_its_step_once_it_crossed_the_budget() {
+    let p = Spur::new();
+    stub(&p, "gemini");
+    p.file(
+        ".spur/config.yaml",
+        "agents:\n  gemini: { preset: gemini }\nbudgets:\n  step: { tokens: 1000 }\n",
+    );
+    let yaml = ONE_STEP.replace("agent: codex", "agent: gemini").replace(
+        "input: \"fix ${vars.wbs}\" }",
+        "input: \"fix ${vars.wbs}\", answerFile: answer.txt }",
+    );
+    let out = p
+        .pipeline(&yaml)
+        .var("wbs", "0042")
+        .env("PATH", path(&p))
+        .within(Duration::from_secs(120))
+        .run();
+    assert_eq!(out.exit_code(), Some(1), "{}", out.stderr());
+    let said = format!("{}{}", out.stdout(), out.stderr());
+    assert!(said.contains("agent \"gemini\" finished: the budget `budgets.step.tokens` (1000 tokens) is spent: the step has spent 25113 tokens in 1 step"), "{said}");
+    // Its answer is written all the same, and what it spent is on record.
+    assert_eq!(p.read("answer.txt"), "Fixed the typo in README.md.\n");
+    assert_eq!(task_usage(&p)["total"]["inputTokens"], 24939);
+}
