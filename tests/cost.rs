@@ -561,3 +561,39 @@ fn a_cli_that_reports_only_at_the_end_fails_its_step_once_it_crossed_the_budget(
     assert_eq!(p.read("answer.txt"), "Fixed the typo in README.md.\n");
     assert_eq!(task_usage(&p)["total"]["inputTokens"], 24939);
 }
+
+/// A claude stand-in that reports one assistant message (the cited fixture's) and then
+/// keeps working until it is stopped.
+const WORKING_CLAUDE: &str = r#"#!/bin/sh
+echo $$ > agent.pid
+echo '{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-4-5-20250929"}'
+echo '{"type":"assistant","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Working on it."}],"usage":{"input_tokens":3,"cache_creation_input_tokens":1200,"cache_read_input_tokens":10000,"output_tokens":50}},"session_id":"s"}'
+sleep 600
+touch not-stopped
+"#;
+
+#[test]
+fn a_step_budget_stops_claude_as_its_messages_report_usage() {
+    let p = Spur::new();
+    p.file("bin/claude", WORKING_CLAUDE);
+    make_executable(&p.join("bin/claude"));
+    p.file(
+        ".spur/config.yaml",
+        "agents:\n  claude: { preset: claude }\nbudgets:\n  step: { tokens: 5000 }\n",
+    );
+    let yaml = ONE_STEP.replace("agent: codex", "agent: claude");
+    let out = p
+        .pipeline(&yaml)
+        .var("wbs", "0042")
+        .env("PATH", path(&p))
+        .within(Duration::from_secs(120))
+        .run();
+    assert_eq!(out.exit_code(), Some(1), "{}", out.stderr());
+    let said = format!("{}{}", out.stdout(), out.stderr());
+    assert!(said.contains("agent \"claude\" was stopped: the budget `budgets.step.tokens` (5000 tokens) is spent: the step has spent 11253 tokens"), "{said}");
+    assert!(!p.exists("not-stopped"));
+    assert!(!process_is_running(p.read("agent.pid").trim()));
+    let steps = finished(&p, &p.only_run_id());
+    assert_eq!(steps[0]["usage"]["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(steps[0]["usage"]["cachedTokens"], 10000);
+}
