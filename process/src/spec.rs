@@ -3,7 +3,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::group::Leader;
@@ -37,6 +37,45 @@ impl std::fmt::Debug for StartHook {
     }
 }
 
+/// Which of the child's output streams a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStream {
+    /// Its standard output.
+    Stdout,
+    /// Its standard error.
+    Stderr,
+}
+
+/// Called with every chunk of the child's output as it arrives (in the waiting thread, so it
+/// must be quick); a `Some(reason)` stops the child: its whole group is killed at once and
+/// it ends [`crate::ProcessStatus::Stopped`] with the reason. An agent whose spend crosses
+/// its budget is stopped so.
+#[derive(Clone)]
+pub struct OutputWatch(Arc<Mutex<WatchFn>>);
+
+type WatchFn = dyn FnMut(OutputStream, &[u8]) -> Option<String> + Send;
+
+impl OutputWatch {
+    /// A watch calling `watch`.
+    pub fn new(watch: impl FnMut(OutputStream, &[u8]) -> Option<String> + Send + 'static) -> Self {
+        Self(Arc::new(Mutex::new(watch)))
+    }
+
+    pub(crate) fn call(&self, stream: OutputStream, bytes: &[u8]) -> Option<String> {
+        let mut watch = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (watch)(stream, bytes)
+    }
+}
+
+impl std::fmt::Debug for OutputWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutputWatch")
+    }
+}
+
 /// What to run and how.
 #[derive(Clone)]
 pub struct ProcessSpec {
@@ -61,6 +100,7 @@ pub struct ProcessSpec {
     /// Started outside the sandbox ([`crate::sandbox`]): only spur's own binary, for a
     /// nested call the run itself checked.
     pub(crate) unconfined: bool,
+    pub(crate) watch: Option<OutputWatch>,
 }
 
 impl std::fmt::Debug for ProcessSpec {
@@ -77,6 +117,7 @@ impl std::fmt::Debug for ProcessSpec {
             .field("log", &self.log.is_some())
             .field("on_start", &self.on_start.is_some())
             .field("unconfined", &self.unconfined)
+            .field("watch", &self.watch.is_some())
             .finish()
     }
 }
@@ -101,6 +142,7 @@ impl ProcessSpec {
             log: None,
             on_start: None,
             unconfined: false,
+            watch: None,
         }
     }
 
@@ -169,6 +211,13 @@ impl ProcessSpec {
     /// spur's own binary answering a nested call the run has checked, never for a step.
     pub fn unconfined(mut self) -> Self {
         self.unconfined = true;
+        self
+    }
+
+    /// Call `watch` with the child's output as it arrives; it may stop the child
+    /// (see [`OutputWatch`]).
+    pub fn watch(mut self, watch: OutputWatch) -> Self {
+        self.watch = Some(watch);
         self
     }
 
