@@ -326,3 +326,42 @@ fn state_show_names_the_protected_state_outside_the_project() {
     assert!(protected.join("ledger/tasks/0804.jsonl").exists());
     assert!(!project.path().join(".spur/ledger").exists());
 }
+
+#[test]
+fn a_nested_call_is_answered_as_its_own_run_whatever_run_id_the_step_names() {
+    // A gate that fails, and what a step writes over it; the step then names a run that
+    // does not exist (it could be another, weaker one) and asks for done.
+    let project = project().file(
+        ".spur/config.yaml",
+        "verify:\n  gates:\n    tests: {command: 'test -f tests-pass'}\n",
+    );
+    project.file(
+        "weakened.yaml",
+        "verify:\n  gates: {}\ndoneGate:\n  fingerprintExclude: [\"**\"]\n",
+    );
+    pass_verdict(&project);
+    let steps = r#"cp weakened.yaml .spur/config.yaml
+SPUR_RUN_ID=20260101T000000Z-abcdef "$SPUR_BIN" task update 0804 done --json > update.json 2> update.err; echo $? > update.code
+"#;
+    let (out, _) = run(&project, Sandbox::On, &pipeline(steps));
+    let run_id = out["runId"].as_str().unwrap();
+    assert_eq!(
+        project.read("update.code"),
+        "1\n",
+        "{}",
+        project.read("update.err")
+    );
+    let update: Value = serde_json::from_str(&project.read("update.json")).unwrap();
+    assert_eq!(update["decision"], "deny", "{update}");
+    let message = update["message"]
+        .as_str()
+        .unwrap()
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        message.contains(&format!("the done-gate policy changed during run {run_id}")),
+        "{message}"
+    );
+}

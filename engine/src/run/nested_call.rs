@@ -4,15 +4,16 @@
 //! the run's own process through a Unix socket named in the step's environment
 //! ([`RUN_SOCKET_VAR`]). The run checks each request ([`check`]: the verbs it takes, no
 //! `--state-dir`, no `--force-done`) and answers it by running its own `spur` binary
-//! outside the sandbox, in the run's state directory and under the run's id — so the
-//! call takes the run's pinned policy (`PolicySource::for_invocation`).
+//! outside the sandbox, in the run's state directory and under the run's own id (bound by
+//! the runner, [`RunSocket::serve_run`]; not the one a step sends) — so the call takes the
+//! run's pinned policy (`PolicySource::for_invocation`).
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -167,6 +168,7 @@ pub struct RunSocket {
     dir: PathBuf,
     path: PathBuf,
     stop: Arc<AtomicBool>,
+    run_id: Arc<Mutex<Option<String>>>,
 }
 
 impl RunSocket {
@@ -183,9 +185,11 @@ impl RunSocket {
             }
         };
         let stop = Arc::new(AtomicBool::new(false));
+        let run_id = Arc::new(Mutex::new(None));
         let server = Server {
             state_root: state_dir.root().to_path_buf(),
             spur_bin: spur_bin.to_path_buf(),
+            run_id: Arc::clone(&run_id),
         };
         let stopping = Arc::clone(&stop);
         std::thread::Builder::new()
@@ -202,7 +206,22 @@ impl RunSocket {
                         .spawn(move || server.answer(stream));
                 }
             })?;
-        Ok(Self { dir, path, stop })
+        Ok(Self {
+            dir,
+            path,
+            stop,
+            run_id,
+        })
+    }
+
+    /// Answer calls as run `run_id` from now on: they get its id (and so its pinned
+    /// policy), whatever `SPUR_RUN_ID` the step sends.
+    pub fn serve_run(&self, run_id: &crate::run::RunId) {
+        let mut bound = self
+            .run_id
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *bound = Some(run_id.as_str().to_owned());
     }
 
     /// The socket's path, for [`RUN_SOCKET_VAR`].
@@ -240,6 +259,8 @@ fn private_dir() -> io::Result<PathBuf> {
 struct Server {
     state_root: PathBuf,
     spur_bin: PathBuf,
+    /// The run this socket serves, once it has an id.
+    run_id: Arc<Mutex<Option<String>>>,
 }
 
 impl Server {
@@ -267,11 +288,18 @@ impl Server {
             .env_remove("SPUR_RUN_ID")
             .timeout(CALL_TIMEOUT)
             .capture_limit(4 * 1024 * 1024);
-        if let Some(run_id) = request
+        let bound = self
             .run_id
-            .as_deref()
-            .filter(|id| crate::run::RunId::parse(id).is_ok())
-        {
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let run_id = bound.or_else(|| {
+            request
+                .run_id
+                .clone()
+                .filter(|id| crate::run::RunId::parse(id).is_ok())
+        });
+        if let Some(run_id) = run_id {
             spec = spec.env("SPUR_RUN_ID", run_id);
         }
         let outcome = spec.run();

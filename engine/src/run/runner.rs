@@ -131,6 +131,13 @@ pub fn resume(
 }
 
 /// Start a run on `host` and drive it to a terminal state or a pause.
+/// The run's socket answers its steps' calls as this run, whatever run id a step names.
+fn serve_nested_calls_for(settings: &RunSettings, run_id: &RunId) {
+    if let Some(socket) = &settings.run_socket {
+        socket.serve_run(run_id);
+    }
+}
+
 pub(crate) fn start_on(
     request: StartRequest<'_>,
     settings: &RunSettings,
@@ -140,6 +147,7 @@ pub(crate) fn start_on(
     let pipeline = request.pipeline.pipeline();
     let mut vars = request.vars;
     let run_id = host.new_run_id();
+    serve_nested_calls_for(settings, &run_id);
     inject_builtin_vars(pipeline, &mut vars, &run_id, settings);
     let wbs = wbs_of(&vars)?;
     if wbs.is_none() && request.force_done_reason.is_some() {
@@ -220,6 +228,7 @@ pub(crate) fn resume_on(
     host: &mut dyn RunHost,
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, RunError> {
+    serve_nested_calls_for(settings, &request.run_id);
     let resumable = resumable::check(&request, GoOn::Continue, settings, host)?;
     let state = resumable.state;
     let (mut run, position) = reopen(&request, resumable, settings, host, observer)?;
@@ -272,6 +281,7 @@ pub(crate) fn retry_on(
         force_done_reason: request.force_done_reason,
         secret_vars: request.secret_vars,
     };
+    serve_nested_calls_for(settings, &request.run_id);
     let resumable = resumable::check(&request, GoOn::Retry, settings, host)?;
     let state = resumable.state;
     let (mut run, position) = reopen(&request, resumable, settings, host, observer)?;
