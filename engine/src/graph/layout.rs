@@ -16,13 +16,13 @@ const PAD_X: f64 = 14.0;
 /// Height of a state's box.
 pub(crate) const NODE_HEIGHT: f64 = 34.0;
 /// Space between two boxes of a layer.
-const GAP_X: f64 = 36.0;
+const GAP_X: f64 = 110.0;
 /// Space between two layers (edges and their labels go here).
 const GAP_Y: f64 = 64.0;
 /// The margin around the drawing.
 pub(crate) const MARGIN: f64 = 24.0;
 /// Longest label drawn in a box, in characters (the cut adds `…`).
-pub(crate) const LABEL_CHARS: usize = 32;
+pub(crate) const LABEL_CHARS: usize = 28;
 
 /// One state's box: its top-left corner and its size.
 #[derive(Debug, Clone, Copy, PartialEq)]
