@@ -74,3 +74,24 @@ fn a_paused_run_is_found_drawn_and_answered_from_the_page_until_it_finishes() {
         "the answer says who gave it: {resumed}"
     );
 }
+
+#[test]
+fn an_open_runs_page_follows_a_run_live_when_it_is_answered_elsewhere() {
+    let (project, id) = paused_project();
+    let ui = UiServer::start(&project, &[]);
+    let browser = Browser::start();
+    browser.open(&ui.url("/"));
+    browser.find(&format!(
+        "tr[data-run=\"{id}\"] span.badge[data-outcome=\"paused\"]"
+    ));
+    // Answered on the command line: the page learns of it from the event stream alone.
+    project
+        .args(["continue", &id, "--answer", "ship"])
+        .run()
+        .success();
+    browser.find(&format!(
+        "tr[data-run=\"{id}\"] span.badge[data-outcome=\"completed\"]"
+    ));
+    browser.open(&ui.url(&format!("/runs/{id}")));
+    browser.find("span.badge[data-outcome=\"completed\"]");
+}

@@ -91,7 +91,9 @@ pub(crate) fn render(view: &RunView<'_>) -> String {
     guards(&mut body, view.records);
     actions(&mut body, view.records, view.run_dir);
     timeline(&mut body, &s.run_id, view.records);
-    let live = format!("?run={}", url_segment(&s.run_id));
+    // From the last record shown: the stream sends only what the page does not have.
+    let last = view.records.last().map_or(0, |r| r.seq);
+    let live = format!("?run={}&after={last}", url_segment(&s.run_id));
     page(
         Section::Runs,
         &format!("Run {}", s.run_id),
