@@ -69,11 +69,16 @@ impl Access {
             .and_then(|n| n.as_ref().map(|n| format!("/login/{n}")))
     }
 
-    /// Check 1 and 2 for a request with `host` and `cookie` headers to `path`.
-    pub(crate) fn admit(&self, host: Option<&str>, cookie: Option<&str>) -> Result<(), Refusal> {
+    /// Check 1: `host` (the Host header) names this server.
+    pub(crate) fn host_ok(&self, host: Option<&str>) -> bool {
         let host = host.unwrap_or("");
-        if !self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-            return Err(Refusal::Host(host.to_owned()));
+        self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
+    }
+
+    /// Check 1 and 2 for a request with `host` and `cookie` headers.
+    pub(crate) fn admit(&self, host: Option<&str>, cookie: Option<&str>) -> Result<(), Refusal> {
+        if !self.host_ok(host) {
+            return Err(Refusal::Host(host.unwrap_or("").to_owned()));
         }
         match &self.token {
             None => Ok(()),

@@ -218,9 +218,7 @@ fn handle(shared: &Shared, mut request: Request) {
     let path = path.to_owned();
     let query = query.to_owned();
     if let Some(nonce) = path.strip_prefix("/login/") {
-        if shared.access.admit(host.as_deref(), None) != Err(Refusal::Token)
-            && shared.access.admit(host.as_deref(), None).is_err()
-        {
+        if !shared.access.host_ok(host.as_deref()) {
             let _ = request.respond(text(
                 421,
                 "refused: the Host header is not this server's address",

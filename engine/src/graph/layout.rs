@@ -209,3 +209,36 @@ fn parents_of_each_state(
     }
     parents
 }
+
+#[cfg(test)]
+mod tests {
+    use super::layout;
+    use crate::graph::TransitionGraph;
+    use crate::pipeline::load;
+    use crate::source::SourceFile;
+
+    #[test]
+    fn states_are_layered_by_distance_and_unreached_ones_go_last() {
+        let text = "name: l\ninitialState: a\n\
+            states: [{id: a}, {id: b}, {id: c}, {id: lost}]\n\
+            transitions:\n\
+            \x20 - {from: a, to: b}\n\
+            \x20 - {from: b, to: c}\n\
+            \x20 - {from: c, to: a}\n\
+            \x20 - {from: a, to: c}\n";
+        let pipeline = load(&SourceFile::new("l.yaml", text.to_owned()))
+            .map(|l| l.pipeline)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let graph = TransitionGraph::new(&pipeline);
+        let placed = layout(&pipeline, &graph);
+        let layers: Vec<usize> = placed.states.iter().map(|p| p.layer).collect();
+        assert_eq!(
+            layers,
+            vec![0, 1, 1, 2],
+            "c is one step from a; lost is below all"
+        );
+        let (b, c) = (placed.states[1], placed.states[2]);
+        assert!(b.x + b.width <= c.x, "boxes of one layer do not overlap");
+        assert!(placed.height > placed.states[3].y);
+    }
+}
