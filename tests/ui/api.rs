@@ -97,3 +97,70 @@ fn events_push_each_record_a_run_writes_after_the_page_was_rendered() {
         "each record once, in order: {seqs:?}"
     );
 }
+
+/// A `pause: true` state is continued with no answer, an `hitl.input` with free text; both
+/// through the form, both recorded with who gave them.
+#[test]
+fn a_pause_state_and_a_free_text_question_are_answered_through_the_form() {
+    let project = crate::common::Spur::new().file(
+        "p.yaml",
+        "name: two-pauses\ninitialState: hold\n\
+         states:\n\
+         \x20 - {id: hold, pause: true}\n\
+         \x20 - id: ask\n\
+         \x20   onEnter: [{kind: hitl.input, options: {prompt: 'Name?', var: who}}]\n\
+         \x20 - {id: end}\n\
+         transitions:\n\
+         \x20 - {from: hold, to: ask}\n\
+         \x20 - {from: ask, to: end}\n",
+    );
+    let paused = project
+        .args(["run", "p.yaml"])
+        .json()
+        .run()
+        .code(3)
+        .stdout_json();
+    let id = paused["runId"].as_str().unwrap_or_default().to_owned();
+    let ui = UiServer::start(&project, &[]);
+    let page = get(ui.addr, &format!("/runs/{id}"));
+    assert!(page.body.contains("for the operator"), "{}", page.body);
+    let csrf = page
+        .body
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default()
+        .to_owned();
+    let post = |form: String| {
+        super::http::request(
+            ui.addr,
+            "POST",
+            &format!("/runs/{id}/answer"),
+            &[
+                ("Host", &ui.addr.to_string()),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            &form,
+        )
+    };
+    assert_eq!(post(format!("answer=&csrf={csrf}")).status, 303);
+    assert_eq!(
+        super::outcome(&project, &id),
+        "paused",
+        "now on the question"
+    );
+    let page = get(ui.addr, &format!("/runs/{id}"));
+    assert!(page.body.contains("id=\"answer-text\""), "{}", page.body);
+    assert_eq!(post(format!("answer=Ada+%3CL%3E&csrf={csrf}")).status, 303);
+    assert_eq!(super::outcome(&project, &id), "completed");
+    let trace = project.trace(&id);
+    let resumed = crate::common::events(&trace, "resumed");
+    assert_eq!(resumed.len(), 2, "{trace:?}");
+    assert!(resumed.iter().all(|r| r["answeredBy"]
+        .as_str()
+        .is_some_and(|w| w.contains("via spur ui"))));
+    assert_eq!(
+        resumed.get(1).map(|r| r["answer"].clone()),
+        Some("Ada <L>".into())
+    );
+}
