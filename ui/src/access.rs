@@ -20,6 +20,10 @@ pub(crate) const COOKIE: &str = "spur_ui_token";
 #[derive(Debug)]
 pub(crate) struct Access {
     hosts: Vec<String>,
+    /// Bound to every interface (0.0.0.0, ::): the names it is reached by cannot be known,
+    /// so any host with this port passes check 1, and the token (required off loopback)
+    /// is what guards it.
+    any_host_on_port: Option<u16>,
     origins: Vec<String>,
     csrf: String,
     token: Option<String>,
@@ -49,6 +53,7 @@ impl Access {
         let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
         Access {
             hosts,
+            any_host_on_port: bound.ip().is_unspecified().then_some(port),
             origins,
             csrf: random_hex(),
             token: token.then(random_hex),
@@ -72,6 +77,11 @@ impl Access {
     /// Check 1: `host` (the Host header) names this server.
     pub(crate) fn host_ok(&self, host: Option<&str>) -> bool {
         let host = host.unwrap_or("");
+        if let Some(port) = self.any_host_on_port {
+            return host
+                .rsplit_once(':')
+                .is_some_and(|(_, p)| p == port.to_string());
+        }
         self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
     }
 
@@ -157,6 +167,16 @@ mod tests {
             Err(Refusal::Host(_))
         ));
         assert!(matches!(access.admit(None, None), Err(Refusal::Host(_))));
+    }
+
+    #[test]
+    fn bound_to_every_interface_any_name_with_the_port_is_a_host() {
+        let access = Access::new(std::net::SocketAddr::from(([0, 0, 0, 0], 7878)), true);
+        assert!(access.host_ok(Some("build-box.lan:7878")));
+        assert!(access.host_ok(Some("192.168.1.5:7878")));
+        assert!(!access.host_ok(Some("build-box.lan:80")));
+        assert!(!access.host_ok(Some("build-box.lan")));
+        assert!(!access.host_ok(None));
     }
 
     #[test]
