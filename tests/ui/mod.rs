@@ -3,6 +3,7 @@
 //! real headless Chromium driven over the W3C WebDriver protocol.
 
 mod api;
+mod board;
 mod browser;
 mod http;
 mod safety;
