@@ -47,7 +47,15 @@ fn a_task_whose_view_was_forged_to_done_is_flagged_tampered_on_the_board_and_the
         card(&board)
     );
     assert!(!card(&board).contains("tampered"));
-    assert!(board.contains("data-status=\"todo\""), "{board}");
+    let todo_column = board
+        .split("data-status=\"todo\"")
+        .nth(1)
+        .and_then(|rest| rest.split("data-status=").next())
+        .unwrap_or_default();
+    assert!(
+        todo_column.contains(&format!("data-wbs=\"{wbs}\"")),
+        "the card is in its status's column: {board}"
+    );
 
     project.file(
         &format!(".spur/tasks/{wbs}.json"),
