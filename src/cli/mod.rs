@@ -63,6 +63,7 @@ mod task_verdict;
 mod task_verify_certs;
 mod task_why;
 mod trace;
+mod ui;
 mod verdict;
 mod verify;
 mod workflow;
@@ -143,6 +144,8 @@ enum Command {
     Lifecycle(lifecycle::Args),
     /// The audit log of forced done overrides.
     Audit(audit::Args),
+    /// Serve the runs, tasks and audit log as a local web app; answer paused runs there.
+    Ui(ui::Args),
     /// The key that seals task ledgers, the audit log and run journals.
     Key(key::Args),
     /// Where the project's protected state lives; adopting an older spur's from .spur/.
@@ -185,6 +188,7 @@ pub fn main() -> ExitCode {
         Command::Feature(args) => feature::run(args),
         Command::Lifecycle(args) => lifecycle::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Ui(args) => ui::run(args),
         Command::Key(args) => key::run(args),
         Command::State(args) => state::run(args),
         Command::Jq(args) => jq::supervise(args),
