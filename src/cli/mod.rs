@@ -28,6 +28,8 @@ mod check;
 mod completions;
 mod config_errors;
 mod continue_run;
+mod engine;
+mod engine_run;
 mod failure;
 mod feature;
 mod feature_check;
@@ -63,6 +65,7 @@ mod task_why;
 mod trace;
 mod verdict;
 mod verify;
+mod worker;
 mod workflow;
 
 use std::process::ExitCode;
@@ -143,6 +146,10 @@ enum Command {
     Audit(audit::Args),
     /// The key that seals task ledgers, the audit log and run journals.
     Key(key::Args),
+    /// Serve runs of a Restate server: this process is one worker of a fleet.
+    Worker(worker::Args),
+    /// The Restate server runs go to: register a worker with it.
+    Engine(engine::Args),
     /// The embedded jq (also reached as `jq` through the PATH shim).
     Jq(jq::Args),
     /// `spur jq` itself, in the child process `spur jq` supervises.
@@ -179,6 +186,8 @@ pub fn main() -> ExitCode {
         Command::Lifecycle(args) => lifecycle::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Key(args) => key::run(args),
+        Command::Worker(args) => worker::run(args),
+        Command::Engine(args) => engine::run(args),
         Command::Jq(args) => jq::supervise(args),
         Command::JqContained(contained) => jq::run_contained(contained),
     };

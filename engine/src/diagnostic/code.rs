@@ -237,6 +237,8 @@ codes! {
     UsageForceDoneNeedsDone = "spur::usage::force-done-needs-done",
     /// the current directory cannot be read
     UsageCwd = "spur::usage::cwd",
+    /// the run engine (`--engine`, `engine:` of the config) is unknown or lacks its URL
+    UsageEngine = "spur::usage::engine",
     /// there is no state directory (`.spur/`) here or above, and the command does not make one
     UsageNoStateDir = "spur::usage::no-state-dir",
 
