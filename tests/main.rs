@@ -17,6 +17,7 @@ mod data_lock;
 mod dialect;
 mod done_certificates;
 mod done_gate;
+mod fleet;
 mod features;
 mod graph;
 mod journal_forgery;

@@ -22,13 +22,16 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
+/// POST `body` (JSON; none when empty: a handler without input takes no content type).
 fn post(url: &str, body: &str) -> Result<String, ClientError> {
     let fail = |why: String| ClientError(format!("POST {url}: {why}"));
-    let mut response = agent()
-        .post(url)
-        .header("content-type", "application/json")
-        .send(body)
-        .map_err(|e| fail(e.to_string()))?;
+    let request = agent().post(url);
+    let sent = if body.is_empty() {
+        request.send_empty()
+    } else {
+        request.header("content-type", "application/json").send(body)
+    };
+    let mut response = sent.map_err(|e| fail(e.to_string()))?;
     let status = response.status();
     let text = response
         .body_mut()

@@ -21,13 +21,28 @@ pub trait Worker: Send + Sync + 'static {
 /// aborts and retries it elsewhere.
 const INACTIVITY: Duration = Duration::from_secs(60 * 60);
 
+/// A listener on `addr` that other workers may share (`SO_REUSEPORT`): the kernel spreads
+/// the server's connections over the workers listening there, and a dead worker's share
+/// goes to the others. (Workers on other machines sit behind a load balancer instead.)
+fn listener(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.set_reuseport(true)?;
+    socket.bind(addr)?;
+    socket.listen(1024)
+}
+
 /// Serve `worker` on `listen` until the process ends.
 pub fn serve(listen: SocketAddr, worker: Arc<dyn Worker>) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(listen).await?;
+        let listener = listener(listen)?;
         let options = ServiceOptions::new()
             .inactivity_timeout(INACTIVITY)
             .abort_timeout(Duration::from_secs(60))
