@@ -4,8 +4,12 @@
 //! values of the steps already journaled without running them again, so the runner sees
 //! the same records, times and results and goes on from the first step not journaled.
 //!
-//! An action is two steps: its `action-started` record (the started marker), then the
-//! action itself. A replay that finds the marker journaled and the action not has met an
+//! Records are journaled in batches: a record is kept in memory until the next effect
+//! needs the ones before it durable (an action's started marker), a pause, the run's
+//! start, or the run's end, then all of them are one step. A record not yet journaled
+//! when a worker dies is made again, the same, by the replay (it follows from journaled
+//! steps alone). An action is two steps: the batch ending in its `action-started` record
+//! (the started marker), then the action itself. A replay that finds the marker journaled and the action not has met an
 //! action that started and never finished: it is not run again but journaled as
 //! ambiguous, and the run stops with [`RunError::Ambiguous`] for a person to decide. A
 //! pause waits on a durable promise of the engine. This module knows nothing of Restate
@@ -63,20 +67,33 @@ pub fn start_journaled(
         gate,
         run_id,
         records: Vec::new(),
+        pending: Vec::new(),
+        told: 0,
         secrets: RunSecrets::default(),
         state_dir: settings.state_dir.clone(),
         run_dir: None,
         pauses: 0,
         clock: 0,
     };
-    start_on(request, settings, &mut host, observer)
+    let outcome = start_on(request, settings, &mut host, observer);
+    // The run's last records, journaled whatever its end.
+    let flushed = host.flush();
+    host.tell(observer);
+    let outcome = outcome?;
+    flushed?;
+    Ok(outcome)
 }
 
 struct JournaledHost<'j> {
     journal: &'j mut dyn StepJournal,
     gate: &'j mut dyn DoneGate,
     run_id: RunId,
+    /// The records journaled so far.
     records: Vec<Record>,
+    /// The records made since, not yet journaled.
+    pending: Vec<Record>,
+    /// How many journaled records the observer was told.
+    told: usize,
     secrets: RunSecrets,
     state_dir: crate::store::state_dir::StateDir,
     run_dir: Option<PathBuf>,
@@ -151,33 +168,41 @@ impl JournaledHost<'_> {
 
     fn next_record(&mut self, event: Event, at: Timestamp) -> Record {
         Record {
-            seq: self.records.len() as u64 + 1,
+            seq: self.next_seq(),
             at: at.rfc3339(),
             event: self.secrets.event(event),
         }
     }
 
-    /// Keep a record the engine journaled (made now or replayed) and tell the observer.
-    fn keep(&mut self, record: Record, observer: &mut dyn RunObserver) -> Record {
-        // A replayed record teaches the secrets what the record made now would have.
-        let _ = self.secrets.event(record.event.clone());
-        observer.record(&record);
-        self.records.push(record.clone());
-        record
+    /// The seq the next record gets.
+    fn next_seq(&self) -> u64 {
+        (self.records.len() + self.pending.len()) as u64 + 1
     }
 
-    /// Append `event` as one step; whether it was made in this attempt.
-    fn append_step(
-        &mut self,
-        event: Event,
-        observer: &mut dyn RunObserver,
-    ) -> Result<(Record, bool), RunError> {
-        let name = format!("record {} {}", self.records.len() + 1, event.name());
-        let made = self.next_record(event, Timestamp::now());
-        let mut made = Some(made);
-        let (record, ran) = self.step_value(&name, &mut || made.take())?;
-        let record = record.ok_or_else(|| engine_error(&name, "no record"))?;
-        Ok((self.keep(record, observer), ran))
+    /// Journal the records made since the last batch as one step.
+    /// Whether the batch was made in this attempt (false: replayed); true when there is
+    /// nothing to journal.
+    fn flush(&mut self) -> Result<bool, RunError> {
+        let (Some(first), Some(last)) = (self.pending.first(), self.pending.last()) else {
+            return Ok(true);
+        };
+        let name = format!("records {}-{}", first.seq, last.seq);
+        let mut made = Some(std::mem::take(&mut self.pending));
+        let (batch, ran) = self.step_value(&name, &mut || made.take().unwrap_or_default())?;
+        for record in batch {
+            // A replayed record teaches the secrets what the record made now would have.
+            let _ = self.secrets.event(record.event.clone());
+            self.records.push(record);
+        }
+        Ok(ran)
+    }
+
+    /// Tell the observer the journaled records it has not been told yet.
+    fn tell(&mut self, observer: &mut dyn RunObserver) {
+        for record in self.records.iter().skip(self.told) {
+            observer.record(record);
+        }
+        self.told = self.records.len();
     }
 }
 
@@ -241,8 +266,25 @@ impl RunHost for JournaledHost<'_> {
         self.secrets.text(text)
     }
 
+    /// Kept until the next batch; `run-started` is journaled at once (the runner keeps its
+    /// time: the policy pin's).
     fn append(&mut self, event: Event, observer: &mut dyn RunObserver) -> Result<Record, RunError> {
-        Ok(self.append_step(event, observer)?.0)
+        let starts = matches!(event, Event::RunStarted { .. });
+        let record = self.next_record(event, Timestamp::now());
+        self.pending.push(record);
+        if starts {
+            self.flush()?;
+            self.tell(observer);
+            return self
+                .records
+                .last()
+                .cloned()
+                .ok_or_else(|| engine_error("run-started", "no record"));
+        }
+        self.pending
+            .last()
+            .cloned()
+            .ok_or_else(|| engine_error("append", "no record"))
     }
 
     fn run_action(
@@ -251,10 +293,13 @@ impl RunHost for JournaledHost<'_> {
         observer: &mut dyn RunObserver,
         body: &mut ActionBody<'_>,
     ) -> Result<ActionRun, RunError> {
-        let seq = self.records.len() as u64 + 1;
+        let seq = self.next_seq();
         let log = step.log(seq);
-        // The started marker: journaled before the action runs.
-        let (_, marked_now) = self.append_step(step.started(&log), observer)?;
+        // The started marker: journaled (with the records before it) before the action runs.
+        let marker = self.next_record(step.started(&log), Timestamp::now());
+        self.pending.push(marker);
+        let marked_now = self.flush()?;
+        self.tell(observer);
         let name = format!("action {seq} {}", step.kind);
         let finished_seq = seq + 1;
         let secrets = &mut self.secrets;
@@ -293,7 +338,7 @@ impl RunHost for JournaledHost<'_> {
         match value {
             ActionValue::Finished { record } => {
                 let result = result_of(&record);
-                self.keep(record, observer);
+                self.pending.push(record);
                 Ok(ActionRun::Finished(result))
             }
             ActionValue::NeedsAnswer { prompt, choices } => {
@@ -316,7 +361,7 @@ impl RunHost for JournaledHost<'_> {
         observer: &mut dyn RunObserver,
         body: &mut GuardBody<'_>,
     ) -> Result<GuardResult, RunError> {
-        let seq = self.records.len() as u64 + 1;
+        let seq = self.next_seq();
         let name = format!("guard {seq} {}", step.transition);
         let secrets = &mut self.secrets;
         let mut evaluate = || {
@@ -329,11 +374,16 @@ impl RunHost for JournaledHost<'_> {
                 event: secrets.event(step.evaluated(&result, us)),
             }
         };
-        let text = self.journal.step(&name, &mut || {
-            serde_json::to_string(&evaluate()).unwrap_or_default()
-        });
-        let text = text.map_err(|e| engine_error(&name, e))?;
-        let record: Record = serde_json::from_str(&text).map_err(|e| engine_error(&name, e))?;
+        // A transition without a guard has nothing to evaluate: no step of its own.
+        let record = if step.kind == "none" {
+            evaluate()
+        } else {
+            let text = self.journal.step(&name, &mut || {
+                serde_json::to_string(&evaluate()).unwrap_or_default()
+            });
+            let text = text.map_err(|e| engine_error(&name, e))?;
+            serde_json::from_str(&text).map_err(|e| engine_error(&name, e))?
+        };
         let result = match &record.event {
             Event::GuardEvaluated {
                 passed, detail, ..
@@ -347,12 +397,13 @@ impl RunHost for JournaledHost<'_> {
             }
             other => return Err(engine_error(&name, format!("a {} record", other.name()))),
         };
-        self.keep(record, observer);
+        self.pending.push(record);
+        self.tell(observer);
         Ok(result)
     }
 
     fn done_gate(&mut self, request: &GateRequest<'_>) -> GateAnswer {
-        let name = format!("done-gate {}", self.records.len() + 1);
+        let name = format!("done-gate {}", self.next_seq());
         let gate = &mut *self.gate;
         let mut ask = || gate_value(gate.evaluate(request));
         let text = self.journal.step(&name, &mut || {
@@ -370,6 +421,8 @@ impl RunHost for JournaledHost<'_> {
     }
 
     fn wait_for_answer(&mut self, pause: &Pause<'_>) -> Option<Resume> {
+        // The paused record and those before it are journaled before the wait.
+        self.flush().ok()?;
         self.pauses += 1;
         let name = format!("answer-{}", self.pauses);
         let answer = self.journal.promise(&name).ok()?;
