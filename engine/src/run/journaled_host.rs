@@ -525,3 +525,145 @@ fn gate_answer(value: GateValue) -> GateAnswer {
         GateValue::Deny { verdict, message } => GateAnswer::Deny { verdict, message },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::pipeline::{load, CheckedPipeline};
+    use crate::run::observer::SilentObserver;
+    use crate::run::Durability;
+    use crate::source::SourceFile;
+    use crate::store::state_dir::StateDir;
+
+    /// A journal kept in a map, as an engine keeps it across attempts. `crash_at`: the
+    /// attempt dies inside the body of the step with that name prefix (the body has run,
+    /// its value is never journaled).
+    #[derive(Default)]
+    struct MapJournal {
+        values: HashMap<String, String>,
+        order: Vec<String>,
+        crash_at: Option<&'static str>,
+        bodies_run: usize,
+    }
+
+    impl StepJournal for MapJournal {
+        fn step(&mut self, name: &str, body: &mut dyn FnMut() -> String) -> Result<String, String> {
+            if let Some(value) = self.values.get(name) {
+                return Ok(value.clone());
+            }
+            let value = body();
+            self.bodies_run += 1;
+            if self.crash_at.is_some_and(|p| name.starts_with(p)) {
+                self.crash_at = None;
+                return Err("the worker died".into());
+            }
+            self.order.push(name.to_owned());
+            self.values.insert(name.to_owned(), value.clone());
+            Ok(value)
+        }
+
+        fn promise(&mut self, _name: &str) -> Result<String, String> {
+            Ok("yes".into())
+        }
+    }
+
+    struct NoGate;
+
+    impl DoneGate for NoGate {
+        fn evaluate(&mut self, _request: &GateRequest<'_>) -> GateAnswer {
+            GateAnswer::Noop
+        }
+    }
+
+    const PIPELINE: &str = r#"
+name: p
+initialState: a
+terminalStates: [c]
+vars: {out: ""}
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo a >> "$out"'}}
+  - id: b
+    onEnter:
+      - {kind: shell, options: {command: 'echo b >> "$out"'}}
+  - {id: c}
+transitions: [{from: a, to: b}, {from: b, to: c}]
+"#;
+
+    fn attempt(dir: &std::path::Path, journal: &mut MapJournal) -> Result<RunOutcome, RunError> {
+        let loaded = load(&SourceFile::new("p.yaml", PIPELINE)).unwrap();
+        let checked = CheckedPipeline::new(loaded).unwrap().0;
+        let settings = RunSettings {
+            state_dir: StateDir::at(dir.join(".spur")),
+            durability: Durability::Unsafe,
+            path_prefix: None,
+            spur_bin: None,
+            timeouts: Default::default(),
+            http_allow: Default::default(),
+            policy: crate::policy::PolicySource::Project,
+            jq: spur_guards::jq::JqSandbox::in_process(),
+        };
+        let out = format!("out={}", dir.join("steps.txt").display());
+        let vars = crate::run::vars::resolve(checked.pipeline(), None, &[out]).unwrap();
+        start_journaled(
+            StartRequest {
+                pipeline: &checked,
+                pipeline_path: dir.join("p.yaml"),
+                vars,
+                force_done_reason: None,
+            },
+            &settings,
+            RunId::parse("20260101T000000Z-00abcd").unwrap(),
+            journal,
+            &mut NoGate,
+            &mut SilentObserver,
+        )
+    }
+
+    fn steps(dir: &std::path::Path) -> String {
+        std::fs::read_to_string(dir.join("steps.txt")).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_replay_of_a_finished_run_runs_no_step_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = MapJournal::default();
+        let first = attempt(dir.path(), &mut journal).unwrap();
+        assert_eq!(first.outcome, crate::run::Outcome::Completed);
+        assert_eq!(steps(dir.path()), "a\nb\n");
+        let bodies = journal.bodies_run;
+        let again = attempt(dir.path(), &mut journal).unwrap();
+        assert_eq!(again, first);
+        assert_eq!(journal.bodies_run, bodies, "no body ran on the replay");
+        assert_eq!(steps(dir.path()), "a\nb\n");
+        // Two actions (marker batch + action each), the start, the end: six steps.
+        assert_eq!(journal.order.len(), 6, "{:?}", journal.order);
+    }
+
+    #[test]
+    fn an_action_whose_attempt_died_is_ambiguous_on_replay_and_never_run_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = MapJournal {
+            crash_at: Some("action 8"),
+            ..MapJournal::default()
+        };
+        let died = attempt(dir.path(), &mut journal);
+        assert!(matches!(died, Err(RunError::Engine(_))), "{died:?}");
+        assert_eq!(steps(dir.path()), "a\nb\n", "b ran once, in the attempt that died");
+        let replay = attempt(dir.path(), &mut journal);
+        match replay {
+            Err(RunError::Ambiguous { state, kind, .. }) => {
+                assert_eq!((state.as_str(), kind.as_str()), ("b", "shell"));
+            }
+            other => panic!("expected an ambiguous action, got {other:?}"),
+        }
+        assert_eq!(steps(dir.path()), "a\nb\n", "neither action ran again");
+        // The ambiguity is journaled: a further replay says the same without running b.
+        let again = attempt(dir.path(), &mut journal);
+        assert!(matches!(again, Err(RunError::Ambiguous { .. })), "{again:?}");
+        assert_eq!(steps(dir.path()), "a\nb\n");
+    }
+}
