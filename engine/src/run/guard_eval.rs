@@ -124,12 +124,13 @@ impl CompiledGuard {
         }
     }
 
-    /// Whether the guard is, or holds, a jq guard.
-    pub(crate) fn uses_jq(&self) -> bool {
+    /// Whether the guard is, or holds, a jq guard whose filter is evaluated in the jq
+    /// worker (one outside the bounded fragment evaluated in process).
+    pub(crate) fn uses_jq_worker(&self) -> bool {
         match self {
-            CompiledGuard::Jq(_) => true,
+            CompiledGuard::Jq(g) => g.needs_worker(),
             CompiledGuard::All(g) | CompiledGuard::Any(g) | CompiledGuard::Not(g) => {
-                g.iter().any(CompiledGuard::uses_jq)
+                g.iter().any(CompiledGuard::uses_jq_worker)
             }
             _ => false,
         }

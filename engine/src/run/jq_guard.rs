@@ -43,6 +43,12 @@ impl JqGuard {
         })
     }
 
+    /// Whether its filter is evaluated in the run's jq worker (see
+    /// `spur_guards::jq::JqProgram::needs_worker`).
+    pub(crate) fn needs_worker(&self) -> bool {
+        self.program.needs_worker()
+    }
+
     pub(crate) fn evaluate(&self, ctx: &GuardContext<'_>) -> GuardResult {
         let closed = |why: String| GuardResult::fail(why, Duration::ZERO);
         let timeout = match self.timeout_ms.as_ref().map(|t| ctx.render.resolve(t)) {

@@ -38,9 +38,12 @@ impl Plan {
 }
 
 impl Plan {
-    /// Whether any transition has a jq guard (the run's jq worker will be needed).
-    pub(crate) fn uses_jq(&self) -> bool {
-        self.guards.iter().flatten().any(CompiledGuard::uses_jq)
+    /// Whether any transition has a jq guard that the run's jq worker evaluates.
+    pub(crate) fn uses_jq_worker(&self) -> bool {
+        self.guards
+            .iter()
+            .flatten()
+            .any(CompiledGuard::uses_jq_worker)
     }
 }
 

@@ -150,7 +150,7 @@ pub(crate) fn start_on(
         return Err(RunError::EmptyTask);
     }
     let plan = Plan::new(pipeline)?;
-    if plan.uses_jq() {
+    if plan.uses_jq_worker() {
         // Its start-up overlaps with the run's own (journal, lock, policy).
         settings.jq.start_early();
     }

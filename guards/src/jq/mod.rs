@@ -14,6 +14,7 @@
 //! assert_eq!(out, Some(json!(true)));
 //! ```
 
+mod bounded;
 mod json_depth;
 mod nesting;
 mod program;

@@ -141,6 +141,8 @@ pub struct JqProgram {
     source: Arc<str>,
     var_names: Arc<[String]>,
     filter: Arc<GuardFilter>,
+    /// In the bounded fragment (`super::bounded`): evaluated in process, not in the worker.
+    bounded: bool,
 }
 
 impl fmt::Debug for JqProgram {
@@ -176,11 +178,21 @@ impl JqProgram {
                     .map_err(|_| located(expr, "", "the compiler crashed".to_owned()))?
             })?
         };
+        let bounded = super::bounded::is_bounded(expr, &var_names);
         Ok(Self {
             source: expr.into(),
             var_names: var_names.into(),
             filter: Arc::new(filter),
+            bounded,
         })
+    }
+
+    /// Whether evaluating it through a [`super::JqSandbox`] needs the worker process: false
+    /// for a filter in the bounded fragment (comparisons of paths and literals, …; see the
+    /// book's jq chapter), which cannot run long, allocate much or recurse deeply and is
+    /// evaluated in spur's own process.
+    pub fn needs_worker(&self) -> bool {
+        !self.bounded
     }
 
     /// The expression as compiled.

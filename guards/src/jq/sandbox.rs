@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::bounded::shallow;
 use super::program::{JqEvalError, JqLimits, JqProgram};
 use super::wire::{read_frame, write_frame, Reply, Request};
 use super::worker::WORKER_MEMORY_MIB;
@@ -148,6 +150,9 @@ impl JqSandbox {
             Backend::Worker { command, running } => (command, running),
         };
         program.precheck(input, var_values, limits)?;
+        if in_fragment(program, input, var_values) {
+            return in_process(program, input, var_values, limits, take);
+        }
         let request = Request {
             expr: program.source().to_owned(),
             vars: program.var_names().to_vec(),
@@ -189,6 +194,27 @@ impl JqSandbox {
         *slot = Some(worker);
         finish(&mut slot, limits.timeout)
     }
+}
+
+/// Whether this evaluation is bounded (`super::bounded`): a filter in the fragment on values
+/// nested no deeper than it allows.
+fn in_fragment(program: &JqProgram, input: &Value, var_values: &[Value]) -> bool {
+    !program.needs_worker() && shallow(input) && var_values.iter().all(shallow)
+}
+
+/// A bounded evaluation on the calling thread. It cannot overflow the stack or run long;
+/// a panic in a builtin still fails only this evaluation.
+fn in_process(
+    program: &JqProgram,
+    input: &Value,
+    var_values: &[Value],
+    limits: &JqLimits,
+    take: usize,
+) -> Result<Vec<Value>, JqEvalError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| {
+        program.evaluate(input, var_values, limits, take)
+    }))
+    .unwrap_or_else(|_| Err(JqEvalError::Crashed("a jq builtin panicked".to_owned())))
 }
 
 /// Wait for the reply of the request just sent to the worker in `slot`.
