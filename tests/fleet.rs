@@ -66,7 +66,11 @@ fn a_run_on_restate_prints_what_a_local_run_prints_and_does_each_step_once() {
     let (server, _turn) = shared();
     let p = Spur::new().file("pipeline.yaml", TWO_STEPS);
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
-    let local = p.args(["run", "pipeline.yaml"]).within(LIMIT).run().success();
+    let local = p
+        .args(["run", "pipeline.yaml"])
+        .within(LIMIT)
+        .run()
+        .success();
     assert_eq!(p.read("steps.txt"), "a\nb\n");
     let remote = p
         .args(["run", "pipeline.yaml", "--engine", "restate", "--ingress"])
@@ -74,12 +78,27 @@ fn a_run_on_restate_prints_what_a_local_run_prints_and_does_each_step_once() {
         .within(LIMIT)
         .run()
         .success();
-    assert_eq!(p.read("steps.txt"), "a\nb\na\nb\n", "each step ran once more");
+    assert_eq!(
+        p.read("steps.txt"),
+        "a\nb\na\nb\n",
+        "each step ran once more"
+    );
     assert_eq!(normalised(remote.stdout()), normalised(local.stdout()));
     assert_eq!(normalised(remote.stderr()), normalised(local.stderr()));
-    assert!(remote.stdout().contains("completed at c"), "{}", remote.stdout());
+    assert!(
+        remote.stdout().contains("completed at c"),
+        "{}",
+        remote.stdout()
+    );
     let json = p
-        .args(["run", "pipeline.yaml", "--json", "--engine", "restate", "--ingress"])
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
         .arg(server.ingress())
         .within(LIMIT)
         .run()
@@ -101,10 +120,7 @@ fn engine_restate_in_the_config_sends_runs_there_and_detach_returns_the_run_id()
         ),
     );
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
-    let detached = p
-        .args(["run", "pipeline.yaml", "--detach"])
-        .run()
-        .success();
+    let detached = p.args(["run", "pipeline.yaml", "--detach"]).run().success();
     let run_id = detached.stdout().trim().to_owned();
     assert_eq!(run_id.len(), 23, "a run id: {run_id:?}");
     assert!(
@@ -114,7 +130,9 @@ fn engine_restate_in_the_config_sends_runs_there_and_detach_returns_the_run_id()
     // The config's engine; no local journal is written for it.
     assert!(!p.exists(&format!(".spur/runs/{run_id}/journal.jsonl")));
     // `--engine local` overrides the config.
-    p.args(["run", "pipeline.yaml", "--engine", "local"]).run().success();
+    p.args(["run", "pipeline.yaml", "--engine", "local"])
+        .run()
+        .success();
     assert_eq!(p.read("steps.txt"), "a\nb\na\nb\n");
 }
 
@@ -141,7 +159,17 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
     );
     let fleet = Fleet::start(server, p.path(), p.home(), 2);
     let ingress = server.ingress();
-    let waiting = spawn(&p, &["run", "pipeline.yaml", "--engine", "restate", "--ingress", &ingress]);
+    let waiting = spawn(
+        &p,
+        &[
+            "run",
+            "pipeline.yaml",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+        ],
+    );
     assert!(
         eventually(|| p.exists("b.pid") && p.read("b.pid").ends_with('\n')),
         "b's action did not start"
@@ -152,9 +180,15 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
         fleet.pids().iter().any(|w| w.to_string() == worker),
         "b's action runs under a worker of the fleet"
     );
-    std::process::Command::new("kill").args(["-9", worker]).status().unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", worker])
+        .status()
+        .unwrap();
     // The action's own process outlives its worker (a killed worker cannot stop it).
-    std::process::Command::new("kill").args(["-9", shell]).status().unwrap();
+    std::process::Command::new("kill")
+        .args(["-9", shell])
+        .status()
+        .unwrap();
     let out = waiting.wait_with_output().expect("the waiting run");
     let (code, stdout, stderr) = (
         out.status.code(),
@@ -215,13 +249,29 @@ transitions:
     server.kill9();
     server.restart();
     let done = p
-        .args(["continue", &run_id, "--answer", "yes", "--engine", "restate", "--ingress"])
+        .args([
+            "continue",
+            &run_id,
+            "--answer",
+            "yes",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
         .arg(server.ingress())
         .within(LIMIT)
         .run()
         .success();
-    assert!(done.stdout().contains("completed at done"), "{}", done.stdout());
-    assert_eq!(p.read("steps.txt"), "implement\nship\n", "implement did not run again");
+    assert!(
+        done.stdout().contains("completed at done"),
+        "{}",
+        done.stdout()
+    );
+    assert_eq!(
+        p.read("steps.txt"),
+        "implement\nship\n",
+        "implement did not run again"
+    );
 }
 
 #[test]
@@ -230,16 +280,32 @@ fn twenty_runs_over_two_workers_all_reach_a_terminal() {
     let p = Spur::new().file("pipeline.yaml", TWO_STEPS);
     let _fleet = Fleet::start(server, p.path(), p.home(), 2);
     let ingress = server.ingress();
-    let args = ["run", "pipeline.yaml", "--json", "--engine", "restate", "--ingress", &ingress];
+    let args = [
+        "run",
+        "pipeline.yaml",
+        "--json",
+        "--engine",
+        "restate",
+        "--ingress",
+        &ingress,
+    ];
     let runs: Vec<Child> = (0..20).map(|_| spawn(&p, &args)).collect();
     for run in runs {
         let out = run.wait_with_output().expect("a run");
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let outcome: serde_json::Value = serde_json::from_str(&text).expect("the outcome");
         assert_eq!(outcome["outcome"], "completed", "{outcome}");
     }
-    assert_eq!(p.read("steps.txt").lines().count(), 40, "every step ran once");
+    assert_eq!(
+        p.read("steps.txt").lines().count(),
+        40,
+        "every step ran once"
+    );
 }
 
 #[test]
@@ -251,8 +317,19 @@ fn a_run_for_an_engine_that_is_not_there_cannot_start() {
         .arg(format!("http://127.0.0.1:{port}"))
         .run()
         .code(4);
-    assert!(out.stderr().contains("spur::run::engine"), "{}", out.stderr());
+    assert!(
+        out.stderr().contains("spur::run::engine"),
+        "{}",
+        out.stderr()
+    );
     assert!(!p.exists("steps.txt"), "nothing ran");
-    let out = p.args(["run", "pipeline.yaml", "--engine", "restate"]).run().code(2);
-    assert!(out.stderr().contains("spur::usage::engine"), "{}", out.stderr());
+    let out = p
+        .args(["run", "pipeline.yaml", "--engine", "restate"])
+        .run()
+        .code(2);
+    assert!(
+        out.stderr().contains("spur::usage::engine"),
+        "{}",
+        out.stderr()
+    );
 }

@@ -29,7 +29,9 @@ fn post(url: &str, body: &str) -> Result<String, ClientError> {
     let sent = if body.is_empty() {
         request.send_empty()
     } else {
-        request.header("content-type", "application/json").send(body)
+        request
+            .header("content-type", "application/json")
+            .send(body)
     };
     let mut response = sent.map_err(|e| fail(e.to_string()))?;
     let status = response.status();
@@ -64,7 +66,11 @@ fn base(url: &str) -> &str {
 /// Start run `run_id` of `request` and return at once.
 pub fn submit(ingress: &str, run_id: &str, request: &RunRequest) -> Result<(), ClientError> {
     let body = serde_json::to_string(request).map_err(|e| ClientError(e.to_string()))?;
-    post(&format!("{}/SpurRun/{run_id}/run/send", base(ingress)), &body).map(|_| ())
+    post(
+        &format!("{}/SpurRun/{run_id}/run/send", base(ingress)),
+        &body,
+    )
+    .map(|_| ())
 }
 
 /// Wait for run `run_id` to end and read its reply.

@@ -49,7 +49,11 @@ pub fn serve(listen: SocketAddr, worker: Arc<dyn Worker>) -> std::io::Result<()>
             .retry_policy_initial_interval(Duration::from_millis(100))
             .retry_policy_max_interval(Duration::from_secs(2));
         let endpoint = Endpoint::builder()
-            .bind(SpurRun { worker }.into_service_definition().options(options))
+            .bind(
+                SpurRun { worker }
+                    .into_service_definition()
+                    .options(options),
+            )
             .build();
         HttpServer::new(endpoint).serve(listener).await;
         Ok(())

@@ -79,7 +79,8 @@ impl EngineArgs {
         if self.detach && matches!(target, Target::Local) {
             return Err(Failure::usage(miette::miette!(
                 code = Code::UsageEngine,
-                help = "a local run runs in this process; send it to a server with --engine restate",
+                help =
+                    "a local run runs in this process; send it to a server with --engine restate",
                 "--detach needs a run engine"
             )));
         }

@@ -70,7 +70,10 @@ pub fn wait_and_print(
         match rx.recv_timeout(POLL) {
             Ok(reply) => break reply.map_err(|e| engine_failure("the run's reply", e))?,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(engine_failure("the run's reply", "the waiting thread stopped"))
+                return Err(engine_failure(
+                    "the run's reply",
+                    "the waiting thread stopped",
+                ))
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if let Ok(status) = client::status(ingress, run_id) {

@@ -80,7 +80,7 @@ impl spur_restate::Worker for CliWorker {
                 reply.detail = outcome.detail.clone();
                 reply.outcome = Some(outcome);
             }
-            Err(message) => reply.error = Some(message),
+            Err(message) => reply.error = Some(*message),
         }
         reply
     }
@@ -93,11 +93,13 @@ impl CliWorker {
         request: &RunRequest,
         journal: &mut dyn StepJournal,
         observer: &mut dyn RunObserver,
-    ) -> Result<run::RunOutcome, ReplyError> {
-        let plain = |code: Code, message: String| ReplyError {
-            code: code.to_string(),
-            message,
-            ambiguous: None,
+    ) -> Result<run::RunOutcome, Box<ReplyError>> {
+        let plain = |code: Code, message: String| {
+            Box::new(ReplyError {
+                code: code.to_string(),
+                message,
+                ambiguous: None,
+            })
         };
         let checked = checked(&request.pipeline_path, &request.pipeline_text)
             .map_err(|m| plain(Code::RunPipelineInvalid, m))?;
@@ -129,7 +131,7 @@ impl CliWorker {
             &mut LifecycleDoneGate::new(settings.clone()),
             observer,
         )
-        .map_err(|e| reply_error(&e))
+        .map_err(|e| Box::new(reply_error(&e)))
     }
 }
 

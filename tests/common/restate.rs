@@ -46,7 +46,13 @@ fn find_or_install() -> PathBuf {
     }
     let package = format!("@restatedev/restate-server@{VERSION}");
     let status = Command::new("npm")
-        .args(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix"])
+        .args([
+            "install",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+        ])
         .arg(&prefix)
         .arg(&package)
         .stdout(Stdio::null())
@@ -162,7 +168,9 @@ max-interval = "1s"
         let stdin = child.stdin.take().expect("watchdog stdin");
         let mut line = String::new();
         if let Some(out) = child.stdout.take() {
-            BufReader::new(out).read_line(&mut line).expect("server pid");
+            BufReader::new(out)
+                .read_line(&mut line)
+                .expect("server pid");
         }
         self.pid = line.trim().parse().expect("server pid");
         self.watchdog = Some((child, stdin));
@@ -274,7 +282,13 @@ impl Fleet {
         );
         let registered = Command::new(bin())
             .current_dir(project)
-            .args(["engine", "register", "--admin", &server.admin(), &fleet.addr])
+            .args([
+                "engine",
+                "register",
+                "--admin",
+                &server.admin(),
+                &fleet.addr,
+            ])
             .output()
             .expect("run spur engine register");
         assert!(

@@ -110,7 +110,10 @@ enum ActionValue {
     /// It ran to the end; its `action-finished` record.
     Finished { record: Record },
     /// It asks this question.
-    NeedsAnswer { prompt: String, choices: Vec<String> },
+    NeedsAnswer {
+        prompt: String,
+        choices: Vec<String>,
+    },
     /// It started in an earlier attempt that never journaled its end.
     Ambiguous,
 }
@@ -242,7 +245,11 @@ impl RunHost for JournaledHost<'_> {
         Ok(JournalContent::unchained(self.records.clone()))
     }
 
-    fn reopen_journal(&mut self, run_id: &RunId, _content: &JournalContent) -> Result<(), RunError> {
+    fn reopen_journal(
+        &mut self,
+        run_id: &RunId,
+        _content: &JournalContent,
+    ) -> Result<(), RunError> {
         self.create_journal(run_id)
     }
 
@@ -331,10 +338,8 @@ impl RunHost for JournaledHost<'_> {
         let text = self.journal.step(&name, &mut || {
             serde_json::to_string(&run_body()).unwrap_or_default()
         });
-        drop(run_body);
         let text = text.map_err(|e| engine_error(&name, e))?;
-        let value: ActionValue =
-            serde_json::from_str(&text).map_err(|e| engine_error(&name, e))?;
+        let value: ActionValue = serde_json::from_str(&text).map_err(|e| engine_error(&name, e))?;
         match value {
             ActionValue::Finished { record } => {
                 let result = result_of(&record);
@@ -385,9 +390,7 @@ impl RunHost for JournaledHost<'_> {
             serde_json::from_str(&text).map_err(|e| engine_error(&name, e))?
         };
         let result = match &record.event {
-            Event::GuardEvaluated {
-                passed, detail, ..
-            } => {
+            Event::GuardEvaluated { passed, detail, .. } => {
                 let detail = detail.clone().unwrap_or_default();
                 if *passed {
                     GuardResult::pass(detail, Duration::ZERO)
@@ -409,9 +412,10 @@ impl RunHost for JournaledHost<'_> {
         let text = self.journal.step(&name, &mut || {
             serde_json::to_string(&ask()).unwrap_or_default()
         });
-        match text.map_err(|e| e.to_string()).and_then(|t| {
-            serde_json::from_str::<GateValue>(&t).map_err(|e| e.to_string())
-        }) {
+        match text
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<GateValue>(&t).map_err(|e| e.to_string()))
+        {
             Ok(value) => gate_answer(value),
             Err(why) => GateAnswer::Deny {
                 verdict: "UNKNOWN".to_owned(),
@@ -652,7 +656,11 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
         };
         let died = attempt(dir.path(), &mut journal);
         assert!(matches!(died, Err(RunError::Engine(_))), "{died:?}");
-        assert_eq!(steps(dir.path()), "a\nb\n", "b ran once, in the attempt that died");
+        assert_eq!(
+            steps(dir.path()),
+            "a\nb\n",
+            "b ran once, in the attempt that died"
+        );
         let replay = attempt(dir.path(), &mut journal);
         match replay {
             Err(RunError::Ambiguous { state, kind, .. }) => {
@@ -663,7 +671,10 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
         assert_eq!(steps(dir.path()), "a\nb\n", "neither action ran again");
         // The ambiguity is journaled: a further replay says the same without running b.
         let again = attempt(dir.path(), &mut journal);
-        assert!(matches!(again, Err(RunError::Ambiguous { .. })), "{again:?}");
+        assert!(
+            matches!(again, Err(RunError::Ambiguous { .. })),
+            "{again:?}"
+        );
         assert_eq!(steps(dir.path()), "a\nb\n");
     }
 }
