@@ -91,9 +91,10 @@ impl EngineArgs {
 /// `engine:` of `.spur/config.yaml` (local when the file or the key is absent).
 fn configured(state_dir: &StateDir) -> Result<EngineConfig, Failure> {
     let path = state_dir.config_path();
-    let text = match std::fs::read_to_string(&path) {
+    // The one bounded reader: a FIFO or a huge file here is refused, never waited on.
+    let text = match spur_engine::store::bounded_read::read_string(&path, 1024 * 1024) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(EngineConfig::Local),
+        Err(e) if e.is_missing() => return Ok(EngineConfig::Local),
         Err(e) => {
             return Err(Failure::usage(miette::miette!(
                 code = Code::UsageEngine,

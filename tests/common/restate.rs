@@ -85,12 +85,19 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target"))
 }
 
-/// A free loopback port (the listener is dropped at once; the server binds it next).
+/// A free loopback port below the ephemeral range (so no outgoing connection takes it
+/// between this check and the server's bind); the listener is dropped at once.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
+    use std::hash::{BuildHasher, Hasher};
+    for _ in 0..1000 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        let port = 20_000 + (h.finish() % 12_000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in 20000-32000")
 }
 
 /// One Restate server.
@@ -112,7 +119,15 @@ impl Server {
             watchdog: None,
             pid: 0,
         };
-        server.launch();
+        // A port taken between the check and the bind: again with other ports.
+        for _ in 0..3 {
+            if server.launch() {
+                return server;
+            }
+            server.stop_watchdog();
+            server.ports = [free_port(), free_port(), free_port()];
+        }
+        server.launch_or_panic();
         server
     }
 
@@ -143,10 +158,13 @@ max-interval = "1s"
         )
     }
 
-    fn launch(&mut self) {
+    /// Start the server; whether it became healthy (false: a port was taken).
+    fn launch(&mut self) -> bool {
         let config = self.base.path().join("restate.toml");
         std::fs::write(&config, self.config()).expect("write server config");
         let log = self.base.path().join("server.log");
+        // Read for this start only.
+        let _ = std::fs::remove_file(&log);
         // The shell prints the server's pid, then waits for its stdin to close (this
         // handle dropped, or the test process gone) and kills the server.
         let mut child = Command::new("sh")
@@ -176,10 +194,23 @@ max-interval = "1s"
         self.watchdog = Some((child, stdin));
         let health = format!("{}/restate/health", self.ingress());
         let admin = format!("{}/health", self.admin());
+        let healthy = eventually(|| ok(&health) && ok(&admin) || self.bind_failed());
+        healthy && !self.bind_failed()
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.base.path().join("server.log")).unwrap_or_default()
+    }
+
+    fn bind_failed(&self) -> bool {
+        self.log().contains("Address in use")
+    }
+
+    fn launch_or_panic(&mut self) {
         assert!(
-            eventually(|| ok(&health) && ok(&admin)),
+            self.launch(),
             "the Restate server did not become healthy; its log:\n{}",
-            std::fs::read_to_string(&log).unwrap_or_default()
+            self.log()
         );
     }
 
@@ -207,7 +238,7 @@ max-interval = "1s"
 
     /// Start the server again on the same data and ports.
     pub fn restart(&mut self) {
-        self.launch();
+        self.launch_or_panic();
     }
 
     fn stop_watchdog(&mut self) {
