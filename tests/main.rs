@@ -12,6 +12,7 @@ mod check_hostile;
 mod closed_stdout;
 mod completions;
 mod corpus_run;
+mod cost;
 mod criteria;
 mod data_lock;
 mod dialect;

@@ -1,6 +1,7 @@
 //! Every error of `.spur/config.yaml` at once. Each section has its own reader (`defaults`:
 //! `run::step_timeouts`; `verify` and `doneGate`: `verify::config`; `secrets`:
-//! `run::secret_config`; `http`: `run::http_allow`; `agents`: `run::agent_config`), each reporting every finding of
+//! `run::secret_config`; `http`: `run::http_allow`; `agents`: `run::agent_config`; `budgets` and `prices`:
+//! `cost::config`), each reporting every finding of
 //! its section; a command that stops over one section reports the others' too, so that
 //! one edit fixes them all.
 
@@ -40,6 +41,9 @@ pub fn config_errors(state_dir: &StateDir) -> Vec<miette::Report> {
         errors.push(miette::Report::new(e));
     }
     if let Err(e) = crate::run::http_allow::HttpAllowList::load(state_dir) {
+        errors.push(miette::Report::new(e));
+    }
+    if let Err(e) = crate::cost::config::CostConfig::load(state_dir) {
         errors.push(miette::Report::new(e));
     }
     if let Err(e) = crate::run::secret_config::config_secrets(state_dir) {

@@ -25,6 +25,7 @@
 pub mod agent;
 pub mod answer;
 pub mod config_check;
+pub mod cost;
 pub mod diagnostic;
 pub mod done_certificate;
 pub mod done_gate;

@@ -126,6 +126,8 @@ pub struct PluginActionResult {
     pub data: Value,
     /// Vars to set; numbers and booleans are turned into their JSON text.
     pub set_vars: BTreeMap<String, String>,
+    /// What it printed on stderr (as captured): a run reads usage reports from it.
+    pub stderr: Vec<u8>,
 }
 
 fn valid_kind(kind: &str) -> bool {
@@ -293,6 +295,7 @@ pub fn plugin_action(
         ok: ok && outcome.success(),
         data: fields.get("data").cloned().unwrap_or(Value::Null),
         set_vars,
+        stderr: outcome.stderr,
     })
 }
 

@@ -38,4 +38,4 @@ pub use executable_search::find_executable;
 pub use group::{kill_live_groups, kill_recorded_group, live_groups, Leader, RecordedGroup};
 pub use interrupt::{install_interrupt_handler, on_first_signal, terminate_live_groups};
 pub use outcome::{ProcessOutcome, ProcessStatus};
-pub use spec::{ProcessSpec, StartHook};
+pub use spec::{OutputStream, OutputWatch, ProcessSpec, StartHook};

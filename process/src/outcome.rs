@@ -13,6 +13,9 @@ pub enum ProcessStatus {
     TimedOut,
     /// Could not be started (program missing, cwd missing, log file unwritable…).
     FailedToStart(String),
+    /// Stopped by its output watch (`crate::OutputWatch`), for this reason; its whole
+    /// process group was killed.
+    Stopped(String),
 }
 
 impl ProcessStatus {
@@ -29,6 +32,7 @@ impl std::fmt::Display for ProcessStatus {
             ProcessStatus::Signalled(sig) => write!(f, "killed by signal {sig}"),
             ProcessStatus::TimedOut => write!(f, "timed out"),
             ProcessStatus::FailedToStart(why) => write!(f, "failed to start: {why}"),
+            ProcessStatus::Stopped(why) => write!(f, "was stopped: {why}"),
         }
     }
 }

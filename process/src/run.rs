@@ -25,7 +25,7 @@ use crate::group::{lock_live_groups, signal_group, Leader};
 use crate::hold::Hold;
 use crate::keeper;
 use crate::outcome::{ProcessOutcome, ProcessStatus};
-use crate::spec::{ProcessSpec, StartHook};
+use crate::spec::{OutputStream, OutputWatch, ProcessSpec, StartHook};
 use crate::stream::{Feed, Stream};
 
 /// How long to wait, once the group is dead, for output pipes to drain. Only a process that
@@ -96,6 +96,9 @@ pub(crate) fn run(spec: &ProcessSpec) -> ProcessOutcome {
         log,
         handle: &handle,
         reaped: false,
+        watch: spec.watch.clone(),
+        stopped: None,
+        pid,
     };
 
     let mut timed_out = false;
@@ -143,6 +146,9 @@ pub(crate) fn run(spec: &ProcessSpec) -> ProcessOutcome {
     let (stderr, stderr_truncated) = watcher.stderr.take();
 
     let status = match status {
+        _ if watcher.stopped.is_some() => {
+            ProcessStatus::Stopped(watcher.stopped.take().unwrap_or_default())
+        }
         _ if timed_out => ProcessStatus::TimedOut,
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => ProcessStatus::Exited(code),
@@ -347,6 +353,12 @@ struct Watcher<'a> {
     handle: &'a duct::Handle,
     /// The leader has been reaped: only output is left to wait for.
     reaped: bool,
+    /// Sees the output as it arrives and may stop the child.
+    watch: Option<OutputWatch>,
+    /// Why the watch stopped the child, once it did.
+    stopped: Option<String>,
+    /// The child's group.
+    pid: i32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -407,8 +419,21 @@ impl Watcher<'_> {
         for &(slot, revents) in ready.iter().take(count) {
             match slot {
                 Slot::Exit => exited = true,
-                Slot::Stdout => on_ready(&mut self.stdout, revents, self.log.as_deref()),
-                Slot::Stderr => on_ready(&mut self.stderr, revents, self.log.as_deref()),
+                Slot::Stdout | Slot::Stderr => {
+                    let (stream, which) = match slot {
+                        Slot::Stdout => (&mut self.stdout, OutputStream::Stdout),
+                        _ => (&mut self.stderr, OutputStream::Stderr),
+                    };
+                    let bytes = on_ready(stream, revents, self.log.as_deref());
+                    if let (Some(watch), false) = (&self.watch, bytes.is_empty()) {
+                        if let Some(why) = watch.call(which, bytes) {
+                            if self.stopped.is_none() && !self.reaped {
+                                self.stopped = Some(why);
+                                signal_group(self.pid, Signal::KILL);
+                            }
+                        }
+                    }
+                }
                 Slot::Stdin => {
                     if self.stdin.as_mut().is_none_or(Feed::write_some) {
                         self.stdin = None;
@@ -428,10 +453,11 @@ impl Watcher<'_> {
 /// Poll reported `revents`: a hang-up with nothing to read is the end of the stream (a
 /// pipe reports `IN` as well while data is left), closed without a `read` that could only
 /// return 0; anything else is read.
-fn on_ready(stream: &mut Stream, revents: PollFlags, log: Option<&File>) {
+fn on_ready<'s>(stream: &'s mut Stream, revents: PollFlags, log: Option<&File>) -> &'s [u8] {
     if revents.contains(PollFlags::HUP) && !revents.intersects(PollFlags::IN | PollFlags::ERR) {
         stream.pipe = None;
+        &[]
     } else {
-        stream.read_once(log);
+        stream.read_once(log)
     }
 }

@@ -3,7 +3,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::group::Leader;
@@ -37,6 +37,45 @@ impl std::fmt::Debug for StartHook {
     }
 }
 
+/// Which of the child's output streams a chunk came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStream {
+    /// Its standard output.
+    Stdout,
+    /// Its standard error.
+    Stderr,
+}
+
+/// Called with every chunk of the child's output as it arrives (in the waiting thread, so it
+/// must be quick); a `Some(reason)` stops the child: its whole group is killed at once and
+/// it ends [`crate::ProcessStatus::Stopped`] with the reason. An agent whose spend crosses
+/// its budget is stopped so.
+#[derive(Clone)]
+pub struct OutputWatch(Arc<Mutex<WatchFn>>);
+
+type WatchFn = dyn FnMut(OutputStream, &[u8]) -> Option<String> + Send;
+
+impl OutputWatch {
+    /// A watch calling `watch`.
+    pub fn new(watch: impl FnMut(OutputStream, &[u8]) -> Option<String> + Send + 'static) -> Self {
+        Self(Arc::new(Mutex::new(watch)))
+    }
+
+    pub(crate) fn call(&self, stream: OutputStream, bytes: &[u8]) -> Option<String> {
+        let mut watch = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (watch)(stream, bytes)
+    }
+}
+
+impl std::fmt::Debug for OutputWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutputWatch")
+    }
+}
+
 /// What to run and how.
 #[derive(Clone)]
 pub struct ProcessSpec {
@@ -58,6 +97,7 @@ pub struct ProcessSpec {
     /// opened (the run then fails to start with it).
     pub(crate) log: Option<Result<Arc<File>, String>>,
     pub(crate) on_start: Option<StartHook>,
+    pub(crate) watch: Option<OutputWatch>,
 }
 
 impl std::fmt::Debug for ProcessSpec {
@@ -73,6 +113,7 @@ impl std::fmt::Debug for ProcessSpec {
             .field("capture_limit", &self.capture_limit)
             .field("log", &self.log.is_some())
             .field("on_start", &self.on_start.is_some())
+            .field("watch", &self.watch.is_some())
             .finish()
     }
 }
@@ -96,6 +137,7 @@ impl ProcessSpec {
             capture_limit: DEFAULT_CAPTURE_LIMIT,
             log: None,
             on_start: None,
+            watch: None,
         }
     }
 
@@ -157,6 +199,13 @@ impl ProcessSpec {
     /// Call `hook` with the child's group once it runs (see [`StartHook`]).
     pub fn on_start(mut self, hook: StartHook) -> Self {
         self.on_start = Some(hook);
+        self
+    }
+
+    /// Call `watch` with the child's output as it arrives; it may stop the child
+    /// (see [`OutputWatch`]).
+    pub fn watch(mut self, watch: OutputWatch) -> Self {
+        self.watch = Some(watch);
         self
     }
 

@@ -33,23 +33,25 @@ impl Stream {
     }
 
     /// Poll said the pipe is ready: one read (it will not block); end of file, or an
-    /// error other than EINTR, closes the stream.
-    pub(crate) fn read_once(&mut self, log: Option<&File>) {
-        let Some(pipe) = &mut self.pipe else { return };
+    /// error other than EINTR, closes the stream. Returns the bytes read.
+    pub(crate) fn read_once(&mut self, log: Option<&File>) -> &[u8] {
+        let Some(pipe) = &mut self.pipe else {
+            return &[];
+        };
         if self.buffer.is_empty() {
             self.buffer = vec![0; CHUNK];
         }
         let n = match pipe.read(&mut self.buffer) {
             Ok(0) => {
                 self.pipe = None;
-                return;
+                return &[];
             }
             Ok(n) => n,
             Err(e) => {
                 if e.kind() != io::ErrorKind::Interrupted {
                     self.pipe = None;
                 }
-                return;
+                return &[];
             }
         };
         let bytes = self.buffer.get(..n).unwrap_or_default();
@@ -63,6 +65,7 @@ impl Stream {
         if n > room {
             self.truncated = true;
         }
+        self.buffer.get(..n).unwrap_or_default()
     }
 
     pub(crate) fn take(&mut self) -> (Vec<u8>, bool) {

@@ -399,3 +399,43 @@ fn the_start_hook_sees_the_group_and_its_refusal_kills_it() {
     }
     assert!(!marker.exists());
 }
+
+#[test]
+fn an_output_watch_stops_the_child_and_kills_its_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let grandchild = dir.path().join("grandchild.pid");
+    // A background child of the leader, then a line the watch stops on, then a wait that
+    // only a kill ends.
+    let script = format!(
+        "sleep 600 & echo $! > {}; echo 'spent 1'; echo 'spent 99' >&2; wait; echo not-stopped",
+        grandchild.display()
+    );
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = std::sync::Arc::clone(&seen);
+    let out = ProcessSpec::shell(&script)
+        .timeout(Duration::from_secs(120))
+        .watch(spur_process::OutputWatch::new(move |stream, bytes| {
+            record.lock().unwrap().push(stream);
+            String::from_utf8_lossy(bytes)
+                .contains("spent 99")
+                .then(|| "over budget".to_owned())
+        }))
+        .run();
+    assert_eq!(out.status, ProcessStatus::Stopped("over budget".into()));
+    assert!(!text(&out.stdout).contains("not-stopped"));
+    assert!(seen
+        .lock()
+        .unwrap()
+        .contains(&spur_process::OutputStream::Stderr));
+    let pid = std::fs::read_to_string(&grandchild).unwrap();
+    let gone = |pid: &str| {
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .map_or(true, |stat| stat.contains(") Z "))
+    };
+    // SIGKILL is delivered, not awaited: bounded polling for the end.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !gone(&pid) && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert!(gone(&pid), "the group's other process outlived the stop");
+}

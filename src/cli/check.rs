@@ -81,6 +81,25 @@ pub fn run(mut args: Args) -> CliResult {
             }
         }
     }
+    // `budgets:` and `prices:` of the project's config, once for all the pipelines: every
+    // finding with its place in the file.
+    if let Err(spur_engine::cost::config::CostConfigErrors::Invalid { errors, .. }) =
+        spur_engine::cost::config::CostConfig::load(&state_dir)
+    {
+        any_failed |= errors.iter().any(|d| d.is_error());
+        match args.format {
+            Format::Json => json.extend(errors.iter().map(|d| d.to_json())),
+            Format::Human => {
+                for d in errors {
+                    eprintln!("{:?}", miette::Report::new(d));
+                }
+                eprintln!(
+                    "{}: budgets or prices have errors",
+                    state_dir.config_path().display()
+                );
+            }
+        }
+    }
     if args.format == Format::Json {
         let text = serde_json::to_string_pretty(&json).unwrap_or_else(|_| "[]".into());
         outln!("{text}");

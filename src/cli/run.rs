@@ -88,6 +88,11 @@ impl CommonRunArgs {
         for warning in loaded.warnings {
             eprintln!("{:?}", miette::Report::new(warning));
         }
+        // `budgets:` and `prices:` are read by each agent step; a broken one stops the run
+        // before it starts, not at its first agent step.
+        spur_engine::cost::config::CostConfig::load(&state_dir).map_err(|e| {
+            super::config_errors::config_failure(&state_dir, miette::Report::new(e))
+        })?;
         let http_allow =
             spur_engine::run::http_allow::HttpAllowList::load(&state_dir).map_err(|e| {
                 super::config_errors::config_failure(&state_dir, miette::Report::new(e))

@@ -11,7 +11,7 @@ use super::{CliResult, Failure};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Print a JSON array of {runId, pipeline, wbs, outcome, state, reason, startedAt}.
+    /// Print a JSON array of {runId, pipeline, wbs, outcome, state, reason, startedAt, usage}.
     #[arg(long)]
     json: bool,
     /// Only the runs of this task.
@@ -51,23 +51,30 @@ pub fn run(args: Args) -> CliResult {
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{:<24} {:<20} {:<10} {:<11} {:<16} {:<24} STARTED",
+        "{:<24} {:<20} {:<10} {:<11} {:<16} {:<24} {:<12} STARTED",
         "RUN",
         "PIPELINE",
         "WBS",
         "OUTCOME",
         "STATE",
-        "REASON"
+        "REASON",
+        "COST"
     );
     for r in runs {
+        let cost = if r.usage.steps == 0 {
+            "-".to_owned()
+        } else {
+            r.usage.cost_text()
+        };
         outln!(
-            "{:<24} {:<20} {:<10} {:<11} {:<16} {:<24} {}",
+            "{:<24} {:<20} {:<10} {:<11} {:<16} {:<24} {:<12} {}",
             r.run_id,
             r.pipeline,
             r.wbs.as_deref().unwrap_or("-"),
             r.outcome,
             r.state.as_deref().unwrap_or("-"),
             r.reason.as_deref().unwrap_or("-"),
+            cost,
             r.started_at
         );
     }

@@ -4,6 +4,7 @@
 //! `verify-certs` checks the done certificates in the repository. Other task subcommands
 //! add a variant to [`TaskCommand`] and live in their own file.
 
+use spur_engine::cost::UsageTotal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -210,6 +211,57 @@ struct ShowJson<'a> {
     detail: Option<&'a str>,
     ledger: &'a LedgerSummary,
     view: &'a ViewSummary,
+    usage: &'a TaskUsage,
+}
+
+/// What the task's steps spent, from its usage ledger: in all, and per run (in the order
+/// the runs first spent); or why the ledger cannot be used.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskUsage {
+    /// The usage ledger file.
+    path: String,
+    total: Option<UsageTotal>,
+    runs: Vec<RunUsage>,
+    error: Option<String>,
+}
+
+#[derive(serde::Serialize)]
+struct RunUsage {
+    run: String,
+    usage: UsageTotal,
+}
+
+impl TaskUsage {
+    fn read(state_dir: &StateDir, wbs: &Wbs) -> Self {
+        let path = state_dir.usage_ledger_path(wbs).display().to_string();
+        match spur_engine::store::usage_ledger::read(state_dir, wbs) {
+            Ok(ledger) => {
+                let mut runs: Vec<RunUsage> = Vec::new();
+                for record in &ledger.records {
+                    match runs.iter_mut().find(|r| r.run == record.run) {
+                        Some(run) => run.usage.add(&record.usage),
+                        None => runs.push(RunUsage {
+                            run: record.run.clone(),
+                            usage: std::iter::once(record.usage.clone()).collect(),
+                        }),
+                    }
+                }
+                TaskUsage {
+                    path,
+                    total: Some(ledger.total()),
+                    runs,
+                    error: None,
+                }
+            }
+            Err(e) => TaskUsage {
+                path,
+                total: None,
+                runs: Vec::new(),
+                error: Some(e.to_string()),
+            },
+        }
+    }
 }
 
 fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
@@ -244,6 +296,7 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
     }
     let status = &check.record.status;
     let history = &check.record.history;
+    let usage = TaskUsage::read(state_dir, &wbs);
     if args.json {
         let frontmatter = document.as_ref().and_then(|d| d.frontmatter()).map(|f| {
             let mut map = f.to_json();
@@ -269,6 +322,7 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
             detail: check.detail.as_deref(),
             ledger: &check.ledger,
             view: &check.view,
+            usage: &usage,
         };
         outln!(
             "{}",
@@ -355,6 +409,18 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
             entry.to,
             entry.user
         );
+    }
+    match (&usage.total, &usage.error) {
+        (_, Some(error)) => outln!("  spent: cannot be shown: {error}"),
+        (Some(total), None) if total.steps > 0 => {
+            let runs = usage.runs.len();
+            outln!(
+                "  spent: {} over {runs} run{}",
+                super::trace::total_text(total),
+                if runs == 1 { "" } else { "s" }
+            );
+        }
+        _ => {}
     }
     if let Some(document) = &document {
         outln!();

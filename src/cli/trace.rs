@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use spur_engine::cost::{CostSource, Usage, UsageTotal};
 use spur_engine::run::journal::{Event, JournalFormat, Record};
 use spur_engine::run::runs_list::read_run;
 use spur_engine::store::state_dir::StateDir;
@@ -68,6 +69,10 @@ pub fn run(args: Args) -> CliResult {
     };
     content.records.iter().for_each(show);
     if !args.follow {
+        let total = spur_engine::run::runs_list::run_usage(&content.records);
+        if total.steps > 0 {
+            outln!("spent: {}", total_text(&total));
+        }
         return Ok(ExitCode::SUCCESS);
     }
     // Follow: read the journal again until its last record ends the run. (Polling: a
@@ -87,6 +92,35 @@ pub fn run(args: Args) -> CliResult {
         finished = ends_run(records.last());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `1200 tokens (in 1000, cached 200, out 200), $0.0100 in 2 steps`.
+pub(crate) fn total_text(total: &UsageTotal) -> String {
+    format!(
+        "{} tokens (in {}, cached {}, out {}), {} in {} step{}",
+        total.tokens(),
+        total.input_tokens,
+        total.cached_tokens,
+        total.output_tokens,
+        total.cost_text(),
+        total.steps,
+        if total.steps == 1 { "" } else { "s" }
+    )
+}
+
+/// One step's spend: `1200 tokens, $0.0100 (claude-sonnet-4-5)`.
+fn spent(usage: &Usage) -> String {
+    let cost = match (usage.cost_usd, usage.cost_source) {
+        (Some(c), Some(CostSource::Priced)) => format!(", ${c:.4} priced"),
+        (Some(c), _) => format!(", ${c:.4}"),
+        (None, _) => String::new(),
+    };
+    let model = usage
+        .model
+        .as_deref()
+        .map(|m| format!(" {m}"))
+        .unwrap_or_default();
+    format!("{} tokens{cost}{model}", usage.tokens())
 }
 
 /// Whether `last` is the record that ends a run (a later `spur retry` may go on with it).
@@ -138,6 +172,7 @@ pub(crate) fn describe(event: &Event, run_dir: Option<&Path>) -> String {
             exit_code,
             duration_ms,
             timed_out,
+            usage,
             ..
         } => {
             let what = if *timed_out {
@@ -156,8 +191,12 @@ pub(crate) fn describe(event: &Event, run_dir: Option<&Path>) -> String {
                 Some(c) if *c != 0 && !said.contains("code") => format!(" (exit {c})"),
                 _ => String::new(),
             };
+            let spent = usage
+                .as_ref()
+                .map(|u| format!(" [{}]", spent(u)))
+                .unwrap_or_default();
             format!(
-                "{state}[{index}] {kind} {what} in {}{said}{code}",
+                "{state}[{index}] {kind} {what} in {}{spent}{said}{code}",
                 duration(*duration_ms)
             )
         }

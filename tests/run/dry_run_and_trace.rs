@@ -71,6 +71,7 @@ fn runs_lists_newest_first_and_trace_shows_gap_free_seq() {
             "runId",
             "startedAt",
             "state",
+            "usage",
             "wbs"
         ]
     );

@@ -30,9 +30,9 @@ fn runs_filters_by_task_and_status_and_says_what_stopped_each() {
         })
         .collect();
     insta::assert_snapshot!(lines.join("\n"), @r"
-    PIPELINE WBS OUTCOME STATE REASON
-    p - paused a paused
-    f T1 failed a action-failed
+    PIPELINE WBS OUTCOME STATE REASON COST
+    p - paused a paused -
+    f T1 failed a action-failed -
     ");
     let failed = p
         .args(["runs", "--status", "failed"])

@@ -83,7 +83,9 @@ impl Preset {
         let mut args = match self {
             // `-p` is the print (headless) switch; the prompt is positional. acceptEdits
             // lets it edit files without asking; other tools stay as the user's settings
-            // allow (a prompt it cannot answer is a denial in print mode).
+            // allow (a prompt it cannot answer is a denial in print mode). stream-json
+            // (which needs --verbose in print mode) reports usage as it goes, the answer
+            // and the cost at the end (`crate::cost::agent_output`).
             Preset::Claude => owned(&[
                 "-p",
                 "--permission-mode",
@@ -92,20 +94,27 @@ impl Preset {
                 "Write",
                 "Edit",
                 "--output-format",
-                "text",
+                "stream-json",
+                "--verbose",
             ]),
             // `exec` runs one prompt; it is read-only unless given a writable sandbox.
-            Preset::Codex => owned(&["exec", "--sandbox", "workspace-write"]),
-            // `--prompt` is headless mode; auto_edit approves file edits only.
-            Preset::Gemini => owned(&["--approval-mode", "auto_edit", "--output-format", "text"]),
+            // `--json` prints its events, each turn's usage among them.
+            Preset::Codex => owned(&["exec", "--json", "--sandbox", "workspace-write"]),
+            // `--prompt` is headless mode; auto_edit approves file edits only. `json` is
+            // the answer and the tokens per model, at the end.
+            Preset::Gemini => owned(&["--approval-mode", "auto_edit", "--output-format", "json"]),
             // `run` sends one message; a slash command becomes `--command NAME` with the
-            // rest as the message.
+            // rest as the message. `--format json` prints its events, each step's tokens
+            // and cost among them.
             Preset::Opencode => match prompt {
-                Prompt::Command { name, .. } => owned(&["run", "--command", name]),
-                Prompt::Text(_) => owned(&["run"]),
+                Prompt::Command { name, .. } => {
+                    owned(&["run", "--format", "json", "--command", name])
+                }
+                Prompt::Text(_) => owned(&["run", "--format", "json"]),
             },
             // `--message` processes one message and exits; `--yes-always` answers its
-            // confirmations; the pipeline, not aider, decides what gets committed.
+            // confirmations; the pipeline, not aider, decides what gets committed. aider
+            // has no machine-readable output: its `Tokens: … Cost: …` lines are read.
             Preset::Aider => owned(&["--yes-always", "--no-auto-commits"]),
             Preset::Stub => owned(&["agent", "stub"]),
         };
@@ -214,7 +223,14 @@ mod tests {
     fn a_prompt_that_looks_like_a_flag_stays_the_prompt() {
         assert_eq!(
             args(Preset::Codex, "--help", &[]),
-            ["exec", "--sandbox", "workspace-write", "--", "--help"]
+            [
+                "exec",
+                "--json",
+                "--sandbox",
+                "workspace-write",
+                "--",
+                "--help"
+            ]
         );
         assert_eq!(
             args(Preset::Aider, "-x", &[]).last().map(String::as_str),
@@ -240,7 +256,8 @@ mod tests {
                 "Write",
                 "Edit",
                 "--output-format",
-                "text",
+                "stream-json",
+                "--verbose",
                 "--model",
                 "opus",
                 "--",
@@ -253,15 +270,23 @@ mod tests {
     fn opencode_runs_a_slash_command_as_its_command() {
         assert_eq!(
             args(Preset::Opencode, "/implement 0592", &[]),
-            ["run", "--command", "implement", "--", "0592"]
+            [
+                "run",
+                "--format",
+                "json",
+                "--command",
+                "implement",
+                "--",
+                "0592"
+            ]
         );
         assert_eq!(
             args(Preset::Opencode, "/review", &[]),
-            ["run", "--command", "review"]
+            ["run", "--format", "json", "--command", "review"]
         );
         assert_eq!(
             args(Preset::Opencode, "say hi", &[]),
-            ["run", "--", "say hi"]
+            ["run", "--format", "json", "--", "say hi"]
         );
     }
 }

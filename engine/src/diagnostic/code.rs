@@ -195,6 +195,14 @@ codes! {
     RunHttpConfig = "spur::run::http-config",
     /// `http.request` refused a request before connecting (scheme, host, credentials, bounds)
     RunHttpRefused = "spur::run::http-refused",
+    /// `budgets:` or `prices:` in `.spur/config.yaml` has the wrong shape, a bad number or an unknown key
+    CostConfig = "spur::cost::config",
+    /// an agent step did not start, or was stopped, because a budget of `budgets:` is spent (fails the step)
+    CostBudgetExceeded = "spur::cost::budget-exceeded",
+    /// a step's usage report (`{"spurUsage": …}` on stderr, or the agent's own output) is too large or malformed (fails the step)
+    CostReportRefused = "spur::cost::report-refused",
+    /// a task's usage ledger cannot be read or written, or its chain is broken
+    CostLedger = "spur::cost::ledger",
 
     /// a run journal cannot be read
     JournalUnreadable = "spur::journal::unreadable",

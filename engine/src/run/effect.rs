@@ -55,6 +55,7 @@ impl ActionStep<'_> {
                 Vars::new()
             },
             message: result.message.clone(),
+            usage: result.usage.clone(),
         }
     }
 }

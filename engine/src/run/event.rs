@@ -137,6 +137,9 @@ pub enum Event {
         /// A line for people (a note's message, a gate's PASS/FAIL…).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
+        /// What the step spent, as its agent (or its `spurUsage` lines) reported it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<crate::cost::Usage>,
     },
     /// A transition's guard was evaluated in the current state.
     GuardEvaluated {

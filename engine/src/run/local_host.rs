@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use super::actions::ActionRun;
+use super::actions::{ActionResult, ActionRun};
 use super::done_gate_port::{DoneGate, GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
 use super::host::{ActionBody, GuardBody, Pause, Resume, RunHost};
@@ -22,6 +22,7 @@ use crate::policy::Policy;
 use crate::store::chain_key::{key_for_reading, key_for_writing};
 use crate::store::state_dir::StateDir;
 use crate::store::timestamp::Timestamp;
+use crate::store::usage_ledger;
 use crate::wbs::Wbs;
 use spur_guards::GuardResult;
 use spur_process::{Leader, StartHook};
@@ -41,6 +42,10 @@ pub(crate) struct LocalHost<'g> {
     run_dir: Option<PathBuf>,
     durability: Durability,
     gate: &'g mut dyn DoneGate,
+    /// The run's task, once locked: the steps' spend goes into its usage ledger.
+    task: Option<Wbs>,
+    /// The run, once its journal is open.
+    run_id: Option<RunId>,
 }
 
 impl<'g> LocalHost<'g> {
@@ -57,6 +62,8 @@ impl<'g> LocalHost<'g> {
             run_dir: None,
             durability,
             gate,
+            task: None,
+            run_id: None,
         }
     }
 
@@ -70,6 +77,7 @@ impl<'g> LocalHost<'g> {
         let journal = Arc::new(Mutex::new(journal));
         self.interrupt = Some(interrupt::activate(Arc::clone(&journal), run_id));
         self.journal = Some(journal);
+        self.run_id = Some(run_id.clone());
     }
 
     /// The hook that journals an action's process group (`action-process`, durable) once the
@@ -132,6 +140,32 @@ impl<'g> LocalHost<'g> {
         Ok(())
     }
 
+    /// Put what a task run's step spent into the task's usage ledger, before its
+    /// `action-finished` is journaled (a crash in between leaves the spend on record). A
+    /// ledger that cannot take it fails the step: a spend that is not on record is not
+    /// held to any budget.
+    fn record_spend(&self, step: &ActionStep<'_>, seq: u64, result: &mut ActionResult) {
+        let (Some(wbs), Some(run_id), Some(usage)) = (&self.task, &self.run_id, &result.usage)
+        else {
+            return;
+        };
+        let spend = usage_ledger::Spend {
+            run: run_id.as_str(),
+            action: seq,
+            state: step.state,
+            kind: step.kind,
+            usage,
+        };
+        if let Err(e) = usage_ledger::append(&self.state_dir, wbs, &spend) {
+            result.ok = false;
+            let why = format!("{}: its usage cannot be recorded: {e}", step.kind);
+            result.error = Some(match result.error.take() {
+                Some(before) => format!("{before}; {why}"),
+                None => why,
+            });
+        }
+    }
+
     fn journal(&self) -> Result<MutexGuard<'_, Journal>, RunError> {
         let journal = self.journal.as_ref().ok_or_else(|| {
             RunError::JournalIo(std::io::Error::other("no journal is open for this run"))
@@ -156,6 +190,7 @@ impl RunHost for LocalHost<'_> {
             wbs.as_str(),
             run_id.as_str(),
         )?);
+        self.task = Some(wbs.clone());
         Ok(())
     }
 
@@ -263,8 +298,9 @@ impl RunHost for LocalHost<'_> {
         let log = step.log(seq);
         self.append(step.started(&log), observer)?;
         let started = Instant::now();
-        let run = body(&log, observer, Some(self.process_recorder(step)?));
-        if let ActionRun::Finished(result) = &run {
+        let mut run = body(&log, observer, Some(self.process_recorder(step)?));
+        if let ActionRun::Finished(result) = &mut run {
+            self.record_spend(step, seq, result);
             let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             self.append(step.finished(result, duration_ms), observer)?;
         }

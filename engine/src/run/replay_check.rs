@@ -592,6 +592,7 @@ transitions:
                 duration_ms: 0,
                 set_vars: BTreeMap::new(),
                 message: None,
+                usage: None,
             }
         }
     }

@@ -6,11 +6,12 @@ use serde::Serialize;
 use super::journal::{self, Event, JournalContent, JournalError, Record};
 use super::replay;
 use super::run_id::RunId;
+use crate::cost::UsageTotal;
 use crate::store::chain_key::key_for_reading;
 use crate::store::state_dir::StateDir;
 
 /// One line of `spur runs`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummary {
     /// The run's id.
@@ -29,6 +30,19 @@ pub struct RunSummary {
     pub reason: Option<String>,
     /// When it started (RFC 3339, UTC).
     pub started_at: String,
+    /// What its steps spent.
+    pub usage: UsageTotal,
+}
+
+/// What a run's steps spent, from their `action-finished` records.
+pub fn run_usage(records: &[Record]) -> UsageTotal {
+    records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::ActionFinished { usage, .. } => usage.clone(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Every run under `state_dir`, newest first. Unreadable journals are skipped.
@@ -136,6 +150,7 @@ pub(crate) fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, Jo
         state: p.finished.map(|f| f.state).or(p.state),
         reason,
         started_at: p.started_at,
+        usage: run_usage(&records),
     })
 }
 

@@ -142,6 +142,7 @@ impl RunSecrets {
                 duration_ms,
                 set_vars,
                 message,
+                usage,
             } => Event::ActionFinished {
                 state,
                 phase,
@@ -154,6 +155,10 @@ impl RunSecrets {
                 duration_ms,
                 set_vars: self.vars(set_vars),
                 message: self.opt(message),
+                usage: usage.map(|mut usage| {
+                    usage.model = self.opt(usage.model);
+                    usage
+                }),
             },
             Event::GuardEvaluated {
                 state,
@@ -306,6 +311,7 @@ mod tests {
             duration_ms: 1,
             set_vars: [("token".to_owned(), "fresh-secret".to_owned())].into(),
             message: Some("read fresh-secret".into()),
+            usage: None,
         });
         let text = serde_json::to_string(&finished).unwrap();
         assert!(!text.contains("fresh-secret"), "{text}");

@@ -4,7 +4,8 @@
 //! directory's layout, atomic writes, advisory locks (the per-task data lock among them),
 //! bounded reads of files spur did not create, timestamps, digests, format versions, the
 //! key of the chains and the seal of their lines, the audit chain of forced overrides, and
-//! task status: the task ledger, its views, and whether a task is certified.
+//! task status: the task ledger, its views, and whether a task is certified; and beside
+//! the task ledger, what each task's steps spent (the usage ledger).
 
 pub(crate) mod atomic_file;
 pub mod audit;
@@ -22,3 +23,4 @@ pub mod task_ledger;
 pub mod task_status;
 pub mod task_view;
 pub mod timestamp;
+pub mod usage_ledger;

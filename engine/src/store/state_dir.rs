@@ -100,6 +100,17 @@ impl StateDir {
         self.task_ledgers_dir().join(format!("{wbs}.jsonl"))
     }
 
+    /// `<state>/ledger/usage/`: one usage ledger per task, beside the task ledgers (and
+    /// wherever they move).
+    pub fn usage_ledgers_dir(&self) -> PathBuf {
+        self.task_ledgers_dir().with_file_name("usage")
+    }
+
+    /// `<state>/ledger/usage/<wbs>.jsonl`: what the task's steps spent, over all its runs.
+    pub fn usage_ledger_path(&self, wbs: &Wbs) -> PathBuf {
+        self.usage_ledgers_dir().join(format!("{wbs}.jsonl"))
+    }
+
     /// `.spur/audit.jsonl`.
     pub fn audit_path(&self) -> PathBuf {
         self.root.join("audit.jsonl")

@@ -93,7 +93,10 @@ impl GateExecutor for ProcessExecutor {
             ProcessStatus::Exited(code) => Ended::Exited(code),
             ProcessStatus::Signalled(signal) => Ended::Signalled(signal),
             ProcessStatus::TimedOut => Ended::TimedOut(gate.timeout),
-            ProcessStatus::FailedToStart(why) => Ended::CannotStart(why),
+            // A gate has no output watch, so nothing stops it but its timeout.
+            ProcessStatus::FailedToStart(why) | ProcessStatus::Stopped(why) => {
+                Ended::CannotStart(why)
+            }
         };
         let redact = |bytes: &[u8]| {
             self.redactor

@@ -8,7 +8,7 @@ use std::time::Duration;
 use spur_process::ProcessSpec;
 
 use super::result_file::result_path;
-use super::{process, process_result, ActionContext, ActionResult};
+use super::{process, process_result, with_reported_usage, ActionContext, ActionResult};
 use crate::pipeline::{CommandGateOptions, RetryOptions};
 
 pub(crate) fn run(ctx: &ActionContext<'_>, options: &CommandGateOptions) -> ActionResult {
@@ -48,7 +48,11 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &CommandGateOptions) -> Acti
             spec = spec.timeout(t);
         }
         let outcome = spec.run();
-        let result = process_result(&format!("command {executable:?}"), &outcome);
+        let result = with_reported_usage(
+            process_result(&format!("command {executable:?}"), &outcome),
+            "command.gate",
+            &outcome.stderr,
+        );
         let output = [outcome.stdout.as_slice(), outcome.stderr.as_slice()].concat();
         let output = String::from_utf8_lossy(&output);
         let retryable = patterns.is_empty() || patterns.iter().any(|p| output.contains(p.as_str()));

@@ -81,6 +81,8 @@ pub struct ActionResult {
     pub(crate) set_vars: Vars,
     /// A line for people (a note's message, an agent's answer file…).
     pub(crate) message: Option<String>,
+    /// What the step spent, when it reported it.
+    pub(crate) usage: Option<crate::cost::Usage>,
 }
 
 impl ActionResult {
@@ -313,6 +315,27 @@ pub(crate) fn process(
         spec = spec.env(k, v);
     }
     spec
+}
+
+/// The `spurUsage` lines a step's process printed on stderr, into its result; a report
+/// that is refused fails the step.
+pub(crate) fn with_reported_usage(
+    mut result: ActionResult,
+    what: &str,
+    stderr: &[u8],
+) -> ActionResult {
+    match crate::cost::usage_line::read_all(stderr) {
+        Ok(usage) => result.usage = usage,
+        Err(why) => {
+            result.ok = false;
+            result.error = Some(coded(
+                Code::CostReportRefused,
+                format!("{what}: {why}"),
+                "a usage report is one line `{\"spurUsage\": {\"inputTokens\": N, \"outputTokens\": N, \"costUsd\": X}}` on stderr (book: Cost and budgets)",
+            ));
+        }
+    }
+    result
 }
 
 /// Turn a finished process into an action result (last stderr line in the error).

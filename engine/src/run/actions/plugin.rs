@@ -2,7 +2,7 @@
 //! options as JSON on stdin; it answers `{"ok": bool, "data": …, "setVars": {…}}` on stdout
 //! (`spur_guards::plugin_action`). No plugin on PATH → the action fails with a clear error.
 
-use super::{ActionContext, ActionResult};
+use super::{with_reported_usage, ActionContext, ActionResult};
 use crate::run::render::render_options;
 use crate::run::vars::is_var_name;
 
@@ -38,7 +38,7 @@ pub(crate) fn run(ctx: &ActionContext<'_>, kind: &str) -> ActionResult {
             if !reply.data.is_null() {
                 result.message = Some(reply.data.to_string());
             }
-            result
+            with_reported_usage(result, &format!("spur-action-{kind}"), &reply.stderr)
         }
     }
 }

@@ -3,7 +3,8 @@
 
 use spur_process::ProcessSpec;
 
-use super::{coded, process, process_result, project_path, ActionContext, ActionResult};
+use super::{coded, process, process_result, project_path, with_reported_usage};
+use super::{ActionContext, ActionResult};
 use crate::diagnostic::Code;
 use crate::pipeline::ShellOptions;
 
@@ -35,7 +36,12 @@ pub(crate) fn run(ctx: &ActionContext<'_>, options: &ShellOptions) -> ActionResu
         if let Some(t) = timeout {
             spec = spec.timeout(t);
         }
-        Ok::<_, String>(process_result("shell command", &spec.run()))
+        let outcome = spec.run();
+        Ok::<_, String>(with_reported_usage(
+            process_result("shell command", &outcome),
+            "shell",
+            &outcome.stderr,
+        ))
     })();
     result.unwrap_or_else(ActionResult::failed)
 }
