@@ -108,7 +108,7 @@ struct JournaledHost<'j> {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 enum ActionValue {
     /// It ran to the end; its `action-finished` record.
-    Finished { record: Record },
+    Finished { record: Box<Record> },
     /// It asks this question.
     NeedsAnswer {
         prompt: String,
@@ -322,11 +322,11 @@ impl RunHost for JournaledHost<'_> {
                 ActionRun::Finished(result) => {
                     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                     ActionValue::Finished {
-                        record: Record {
+                        record: Box::new(Record {
                             seq: finished_seq,
                             at: Timestamp::now().rfc3339(),
                             event: secrets.event(step.finished(&result, ms)),
-                        },
+                        }),
                     }
                 }
                 ActionRun::NeedsAnswer(q) => ActionValue::NeedsAnswer {
@@ -343,7 +343,7 @@ impl RunHost for JournaledHost<'_> {
         match value {
             ActionValue::Finished { record } => {
                 let result = result_of(&record);
-                self.pending.push(record);
+                self.pending.push(*record);
                 Ok(ActionRun::Finished(result))
             }
             ActionValue::NeedsAnswer { prompt, choices } => {
@@ -459,6 +459,7 @@ fn result_of(record: &Record) -> ActionResult {
             exit_code,
             set_vars,
             message,
+            usage,
             ..
         } => ActionResult {
             ok: *ok,
@@ -467,6 +468,7 @@ fn result_of(record: &Record) -> ActionResult {
             exit_code: *exit_code,
             set_vars: set_vars.clone(),
             message: message.clone(),
+            usage: usage.clone(),
         },
         other => ActionResult::failed(format!("journaled a {} record", other.name())),
     }
