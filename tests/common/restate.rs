@@ -236,8 +236,24 @@ max-interval = "1s"
         self.stop_watchdog();
     }
 
-    /// Start the server again on the same data and ports.
+    /// Start the server again on the same data (and node port).
+    /// Its ingress and admin take new ports: the old ones may be held a while by the
+    /// killed server's closed connections (TIME_WAIT), and the server binds without
+    /// `SO_REUSEADDR`.
     pub fn restart(&mut self) {
+        for attempt in 0..3 {
+            // The node's own port changes only when it was the one taken.
+            let node = if attempt == 0 {
+                self.ports[0]
+            } else {
+                free_port()
+            };
+            self.ports = [node, free_port(), free_port()];
+            if self.launch() {
+                return;
+            }
+            self.stop_watchdog();
+        }
         self.launch_or_panic();
     }
 
