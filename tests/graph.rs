@@ -321,3 +321,66 @@ fn collect_pipelines(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// `spur graph RUN --format svg|dot`: the run's pipeline with the transitions it took and
+/// the state it is in marked; a state id with markup is escaped.
+#[test]
+fn a_run_is_drawn_over_its_pipeline_with_its_path_and_current_state() {
+    let project = Spur::new().file(
+        "p.yaml",
+        "name: drawn\ninitialState: a\n\
+         states: [{id: a}, {id: '<b>', pause: true}, {id: end}, {id: other}]\n\
+         transitions:\n\
+         \x20 - {from: a, to: '<b>', guard: {kind: always}}\n\
+         \x20 - {from: '<b>', to: end, guard: {kind: always}}\n\
+         \x20 - {from: a, to: other, guard: {kind: never}}\n",
+    );
+    let paused = project
+        .args(["run", "p.yaml"])
+        .json()
+        .run()
+        .code(3)
+        .stdout_json();
+    let id = paused["runId"].as_str().unwrap_or_default().to_owned();
+
+    let (code, svg, stderr) = graph(&project, &[&id, "--format", "svg"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("<g class=\"state pause visited current\" data-state=\"&lt;b&gt;\">"),
+        "{svg}"
+    );
+    assert!(!svg.contains("<b>"), "the id is escaped: {svg}");
+    assert!(
+        svg.contains("<g class=\"edge taken\" data-transition=\"0\">"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("<g class=\"edge shadowed\" data-transition=\"2\">"),
+        "not taken, and never can be: {svg}"
+    );
+    assert!(svg.contains("data-state=\"other\""), "{svg}");
+    assert!(!svg.contains("class=\"state terminal success visited\" data-state=\"other\""));
+
+    let (code, dot, _) = graph(&project, &["latest"]);
+    assert_eq!(code, 0);
+    assert!(
+        dot.contains("s0 -> s1 [label=\"1. always\", color=\"#1565c0\", penwidth=2.5];"),
+        "{dot}"
+    );
+    assert!(dot.contains("penwidth=4, color=\"#ef6c00\"]"), "{dot}");
+
+    // A pipeline file is drawn without a path; a name that is neither a file nor a run
+    // says the file is missing.
+    let (code, plain, _) = graph(&project, &["p.yaml", "--format", "svg"]);
+    assert_eq!(code, 0);
+    assert!(
+        !plain.contains(" current\"") && !plain.contains("edge taken"),
+        "{plain}"
+    );
+    let (code, _, stderr) = graph(&project, &["nothing-here.yaml"]);
+    assert_eq!(code, 2, "{stderr}");
+}

@@ -38,6 +38,7 @@ mod task_lifecycle;
 mod task_verbs;
 mod task_verdict;
 mod task_why;
+mod ui;
 mod verdict;
 mod verdict_provenance;
 mod verified_tree;

@@ -14,12 +14,15 @@ use crate::pipeline::{GuardKind, Pipeline, Transition};
 mod dot;
 mod json;
 mod label;
+mod layout;
 mod mermaid;
+mod svg;
 
-pub use dot::to_dot;
+pub use dot::{to_dot, to_dot_with_path};
 pub use json::{GraphDocument, PathsDocument};
 pub(crate) use label::{transition_label, GuardSummary};
 pub use mermaid::to_mermaid;
+pub use svg::{to_svg, RunPath};
 
 /// Longest path (in states) that [`TransitionGraph::simple_paths`] follows; deeper paths are
 /// cut and reported as truncated.

@@ -36,6 +36,10 @@ pub struct Args {
     /// vars are accepted.
     #[arg(long = "var", value_name = "NAME=VALUE")]
     secret_vars: Vec<String>,
+    /// Who gives the answer, recorded with it in the journal (`spur ui` says the user it
+    /// runs as and the address of the page).
+    #[arg(long, value_name = "WHO")]
+    answered_by: Option<String>,
     #[command(flatten)]
     engine: super::engine::EngineArgs,
     #[command(flatten)]
@@ -67,6 +71,7 @@ pub fn run(args: Args) -> CliResult {
             allow_changed_pipeline: args.allow_changed_pipeline,
             force_done_reason,
             secret_vars: args.secret_vars,
+            answered_by: args.answered_by,
         },
         &settings,
         &mut progress,

@@ -1,14 +1,19 @@
-//! `spur graph PIPELINE [--format dot|mermaid|json | --json] [--paths]`: draw the transition graph,
-//! or list the simple paths from the initial state to each terminal state.
+//! `spur graph RUN_OR_PIPELINE [--format dot|mermaid|json|svg | --json] [--paths]`: draw the
+//! transition graph, or list the simple paths from the initial state to each terminal state.
+//! Given a run (its id, a unique start of it, or `latest`) instead of a file, the run's
+//! pipeline is drawn with the path it took and the state it is in highlighted (svg, dot).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use spur_engine::diagnostic::Code;
 use spur_engine::graph::{
-    to_dot, to_mermaid, GraphDocument, PathsDocument, SimplePaths, TransitionGraph,
+    to_dot_with_path, to_mermaid, to_svg, GraphDocument, PathsDocument, RunPath, SimplePaths,
+    TransitionGraph,
 };
 use spur_engine::pipeline::{self, Pipeline};
+use spur_engine::run::runs_list::{run_path, trace};
+use spur_engine::store::state_dir::StateDir;
 
 use super::{CliResult, Failure};
 
@@ -17,7 +22,9 @@ const DEFAULT_MAX_PATHS: usize = 100;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The pipeline file (YAML).
+    /// The pipeline file (YAML), or a run (its id, a unique start of it, or `latest`): its
+    /// pipeline, with the run's path highlighted.
+    #[arg(value_name = "RUN_OR_PIPELINE")]
     pipeline: PathBuf,
     /// Output format (default: dot; with --paths, a plain list unless json).
     #[arg(long, value_enum)]
@@ -32,6 +39,9 @@ pub struct Args {
     /// Stop listing paths after this many.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PATHS, requires = "paths")]
     max_paths: usize,
+    /// The state directory a run is looked up in (default: the nearest `.spur/` up from here).
+    #[arg(long, value_name = "D", env = "SPUR_STATE_DIR")]
+    state_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -42,25 +52,33 @@ enum Format {
     Mermaid,
     /// The graph and its analysis as one JSON document.
     Json,
+    /// An SVG drawing, laid out by spur (no Graphviz needed).
+    Svg,
 }
 
 pub fn run(mut args: Args) -> CliResult {
     if args.json {
         args.format = Some(Format::Json);
     }
-    if args.paths && matches!(args.format, Some(Format::Dot | Format::Mermaid)) {
+    if args.paths
+        && matches!(
+            args.format,
+            Some(Format::Dot | Format::Mermaid | Format::Svg)
+        )
+    {
         return Err(Failure::usage(miette::miette!(
             code = Code::GraphPathsFormat,
             help = "use `--paths` alone for a list, or `--paths --format json`",
             "--paths lists paths as text or JSON; it cannot be drawn as {}",
-            if args.format == Some(Format::Dot) {
-                "dot"
-            } else {
-                "mermaid"
+            match args.format {
+                Some(Format::Dot) => "dot",
+                Some(Format::Svg) => "svg",
+                _ => "mermaid",
             }
         )));
     }
-    let pipeline = load(&args.pipeline)?;
+    let (pipeline_path, path) = pipeline_or_run(&args.pipeline, args.state_dir.as_deref())?;
+    let pipeline = load(&pipeline_path)?;
     let graph = TransitionGraph::new(&pipeline);
     note_undrawn_transitions(&pipeline, &graph);
 
@@ -87,10 +105,36 @@ pub fn run(mut args: Args) -> CliResult {
             paths_text(&pipeline, &graph, &found, args.max_paths)
         }
         (Some(Format::Mermaid), false) => to_mermaid(&pipeline, &graph),
-        (Some(Format::Dot) | None, false) => to_dot(&pipeline, &graph),
+        (Some(Format::Svg), false) => to_svg(&pipeline, &graph, path.as_ref()),
+        (Some(Format::Dot) | None, false) => to_dot_with_path(&pipeline, &graph, path.as_ref()),
     };
     out!("{output}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The pipeline file `given` names and, when it names a run instead (no such file, and a
+/// run of the state directory by that id, start of one, or `latest`), the run's path.
+fn pipeline_or_run(
+    given: &std::path::Path,
+    state_dir: Option<&std::path::Path>,
+) -> Result<(PathBuf, Option<RunPath>), Failure> {
+    if given.exists() {
+        return Ok((given.to_path_buf(), None));
+    }
+    let Some(reference) = given.to_str() else {
+        return Ok((given.to_path_buf(), None));
+    };
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failure::usage(miette::miette!("cannot read the current directory: {e}")))?;
+    let state_dir = StateDir::resolve(state_dir, &cwd);
+    // Not a file and not a run: say the file is missing, as before runs were drawn.
+    let Ok(run_id) = spur_engine::run::runs_list::resolve_ref(&state_dir, reference) else {
+        return Ok((given.to_path_buf(), None));
+    };
+    let pipeline = spur_engine::run::recorded_pipeline(&state_dir, &run_id)
+        .map_err(|e| Failure::usage(miette::Report::new(e)))?;
+    let records = trace(&state_dir, &run_id).map_err(|e| Failure::usage(miette::Report::new(e)))?;
+    Ok((pipeline, run_path(&records)))
 }
 
 /// Read and load the pipeline; a file the loader finds errors in is not drawn (exit 2),

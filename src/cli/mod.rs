@@ -63,6 +63,7 @@ mod task_verdict;
 mod task_verify_certs;
 mod task_why;
 mod trace;
+mod ui;
 mod verdict;
 mod verify;
 mod worker;
@@ -144,6 +145,8 @@ enum Command {
     Lifecycle(lifecycle::Args),
     /// The audit log of forced done overrides.
     Audit(audit::Args),
+    /// Serve the runs, tasks and audit log as a local web app; answer paused runs there.
+    Ui(ui::Args),
     /// The key that seals task ledgers, the audit log and run journals.
     Key(key::Args),
     /// Serve runs of a Restate server: this process is one worker of a fleet.
@@ -185,6 +188,7 @@ pub fn main() -> ExitCode {
         Command::Feature(args) => feature::run(args),
         Command::Lifecycle(args) => lifecycle::run(args),
         Command::Audit(args) => audit::run(args),
+        Command::Ui(args) => ui::run(args),
         Command::Key(args) => key::run(args),
         Command::Worker(args) => worker::run(args),
         Command::Engine(args) => engine::run(args),

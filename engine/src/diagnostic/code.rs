@@ -561,6 +561,9 @@ codes! {
     /// the pipeline has errors, so it is not drawn
     GraphInvalidPipeline = "spur::graph::invalid-pipeline",
 
+    /// `spur ui` cannot serve: a non-loopback address without `--token`, or an address in use
+    UiCannotServe = "spur::ui::cannot-serve",
+
     /// the stub agent (`spur agent stub`) cannot do what its input asks
     AgentStub = "spur::agent::stub",
 

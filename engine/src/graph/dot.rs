@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{transition_label, TransitionGraph};
+use super::{transition_label, RunPath, TransitionGraph};
 use crate::pipeline::Pipeline;
 
 const SUCCESS: &str = r##"shape=doublecircle, style=filled, color="#2e7d32", fillcolor="#c8e6c9""##;
@@ -16,6 +16,20 @@ const SHADOWED: &str = r#"style=dotted, color=gray50, fontcolor=gray50"#;
 /// The pipeline as a DOT digraph. Nodes are named `s0`, `s1`… by state index (labels carry
 /// the ids), so any id is safe; transitions whose `from` or `to` is unknown are left out.
 pub fn to_dot(pipeline: &Pipeline, graph: &TransitionGraph) -> String {
+    to_dot_with_path(pipeline, graph, None)
+}
+
+/// [`to_dot`] with a run's path drawn over it: the transitions it took in blue, the state it
+/// is in (or ended in) ringed in orange.
+pub fn to_dot_with_path(
+    pipeline: &Pipeline,
+    graph: &TransitionGraph,
+    path: Option<&RunPath>,
+) -> String {
+    let taken = |t: usize| path.is_some_and(|p| p.taken.contains(&t));
+    let current = path
+        .and_then(|p| p.current.as_deref())
+        .and_then(|id| graph.state_index(id));
     let mut out = String::new();
     let name = quote(&pipeline.name.value);
     // Writing into a String cannot fail.
@@ -44,7 +58,16 @@ pub fn to_dot(pipeline: &Pipeline, graph: &TransitionGraph) -> String {
             ""
         };
         let separator = if style.is_empty() { "" } else { ", " };
-        let _ = writeln!(out, "  s{i} [label={}{separator}{style}];", quote(&label));
+        let here = if current == Some(i) {
+            r##", penwidth=4, color="#ef6c00""##
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  s{i} [label={}{separator}{style}{here}];",
+            quote(&label)
+        );
     }
     for (t, transition) in pipeline.transitions.iter().enumerate() {
         let (Some(from), Some(to)) = (
@@ -60,6 +83,9 @@ pub fn to_dot(pipeline: &Pipeline, graph: &TransitionGraph) -> String {
         }
         if graph.is_shadowed(t) {
             attributes.push(SHADOWED.to_owned());
+        }
+        if taken(t) {
+            attributes.push(r##"color="#1565c0", penwidth=2.5"##.to_owned());
         }
         if attributes.is_empty() {
             let _ = writeln!(out, "  s{from} -> s{to};");

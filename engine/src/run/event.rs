@@ -195,6 +195,10 @@ pub enum Event {
         /// one `run-started` records is never used again).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         force_done_reason: Option<String>,
+        /// `spur continue --answered-by WHO`: who gave the answer (`spur ui` says the user
+        /// it runs as and the page's address).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answered_by: Option<String>,
     },
     /// `spur retry`: a failed run goes on. Written right after its failed `run-finished`;
     /// the run re-enters `state` (the one it failed in, or the one it left for a failure

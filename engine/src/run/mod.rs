@@ -35,6 +35,7 @@ pub(crate) mod outcome;
 mod pause;
 pub(crate) mod plan;
 pub(crate) mod preflight;
+pub mod question;
 pub(crate) mod render;
 pub mod replay;
 pub(crate) mod replay_check;

@@ -96,6 +96,7 @@ impl Run<'_, '_> {
             answer: resume.answer.clone(),
             rerun_ambiguous: false,
             force_done_reason: None,
+            answered_by: None,
         })?;
         if let Some(answer) = &resume.answer {
             self.vars.insert("__hitlAnswer".into(), answer.clone());

@@ -59,7 +59,8 @@ impl RunId {
         }
     }
 
-    pub(crate) fn as_str(&self) -> &str {
+    /// The id as text (its directory's name under `runs/`).
+    pub fn as_str(&self) -> &str {
         &self.0
     }
 

@@ -89,6 +89,8 @@ pub struct ResumeRequest<'a> {
     /// `--var NAME=VALUE` given to the resume: only secret vars, which the journal holds
     /// as the marker and so must be given again (book: *Secrets*).
     pub secret_vars: Vec<String>,
+    /// `--answered-by WHO`: who gave the answer, recorded with it in `resumed`.
+    pub answered_by: Option<String>,
 }
 
 /// Retrying a failed run (`spur retry`).
@@ -225,6 +227,7 @@ pub(crate) fn resume_on(
         answer: request.answer.clone(),
         rerun_ambiguous: request.rerun_ambiguous,
         force_done_reason: request.force_done_reason.clone(),
+        answered_by: request.answered_by.clone(),
     })?;
     if let Some(answer) = &request.answer {
         run.vars.insert("__hitlAnswer".into(), answer.clone());
@@ -268,6 +271,7 @@ pub(crate) fn retry_on(
         allow_changed_pipeline: request.allow_changed_pipeline,
         force_done_reason: request.force_done_reason,
         secret_vars: request.secret_vars,
+        answered_by: None,
     };
     let resumable = resumable::check(&request, GoOn::Retry, settings, host)?;
     let state = resumable.state;

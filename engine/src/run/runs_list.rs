@@ -7,6 +7,7 @@ use super::journal::{self, Event, JournalContent, JournalError, Record};
 use super::replay;
 use super::run_id::RunId;
 use crate::cost::UsageTotal;
+use crate::graph::RunPath;
 use crate::store::chain_key::key_for_reading;
 use crate::store::state_dir::StateDir;
 
@@ -132,9 +133,26 @@ pub fn resolve_ref(state_dir: &StateDir, reference: &str) -> Result<RunId, RunRe
 /// The summary of one run.
 pub(crate) fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, JournalError> {
     let records = trace(state_dir, id)?;
-    let p = replay::replay(&records).ok_or_else(|| JournalError::NoStart {
+    summary_of(id, &records).ok_or_else(|| JournalError::NoStart {
         path: journal_path(state_dir, id),
-    })?;
+    })
+}
+
+/// What a drawing of the run shows over its pipeline: the transitions it took and the
+/// state it is in, or ended in (`spur graph RUN --format svg`, `spur ui`). `None` when the
+/// records do not start with `run-started`.
+pub fn run_path(records: &[Record]) -> Option<RunPath> {
+    let p = replay::replay(records)?;
+    Some(RunPath {
+        taken: p.transitions.iter().map(|t| t.transition).collect(),
+        current: p.finished.map(|f| f.state).or(p.state),
+    })
+}
+
+/// The summary of the run `id` whose journal holds `records`; `None` when they do not
+/// start with `run-started`.
+pub fn summary_of(id: &RunId, records: &[Record]) -> Option<RunSummary> {
+    let p = replay::replay(records)?;
     let (outcome, reason) = match (&p.finished, &p.paused, p.interrupted) {
         (Some(f), _, _) => (f.outcome.as_str(), Some(f.reason.as_str())),
         (None, Some(_), _) => ("paused", Some("paused")),
@@ -142,7 +160,7 @@ pub(crate) fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, Jo
         (None, None, false) => ("running", None),
     };
     let (outcome, reason) = (outcome.to_owned(), reason.map(str::to_owned));
-    Ok(RunSummary {
+    Some(RunSummary {
         run_id: id.to_string(),
         pipeline: p.pipeline_name,
         wbs: p.wbs,
@@ -150,7 +168,7 @@ pub(crate) fn summary(state_dir: &StateDir, id: &RunId) -> Result<RunSummary, Jo
         state: p.finished.map(|f| f.state).or(p.state),
         reason,
         started_at: p.started_at,
-        usage: run_usage(&records),
+        usage: run_usage(records),
     })
 }
 

@@ -192,10 +192,12 @@ impl RunSecrets {
                 answer,
                 rerun_ambiguous,
                 force_done_reason,
+                answered_by,
             } => Event::Resumed {
                 answer: self.opt(answer),
                 rerun_ambiguous,
                 force_done_reason: self.opt(force_done_reason),
+                answered_by: self.opt(answered_by),
             },
             Event::Retried {
                 state,

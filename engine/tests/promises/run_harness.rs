@@ -157,6 +157,7 @@ impl Project {
                 allow_changed_pipeline: false,
                 force_done_reason: None,
                 secret_vars: Vec::new(),
+                answered_by: None,
             },
             &self.settings(),
             &mut SilentObserver,
