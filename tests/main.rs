@@ -19,6 +19,7 @@ mod dialect;
 mod done_certificates;
 mod done_gate;
 mod features;
+mod fleet;
 mod graph;
 mod journal_forgery;
 mod jq;

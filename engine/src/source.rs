@@ -69,7 +69,8 @@ impl SourceFile {
         &self.path
     }
 
-    pub(crate) fn text(&self) -> &str {
+    /// The file's text.
+    pub fn text(&self) -> &str {
         &self.text
     }
 

@@ -41,12 +41,23 @@ pub struct Args {
     #[arg(long, value_name = "WHO")]
     answered_by: Option<String>,
     #[command(flatten)]
+    engine: super::engine::EngineArgs,
+    #[command(flatten)]
     common: CommonRunArgs,
 }
 
 pub fn run(args: Args) -> CliResult {
     let force_done_reason = super::run::force_done_reason(args.force_done, args.reason)?;
     let state_dir = args.common.state_dir()?;
+    if let super::engine::Target::Restate { ingress } = args.engine.target(&state_dir)? {
+        // The run waits on the engine: the answer resolves its pause.
+        let answer = args.answer.unwrap_or_default();
+        super::engine_run::answer(&ingress, &args.run_id, &answer)?;
+        if args.engine.detach {
+            return super::engine_run::detached(&args.run_id);
+        }
+        return super::engine_run::wait_and_print(&ingress, &args.run_id, args.common.json, None);
+    }
     let (run_id, checked) = super::run::recorded_run(&state_dir, &args.run_id)?;
     let settings = args.common.settings(state_dir)?;
     super::interrupt_notice::install(args.common.state_dir.clone());

@@ -28,6 +28,8 @@ mod check;
 mod completions;
 mod config_errors;
 mod continue_run;
+mod engine;
+mod engine_run;
 mod failure;
 mod feature;
 mod feature_check;
@@ -66,6 +68,7 @@ mod trace;
 mod ui;
 mod verdict;
 mod verify;
+mod worker;
 mod workflow;
 
 use std::process::ExitCode;
@@ -150,6 +153,10 @@ enum Command {
     Key(key::Args),
     /// Where the project's protected state lives; adopting an older spur's from .spur/.
     State(state::Args),
+    /// Serve runs of a Restate server: this process is one worker of a fleet.
+    Worker(worker::Args),
+    /// The Restate server runs go to: register a worker with it.
+    Engine(engine::Args),
     /// The embedded jq (also reached as `jq` through the PATH shim).
     Jq(jq::Args),
     /// `spur jq` itself, in the child process `spur jq` supervises.
@@ -191,6 +198,8 @@ pub fn main() -> ExitCode {
         Command::Ui(args) => ui::run(args),
         Command::Key(args) => key::run(args),
         Command::State(args) => state::run(args),
+        Command::Worker(args) => worker::run(args),
+        Command::Engine(args) => engine::run(args),
         Command::Jq(args) => jq::supervise(args),
         Command::JqContained(contained) => jq::run_contained(contained),
     };

@@ -45,6 +45,8 @@ pub struct Args {
     #[arg(long)]
     dry_run: bool,
     #[command(flatten)]
+    engine: super::engine::EngineArgs,
+    #[command(flatten)]
     common: CommonRunArgs,
 }
 
@@ -178,8 +180,28 @@ pub fn run(args: Args) -> CliResult {
     let vars = run::vars::resolve(checked.pipeline(), args.vars_json.as_deref(), &args.vars)
         .map_err(|e| Failure::usage(miette::Report::new(e)))?;
     let state_dir = args.common.state_dir()?;
-    let settings = args.common.settings(state_dir)?;
     let pipeline_path = std::fs::canonicalize(&args.pipeline).unwrap_or(args.pipeline.clone());
+    if let super::engine::Target::Restate { ingress } = args.engine.target(&state_dir)? {
+        let run_id = RunId::fresh().to_string();
+        let request = spur_restate::RunRequest {
+            pipeline_path: pipeline_path.display().to_string(),
+            pipeline_text: checked.pipeline().source.text().to_owned(),
+            vars: args.vars,
+            vars_json: args.vars_json,
+            force_done_reason,
+        };
+        super::engine_run::send(&ingress, &run_id, &request)?;
+        if args.engine.detach {
+            return super::engine_run::detached(&run_id);
+        }
+        return super::engine_run::wait_and_print(
+            &ingress,
+            &run_id,
+            args.common.json,
+            Some((&state_dir, &checked)),
+        );
+    }
+    let settings = args.common.settings(state_dir)?;
     super::interrupt_notice::install(args.common.state_dir.clone());
     let mut progress = Progress::new(false);
     let outcome = run::start(
@@ -230,6 +252,16 @@ pub fn finish(
     json: bool,
     ran: Option<(&StateDir, &CheckedPipeline)>,
 ) -> CliResult {
+    finish_recorded(outcome, json, ran, None)
+}
+
+/// [`finish`], with the run's records at hand (a run of the engine keeps no journal here).
+pub fn finish_recorded(
+    outcome: Result<RunOutcome, RunError>,
+    json: bool,
+    ran: Option<(&StateDir, &CheckedPipeline)>,
+    records: Option<&[spur_engine::run::journal::Record]>,
+) -> CliResult {
     let outcome = outcome.map_err(|e| {
         let code = match e.class() {
             ErrorClass::Usage => exit::USAGE,
@@ -256,7 +288,9 @@ pub fn finish(
         );
     }
     let why = match (outcome.outcome, ran) {
-        (Outcome::Failed, Some((state_dir, checked))) => explain(state_dir, checked, &outcome),
+        (Outcome::Failed, Some((state_dir, checked))) => {
+            explain(state_dir, checked, &outcome, records)
+        }
         _ => None,
     };
     if json {
@@ -303,9 +337,13 @@ fn explain(
     state_dir: &StateDir,
     checked: &CheckedPipeline,
     outcome: &RunOutcome,
+    records: Option<&[spur_engine::run::journal::Record]>,
 ) -> Option<FailureExplanation> {
     let run_id = RunId::parse(&outcome.run_id).ok()?;
-    let records = read_run(state_dir, &run_id).ok()?.records;
+    let records = match records {
+        Some(records) => records.to_vec(),
+        None => read_run(state_dir, &run_id).ok()?.records,
+    };
     let run_dir = state_dir.runs_dir().join(run_id.to_string());
     run::explain::explain(&records, checked.pipeline(), &run_dir)
 }

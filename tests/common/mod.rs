@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 mod journal;
+pub mod restate;
 mod spur;
 mod verdict;
 

@@ -167,6 +167,8 @@ codes! {
     RunAnswerUnexpected = "spur::run::answer-unexpected",
     /// the run journal cannot be written
     RunJournalIo = "spur::run::journal-io",
+    /// the durable-execution engine (Restate) a run is journaled on failed a step
+    RunEngine = "spur::run::engine",
     /// the run directory cannot be created
     RunRunDir = "spur::run::run-dir",
     /// `agents:` in `.spur/config.yaml` is not agent name → `{preset: …}` or `{command: …}` (fails `agent.run`, `spur agent doctor`)
@@ -243,6 +245,8 @@ codes! {
     UsageForceDoneNeedsDone = "spur::usage::force-done-needs-done",
     /// the current directory cannot be read
     UsageCwd = "spur::usage::cwd",
+    /// the run engine (`--engine`, `engine:` of the config) is unknown or lacks its URL
+    UsageEngine = "spur::usage::engine",
     /// there is no state directory (`.spur/`) here or above, and the command does not make one
     UsageNoStateDir = "spur::usage::no-state-dir",
     /// a `spur` call from a step that its run refuses: a verb it does not take, `--state-dir`, or `--force-done`
@@ -614,6 +618,18 @@ impl fmt::Display for Code {
 impl Serialize for Code {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
+    }
+}
+
+/// A code read back from its string (a fleet worker's answer); an unknown one is refused.
+impl<'de> serde::Deserialize<'de> for Code {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Code::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown code {text:?}")))
     }
 }
 

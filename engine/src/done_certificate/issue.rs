@@ -41,7 +41,7 @@ pub enum Issued {
 
 /// What became of a certificate, as reported in JSON (`spur run`'s `doneGate.certificate`,
 /// `spur task certify`'s `certificate`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum CertificateReport {
     /// Written at `path` (relative to the project root).

@@ -93,7 +93,7 @@ impl fmt::Display for StopReason {
 }
 
 /// The done gate's answer for a run, as reported.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DoneGateReport {
     /// `allow`, `noop` or `deny`.
     pub decision: GateDecision,
@@ -112,8 +112,9 @@ pub struct DoneGateReport {
     pub certificate: Option<CertificateReport>,
 }
 
-/// The result of `spur run` / `spur continue`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// The result of `spur run` / `spur continue`. Deserialized where a worker of a fleet
+/// sends it to the client (without `detail`, sent beside it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunOutcome {
     /// The run's id.

@@ -137,6 +137,9 @@ pub enum RunError {
     /// Appending to the journal failed.
     #[error("journal write failed: {0}")]
     JournalIo(#[source] std::io::Error),
+    /// The durable-execution engine the run is journaled on (Restate) failed a step.
+    #[error("the run engine failed: {0}")]
+    Engine(String),
     /// `secrets:` of `.spur/config.yaml` cannot be read (every finding, one line each).
     #[error("{path}: `secrets` cannot be read: {message}")]
     SecretConfig {
@@ -206,6 +209,8 @@ coded_diagnostic! {
             help("resume it without --answer");
         Self::JournalIo(..) => Code::RunJournalIo,
             help("the state directory must be writable; the run stopped before the next side effect");
+        Self::Engine(..) => Code::RunEngine,
+            help("the engine retries the run from its last journaled step; `spur worker` logs say why it failed");
         Self::RunDir { .. } => Code::RunRunDir;
         Self::SecretConfig { .. } => Code::RunSecretConfig,
             help("write `secrets: [NAME, …]`: names of vars or environment variables");
@@ -258,7 +263,7 @@ impl RunError {
             | RunError::PipelineChanged { .. }
             | RunError::Ambiguous { .. }
             | RunError::RunDir { .. } => ErrorClass::CannotStart,
-            RunError::JournalIo(_) => ErrorClass::Failed,
+            RunError::JournalIo(_) | RunError::Engine(_) => ErrorClass::Failed,
         }
     }
 }

@@ -36,6 +36,12 @@ impl RunId {
         Self(format!("{}-{suffix:06x}", now.compact()))
     }
 
+    /// A new run id made now: for a run started elsewhere (a fleet's engine keys the run
+    /// by it before any worker runs it).
+    pub fn fresh() -> Self {
+        Self::generate(Timestamp::now())
+    }
+
     /// Accepts only the shape this module generates, so a run id is a safe path segment.
     pub fn parse(s: &str) -> Result<Self, InvalidRunId> {
         let ok = s.len() == 23

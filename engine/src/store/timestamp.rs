@@ -36,6 +36,11 @@ impl Timestamp {
         format!("{:.3}", self.0)
     }
 
+    /// The time `text` (RFC 3339, as [`Timestamp::rfc3339`] writes it) names.
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        text.parse::<jiff::Timestamp>().ok().map(Self)
+    }
+
     /// `20261129T183414Z`: the time-ordered prefix of a run id.
     pub(crate) fn compact(self) -> String {
         self.0.strftime("%Y%m%dT%H%M%SZ").to_string()

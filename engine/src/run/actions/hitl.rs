@@ -8,7 +8,7 @@ use crate::pipeline::ActionKind;
 use crate::run::render::{OptionError, RenderContext};
 
 /// A question for the operator.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HitlQuestion {
     /// The question, as shown to the operator.
     pub prompt: String,

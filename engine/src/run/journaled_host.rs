@@ -1,0 +1,683 @@
+//! The host of a run on a durable-execution engine (Restate, through `spur-restate`): each
+//! host call is one journaled step of the engine, whose value the engine keeps. On a replay
+//! (the worker died; this or another worker runs the run again) the engine hands back the
+//! values of the steps already journaled without running them again, so the runner sees
+//! the same records, times and results and goes on from the first step not journaled.
+//!
+//! Records are journaled in batches: a record is kept in memory until the next effect
+//! needs the ones before it durable (an action's started marker), a pause, the run's
+//! start, or the run's end, then all of them are one step. A record not yet journaled
+//! when a worker dies is made again, the same, by the replay (it follows from journaled
+//! steps alone). An action is two steps: the batch ending in its `action-started` record
+//! (the started marker), then the action itself. A replay that finds the marker journaled and the action not has met an
+//! action that started and never finished: it is not run again but journaled as
+//! ambiguous, and the run stops with [`RunError::Ambiguous`] for a person to decide. A
+//! pause waits on a durable promise of the engine. This module knows nothing of Restate
+//! or of async code: the engine's side is the [`StepJournal`] trait.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::actions::{ActionResult, ActionRun, HitlQuestion};
+use super::done_gate_port::{DoneGate, GateAnswer, GateRequest};
+use super::effect::{ActionStep, GuardStep};
+use super::host::{ActionBody, GuardBody, Pause, Resume, RunHost};
+use super::journal::{Event, JournalContent, Record};
+use super::observer::RunObserver;
+use super::outcome::RunOutcome;
+use super::run_error::RunError;
+use super::run_id::RunId;
+use super::runner::{start_on, RunSettings, StartRequest};
+use super::secrets::RunSecrets;
+use crate::diagnostic::Code;
+use crate::done_certificate::CertificateReport;
+use crate::done_gate::AllowReason;
+use crate::policy::Policy;
+use crate::store::timestamp::Timestamp;
+use crate::wbs::Wbs;
+use spur_guards::GuardResult;
+
+/// A durable-execution engine's journal as a run sees it: named steps whose values it
+/// keeps, and durable promises. Values are JSON text.
+pub trait StepJournal {
+    /// The value of the step `name`: `body`'s, run now, unless the journal already holds
+    /// the step's value (a replay), which is returned without running `body`. Steps come
+    /// in the same order with the same names on every replay.
+    fn step(&mut self, name: &str, body: &mut dyn FnMut() -> String) -> Result<String, String>;
+
+    /// Wait until the durable promise `name` is resolved, and its value.
+    fn promise(&mut self, name: &str) -> Result<String, String>;
+}
+
+/// Start a run whose host calls are steps of `journal`, with the run id the engine keys
+/// the run by, and drive it to a terminal state, an ambiguous action or an error. A pause
+/// waits for its promise (`answer-1`, `answer-2`, … in the run's order of pauses).
+pub fn start_journaled(
+    request: StartRequest<'_>,
+    settings: &RunSettings,
+    run_id: RunId,
+    journal: &mut dyn StepJournal,
+    gate: &mut dyn DoneGate,
+    observer: &mut dyn RunObserver,
+) -> Result<RunOutcome, RunError> {
+    let mut host = JournaledHost {
+        journal,
+        gate,
+        run_id,
+        records: Vec::new(),
+        pending: Vec::new(),
+        told: 0,
+        secrets: RunSecrets::default(),
+        state_dir: settings.state_dir.clone(),
+        run_dir: None,
+        pauses: 0,
+        clock: 0,
+    };
+    let outcome = start_on(request, settings, &mut host, observer);
+    // The run's last records, journaled whatever its end.
+    let flushed = host.flush();
+    host.tell(observer);
+    let outcome = outcome?;
+    flushed?;
+    Ok(outcome)
+}
+
+struct JournaledHost<'j> {
+    journal: &'j mut dyn StepJournal,
+    gate: &'j mut dyn DoneGate,
+    run_id: RunId,
+    /// The records journaled so far.
+    records: Vec<Record>,
+    /// The records made since, not yet journaled.
+    pending: Vec<Record>,
+    /// How many journaled records the observer was told.
+    told: usize,
+    secrets: RunSecrets,
+    state_dir: crate::store::state_dir::StateDir,
+    run_dir: Option<PathBuf>,
+    /// Pauses so far: names the next one's promise.
+    pauses: u32,
+    /// `now` calls so far: names the next one's step.
+    clock: u32,
+}
+
+/// How a journaled action ended.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+enum ActionValue {
+    /// It ran to the end; its `action-finished` record.
+    Finished { record: Box<Record> },
+    /// It asks this question.
+    NeedsAnswer {
+        prompt: String,
+        choices: Vec<String>,
+    },
+    /// It started in an earlier attempt that never journaled its end.
+    Ambiguous,
+}
+
+/// The gate's answer as journaled.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "kebab-case")]
+enum GateValue {
+    Noop,
+    Allow {
+        reason: AllowReason,
+        verdict: Option<String>,
+        certificate: Option<CertificateValue>,
+    },
+    Deny {
+        verdict: String,
+        message: String,
+    },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "certificate", rename_all = "kebab-case")]
+enum CertificateValue {
+    Written {
+        path: String,
+    },
+    Failed {
+        code: String,
+        message: String,
+        retry: String,
+    },
+}
+
+fn engine_error(step: &str, why: impl std::fmt::Display) -> RunError {
+    RunError::Engine(format!("step {step}: {why}"))
+}
+
+impl JournaledHost<'_> {
+    /// Run `body` as the step `name` (unless journaled) and decode its value. Whether the
+    /// body ran in this attempt is the second value.
+    fn step_value<T: Serialize + for<'de> Deserialize<'de>>(
+        &mut self,
+        name: &str,
+        body: &mut dyn FnMut() -> T,
+    ) -> Result<(T, bool), RunError> {
+        let mut ran = false;
+        let text = self.journal.step(name, &mut || {
+            ran = true;
+            serde_json::to_string(&body()).unwrap_or_default()
+        });
+        let text = text.map_err(|e| engine_error(name, e))?;
+        let value = serde_json::from_str(&text).map_err(|e| engine_error(name, e))?;
+        Ok((value, ran))
+    }
+
+    fn next_record(&mut self, event: Event, at: Timestamp) -> Record {
+        Record {
+            seq: self.next_seq(),
+            at: at.rfc3339(),
+            event: self.secrets.event(event),
+        }
+    }
+
+    /// The seq the next record gets.
+    fn next_seq(&self) -> u64 {
+        (self.records.len() + self.pending.len()) as u64 + 1
+    }
+
+    /// Journal the records made since the last batch as one step.
+    /// Whether the batch was made in this attempt (false: replayed); true when there is
+    /// nothing to journal.
+    fn flush(&mut self) -> Result<bool, RunError> {
+        let (Some(first), Some(last)) = (self.pending.first(), self.pending.last()) else {
+            return Ok(true);
+        };
+        let name = format!("records {}-{}", first.seq, last.seq);
+        let mut made = Some(std::mem::take(&mut self.pending));
+        let (batch, ran) = self.step_value(&name, &mut || made.take().unwrap_or_default())?;
+        for record in batch {
+            // A replayed record teaches the secrets what the record made now would have.
+            let _ = self.secrets.event(record.event.clone());
+            self.records.push(record);
+        }
+        Ok(ran)
+    }
+
+    /// Tell the observer the journaled records it has not been told yet.
+    fn tell(&mut self, observer: &mut dyn RunObserver) {
+        for record in self.records.iter().skip(self.told) {
+            observer.record(record);
+        }
+        self.told = self.records.len();
+    }
+}
+
+impl RunHost for JournaledHost<'_> {
+    fn now(&mut self) -> Timestamp {
+        self.clock += 1;
+        let name = format!("now {}", self.clock);
+        match self.step_value(&name, &mut || Timestamp::now().rfc3339()) {
+            Ok((text, _)) => Timestamp::parse(&text).unwrap_or_else(Timestamp::now),
+            Err(_) => Timestamp::now(),
+        }
+    }
+
+    /// The engine keys the run by its id: it is given, not made.
+    fn new_run_id(&mut self) -> RunId {
+        self.run_id.clone()
+    }
+
+    /// Not held on the engine yet: the task lock of a fleet is the `Task` object to come
+    /// (book: *Running a fleet*).
+    fn lock_task(&mut self, _wbs: &Wbs, _run_id: &RunId) -> Result<(), RunError> {
+        Ok(())
+    }
+
+    /// The journal is the engine's; this worker keeps only the run's action logs.
+    fn create_journal(&mut self, run_id: &RunId) -> Result<(), RunError> {
+        let run_dir = run_id.dir_in(&self.state_dir);
+        std::fs::create_dir_all(run_dir.join("actions")).map_err(|source| RunError::RunDir {
+            path: run_dir.display().to_string(),
+            source,
+        })?;
+        self.run_dir = Some(run_dir);
+        Ok(())
+    }
+
+    fn read_journal(&mut self, _run_id: &RunId) -> Result<JournalContent, RunError> {
+        Ok(JournalContent::unchained(self.records.clone()))
+    }
+
+    fn reopen_journal(
+        &mut self,
+        run_id: &RunId,
+        _content: &JournalContent,
+    ) -> Result<(), RunError> {
+        self.create_journal(run_id)
+    }
+
+    fn keep_policy(&mut self, policy: &Policy) -> Result<(), RunError> {
+        Ok(policy.store(&self.state_dir)?)
+    }
+
+    fn kept_policy(&mut self, sha256: &str) -> Result<Policy, RunError> {
+        Ok(Policy::stored(&self.state_dir, sha256)?)
+    }
+
+    fn keep_secrets(&mut self, secrets: RunSecrets) {
+        self.secrets = secrets;
+    }
+
+    fn redactor(&mut self) -> crate::redact::Redactor {
+        self.secrets.redactor().clone()
+    }
+
+    fn redact(&mut self, text: &str) -> String {
+        self.secrets.text(text)
+    }
+
+    /// Kept until the next batch; `run-started` is journaled at once (the runner keeps its
+    /// time: the policy pin's).
+    fn append(&mut self, event: Event, observer: &mut dyn RunObserver) -> Result<Record, RunError> {
+        let starts = matches!(event, Event::RunStarted { .. });
+        let record = self.next_record(event, Timestamp::now());
+        self.pending.push(record);
+        if starts {
+            self.flush()?;
+            self.tell(observer);
+            return self
+                .records
+                .last()
+                .cloned()
+                .ok_or_else(|| engine_error("run-started", "no record"));
+        }
+        self.pending
+            .last()
+            .cloned()
+            .ok_or_else(|| engine_error("append", "no record"))
+    }
+
+    fn run_action(
+        &mut self,
+        step: &ActionStep<'_>,
+        observer: &mut dyn RunObserver,
+        body: &mut ActionBody<'_>,
+    ) -> Result<ActionRun, RunError> {
+        let seq = self.next_seq();
+        let log = step.log(seq);
+        // The started marker: journaled (with the records before it) before the action runs.
+        let marker = self.next_record(step.started(&log), Timestamp::now());
+        self.pending.push(marker);
+        let marked_now = self.flush()?;
+        self.tell(observer);
+        let name = format!("action {seq} {}", step.kind);
+        let finished_seq = seq + 1;
+        let secrets = &mut self.secrets;
+        let mut body_observer = ForwardAsk(&mut *observer);
+        let mut run_body = || {
+            if !marked_now {
+                // The marker is from an earlier attempt and the action's end is not
+                // journaled: it may or may not have run. Never run it again silently.
+                return ActionValue::Ambiguous;
+            }
+            let started = Instant::now();
+            match body(&log, &mut body_observer, None) {
+                ActionRun::Finished(result) => {
+                    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    ActionValue::Finished {
+                        record: Box::new(Record {
+                            seq: finished_seq,
+                            at: Timestamp::now().rfc3339(),
+                            event: secrets.event(step.finished(&result, ms)),
+                        }),
+                    }
+                }
+                ActionRun::NeedsAnswer(q) => ActionValue::NeedsAnswer {
+                    prompt: q.prompt,
+                    choices: q.choices,
+                },
+            }
+        };
+        let text = self.journal.step(&name, &mut || {
+            serde_json::to_string(&run_body()).unwrap_or_default()
+        });
+        let text = text.map_err(|e| engine_error(&name, e))?;
+        let value: ActionValue = serde_json::from_str(&text).map_err(|e| engine_error(&name, e))?;
+        match value {
+            ActionValue::Finished { record } => {
+                let result = result_of(&record);
+                self.pending.push(*record);
+                Ok(ActionRun::Finished(result))
+            }
+            ActionValue::NeedsAnswer { prompt, choices } => {
+                Ok(ActionRun::NeedsAnswer(HitlQuestion { prompt, choices }))
+            }
+            ActionValue::Ambiguous => Err(RunError::Ambiguous {
+                run_id: self.run_id.to_string(),
+                state: step.state.to_owned(),
+                index: step.index,
+                kind: step.kind.to_owned(),
+                log,
+            }),
+        }
+    }
+
+    /// The guard's evaluation and its record are one step.
+    fn run_guard(
+        &mut self,
+        step: &GuardStep<'_>,
+        observer: &mut dyn RunObserver,
+        body: &mut GuardBody<'_>,
+    ) -> Result<GuardResult, RunError> {
+        let seq = self.next_seq();
+        let name = format!("guard {seq} {}", step.transition);
+        let secrets = &mut self.secrets;
+        let mut evaluate = || {
+            let started = Instant::now();
+            let result = body();
+            let us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            Record {
+                seq,
+                at: Timestamp::now().rfc3339(),
+                event: secrets.event(step.evaluated(&result, us)),
+            }
+        };
+        // A transition without a guard has nothing to evaluate: no step of its own.
+        let record = if step.kind == "none" {
+            evaluate()
+        } else {
+            let text = self.journal.step(&name, &mut || {
+                serde_json::to_string(&evaluate()).unwrap_or_default()
+            });
+            let text = text.map_err(|e| engine_error(&name, e))?;
+            serde_json::from_str(&text).map_err(|e| engine_error(&name, e))?
+        };
+        let result = match &record.event {
+            Event::GuardEvaluated { passed, detail, .. } => {
+                let detail = detail.clone().unwrap_or_default();
+                if *passed {
+                    GuardResult::pass(detail, Duration::ZERO)
+                } else {
+                    GuardResult::fail(detail, Duration::ZERO)
+                }
+            }
+            other => return Err(engine_error(&name, format!("a {} record", other.name()))),
+        };
+        self.pending.push(record);
+        self.tell(observer);
+        Ok(result)
+    }
+
+    fn done_gate(&mut self, request: &GateRequest<'_>) -> GateAnswer {
+        let name = format!("done-gate {}", self.next_seq());
+        let gate = &mut *self.gate;
+        let mut ask = || gate_value(gate.evaluate(request));
+        let text = self.journal.step(&name, &mut || {
+            serde_json::to_string(&ask()).unwrap_or_default()
+        });
+        match text
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<GateValue>(&t).map_err(|e| e.to_string()))
+        {
+            Ok(value) => gate_answer(value),
+            Err(why) => GateAnswer::Deny {
+                verdict: "UNKNOWN".to_owned(),
+                message: format!("the done gate's answer could not be journaled: {why}"),
+            },
+        }
+    }
+
+    fn wait_for_answer(&mut self, pause: &Pause<'_>) -> Option<Resume> {
+        // The paused record and those before it are journaled before the wait.
+        self.flush().ok()?;
+        self.pauses += 1;
+        let name = format!("answer-{}", self.pauses);
+        let answer = self.journal.promise(&name).ok()?;
+        Some(Resume {
+            answer: match pause {
+                Pause::State { .. } => None,
+                Pause::Question { .. } => Some(answer),
+            },
+        })
+    }
+}
+
+/// The observer an action body sees: it may ask (a worker has no terminal: none answers)
+/// but its records are the host's to tell.
+struct ForwardAsk<'o>(&'o mut dyn RunObserver);
+
+impl RunObserver for ForwardAsk<'_> {
+    fn ask(&mut self, question: &HitlQuestion) -> Option<String> {
+        self.0.ask(question)
+    }
+}
+
+/// The result an `action-finished` record tells.
+fn result_of(record: &Record) -> ActionResult {
+    match &record.event {
+        Event::ActionFinished {
+            ok,
+            error,
+            timed_out,
+            exit_code,
+            set_vars,
+            message,
+            usage,
+            ..
+        } => ActionResult {
+            ok: *ok,
+            error: error.clone(),
+            timed_out: *timed_out,
+            exit_code: *exit_code,
+            set_vars: set_vars.clone(),
+            message: message.clone(),
+            usage: usage.clone(),
+        },
+        other => ActionResult::failed(format!("journaled a {} record", other.name())),
+    }
+}
+
+fn gate_value(answer: GateAnswer) -> GateValue {
+    match answer {
+        GateAnswer::Noop => GateValue::Noop,
+        GateAnswer::Allow {
+            reason,
+            verdict,
+            certificate,
+        } => GateValue::Allow {
+            reason,
+            verdict,
+            certificate: certificate.map(|c| match c {
+                CertificateReport::Written { path } => CertificateValue::Written { path },
+                CertificateReport::Failed {
+                    code,
+                    message,
+                    retry,
+                } => CertificateValue::Failed {
+                    code: code.to_string(),
+                    message,
+                    retry,
+                },
+            }),
+        },
+        GateAnswer::Deny { verdict, message } => GateValue::Deny { verdict, message },
+    }
+}
+
+fn gate_answer(value: GateValue) -> GateAnswer {
+    match value {
+        GateValue::Noop => GateAnswer::Noop,
+        GateValue::Allow {
+            reason,
+            verdict,
+            certificate,
+        } => GateAnswer::Allow {
+            reason,
+            verdict,
+            certificate: certificate.map(|c| match c {
+                CertificateValue::Written { path } => CertificateReport::Written { path },
+                CertificateValue::Failed {
+                    code,
+                    message,
+                    retry,
+                } => CertificateReport::Failed {
+                    code: Code::ALL
+                        .iter()
+                        .copied()
+                        .find(|k| k.to_string() == code)
+                        .unwrap_or(Code::RunEngine),
+                    message,
+                    retry,
+                },
+            }),
+        },
+        GateValue::Deny { verdict, message } => GateAnswer::Deny { verdict, message },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::pipeline::{load, CheckedPipeline};
+    use crate::run::observer::SilentObserver;
+    use crate::run::Durability;
+    use crate::source::SourceFile;
+    use crate::store::state_dir::StateDir;
+
+    /// A journal kept in a map, as an engine keeps it across attempts. `crash_at`: the
+    /// attempt dies inside the body of the step with that name prefix (the body has run,
+    /// its value is never journaled).
+    #[derive(Default)]
+    struct MapJournal {
+        values: HashMap<String, String>,
+        order: Vec<String>,
+        crash_at: Option<&'static str>,
+        bodies_run: usize,
+    }
+
+    impl StepJournal for MapJournal {
+        fn step(&mut self, name: &str, body: &mut dyn FnMut() -> String) -> Result<String, String> {
+            if let Some(value) = self.values.get(name) {
+                return Ok(value.clone());
+            }
+            let value = body();
+            self.bodies_run += 1;
+            if self.crash_at.is_some_and(|p| name.starts_with(p)) {
+                self.crash_at = None;
+                return Err("the worker died".into());
+            }
+            self.order.push(name.to_owned());
+            self.values.insert(name.to_owned(), value.clone());
+            Ok(value)
+        }
+
+        fn promise(&mut self, _name: &str) -> Result<String, String> {
+            Ok("yes".into())
+        }
+    }
+
+    struct NoGate;
+
+    impl DoneGate for NoGate {
+        fn evaluate(&mut self, _request: &GateRequest<'_>) -> GateAnswer {
+            GateAnswer::Noop
+        }
+    }
+
+    const PIPELINE: &str = r#"
+name: p
+initialState: a
+terminalStates: [c]
+vars: {out: ""}
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo a >> "$out"'}}
+  - id: b
+    onEnter:
+      - {kind: shell, options: {command: 'echo b >> "$out"'}}
+  - {id: c}
+transitions: [{from: a, to: b}, {from: b, to: c}]
+"#;
+
+    fn attempt(dir: &std::path::Path, journal: &mut MapJournal) -> Result<RunOutcome, RunError> {
+        let loaded = load(&SourceFile::new("p.yaml", PIPELINE)).unwrap();
+        let checked = CheckedPipeline::new(loaded).unwrap().0;
+        let settings = RunSettings {
+            state_dir: StateDir::at(dir.join(".spur")),
+            durability: Durability::Unsafe,
+            path_prefix: None,
+            spur_bin: None,
+            timeouts: Default::default(),
+            http_allow: Default::default(),
+            policy: crate::policy::PolicySource::Project,
+            run_socket: None,
+            jq: spur_guards::jq::JqSandbox::in_process(),
+        };
+        let out = format!("out={}", dir.join("steps.txt").display());
+        let vars = crate::run::vars::resolve(checked.pipeline(), None, &[out]).unwrap();
+        start_journaled(
+            StartRequest {
+                pipeline: &checked,
+                pipeline_path: dir.join("p.yaml"),
+                vars,
+                force_done_reason: None,
+            },
+            &settings,
+            RunId::parse("20260101T000000Z-00abcd").unwrap(),
+            journal,
+            &mut NoGate,
+            &mut SilentObserver,
+        )
+    }
+
+    fn steps(dir: &std::path::Path) -> String {
+        std::fs::read_to_string(dir.join("steps.txt")).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_replay_of_a_finished_run_runs_no_step_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = MapJournal::default();
+        let first = attempt(dir.path(), &mut journal).unwrap();
+        assert_eq!(first.outcome, crate::run::Outcome::Completed);
+        assert_eq!(steps(dir.path()), "a\nb\n");
+        let bodies = journal.bodies_run;
+        let again = attempt(dir.path(), &mut journal).unwrap();
+        assert_eq!(again, first);
+        assert_eq!(journal.bodies_run, bodies, "no body ran on the replay");
+        assert_eq!(steps(dir.path()), "a\nb\n");
+        // Two actions (marker batch + action each), the start, the end: six steps.
+        assert_eq!(journal.order.len(), 6, "{:?}", journal.order);
+    }
+
+    #[test]
+    fn an_action_whose_attempt_died_is_ambiguous_on_replay_and_never_run_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = MapJournal {
+            crash_at: Some("action 8"),
+            ..MapJournal::default()
+        };
+        let died = attempt(dir.path(), &mut journal);
+        assert!(matches!(died, Err(RunError::Engine(_))), "{died:?}");
+        assert_eq!(
+            steps(dir.path()),
+            "a\nb\n",
+            "b ran once, in the attempt that died"
+        );
+        let replay = attempt(dir.path(), &mut journal);
+        match replay {
+            Err(RunError::Ambiguous { state, kind, .. }) => {
+                assert_eq!((state.as_str(), kind.as_str()), ("b", "shell"));
+            }
+            other => panic!("expected an ambiguous action, got {other:?}"),
+        }
+        assert_eq!(steps(dir.path()), "a\nb\n", "neither action ran again");
+        // The ambiguity is journaled: a further replay says the same without running b.
+        let again = attempt(dir.path(), &mut journal);
+        assert!(
+            matches!(again, Err(RunError::Ambiguous { .. })),
+            "{again:?}"
+        );
+        assert_eq!(steps(dir.path()), "a\nb\n");
+    }
+}

@@ -1,0 +1,77 @@
+//! The runner's thread and the workflow's handler, joined: the runner (synchronous, on a
+//! blocking thread) asks for each step through [`ChannelJournal`]; the handler journals it
+//! with `ctx.run` and tells the runner to run the step's body (a first run) or only hands
+//! back the journaled value (a replay).
+
+use spur_engine::run::StepJournal;
+use tokio::sync::{mpsc, oneshot};
+
+/// A request from the runner's thread to the handler.
+pub(crate) enum Call {
+    /// Journal the step `name`.
+    Step {
+        name: String,
+        to_runner: std::sync::mpsc::Sender<ToRunner>,
+        value: oneshot::Receiver<String>,
+    },
+    /// Wait on the durable promise `name`.
+    Promise {
+        name: String,
+        reply: oneshot::Sender<Result<String, String>>,
+    },
+}
+
+/// What the handler tells the runner about a step.
+pub(crate) enum ToRunner {
+    /// Run the body now: its value goes back on the step's channel.
+    Execute,
+    /// The step's journaled value.
+    Done(String),
+    /// The step could not be journaled.
+    Failed(String),
+}
+
+/// The runner's side: a [`StepJournal`] whose steps the handler journals.
+pub(crate) struct ChannelJournal {
+    pub(crate) calls: mpsc::UnboundedSender<Call>,
+}
+
+const GONE: &str = "the workflow's handler stopped (the invocation was cancelled or retried)";
+
+impl StepJournal for ChannelJournal {
+    fn step(&mut self, name: &str, body: &mut dyn FnMut() -> String) -> Result<String, String> {
+        let (to_runner, from_handler) = std::sync::mpsc::channel();
+        let (value_tx, value) = oneshot::channel();
+        self.calls
+            .send(Call::Step {
+                name: name.to_owned(),
+                to_runner,
+                value,
+            })
+            .map_err(|_| GONE.to_owned())?;
+        let mut value_tx = Some(value_tx);
+        loop {
+            match from_handler.recv().map_err(|_| GONE.to_owned())? {
+                ToRunner::Execute => {
+                    let made = body();
+                    if let Some(tx) = value_tx.take() {
+                        tx.send(made).map_err(|_| GONE.to_owned())?;
+                    }
+                }
+                ToRunner::Done(value) => return Ok(value),
+                ToRunner::Failed(why) => return Err(why),
+            }
+        }
+    }
+
+    fn promise(&mut self, name: &str) -> Result<String, String> {
+        let (reply, answer) = oneshot::channel();
+        self.calls
+            .send(Call::Promise {
+                name: name.to_owned(),
+                reply,
+            })
+            .map_err(|_| GONE.to_owned())?;
+        answer.blocking_recv().map_err(|_| GONE.to_owned())?
+    }
+}

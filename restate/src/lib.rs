@@ -1,0 +1,23 @@
+//! spur's runs on Restate, a durable-execution engine: a fleet of workers shares the runs,
+//! and a run goes on after a worker or the server dies.
+//!
+//! - [`protocol`]: what a client sends a run with and what the run answers.
+//! - [`workflow`]: the `SpurRun` workflow, keyed by run id. It runs spur's synchronous
+//!   runner on a blocking thread and journals each of its host calls as a Restate step
+//!   ([`bridge`]); a pause waits on a durable promise.
+//! - [`worker`]: the HTTP endpoint a worker serves and the server calls.
+//! - [`client`]: the ingress and admin calls of `spur run`, `spur continue` and
+//!   `spur engine register` (blocking, no async runtime).
+//! - [`config`]: `engine:` of `.spur/config.yaml`.
+
+mod bridge;
+pub mod client;
+pub mod config;
+pub mod protocol;
+pub mod worker;
+// The workflow macro writes undocumented methods of its own.
+#[allow(missing_docs)]
+pub mod workflow;
+
+pub use protocol::{AmbiguousAction, RunReply, RunRequest};
+pub use worker::{serve, Worker};

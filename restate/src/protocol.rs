@@ -1,0 +1,66 @@
+//! The values that cross the engine: a run request (client → workflow) and its reply
+//! (workflow → client). The reply holds the run's records so the client shows the run's
+//! progress as a local run does; action logs stay on the worker.
+
+use serde::{Deserialize, Serialize};
+use spur_engine::run::journal::Record;
+use spur_engine::run::RunOutcome;
+
+/// Start a run of a pipeline.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRequest {
+    /// The pipeline file as the client named it (recorded in `run-started`).
+    pub pipeline_path: String,
+    /// The pipeline's text: every worker runs the same pipeline.
+    pub pipeline_text: String,
+    /// `--var NAME=VALUE`, in order.
+    pub vars: Vec<String>,
+    /// `--vars JSON`.
+    pub vars_json: Option<String>,
+    /// `--force-done --reason R`.
+    pub force_done_reason: Option<String>,
+}
+
+/// How a run ended, as the workflow answers.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunReply {
+    /// Every journal record of the run, in order.
+    pub records: Vec<Record>,
+    /// The outcome, when the run reached one.
+    pub outcome: Option<RunOutcome>,
+    /// The outcome's sentence for people (not part of its JSON).
+    pub detail: Option<String>,
+    /// Why the run stopped without an outcome.
+    pub error: Option<ReplyError>,
+}
+
+/// A run that stopped without an outcome.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReplyError {
+    /// Its stable code (`spur::run::ambiguous-action`, …).
+    pub code: String,
+    /// The error's message.
+    pub message: String,
+    /// The ambiguous action, when that is why.
+    pub ambiguous: Option<AmbiguousAction>,
+}
+
+/// An action that started and never finished, held for a person's decision.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AmbiguousAction {
+    /// The state whose action it is.
+    pub state: String,
+    /// Its position in the state's list.
+    pub index: usize,
+    /// Its kind.
+    pub kind: String,
+    /// Its log, relative to the run directory of the worker that started it.
+    pub log: String,
+}
+
+/// What a run waits on, from the workflow's `status` handler.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunStatus {
+    /// The promise of the pause it waits at, if it is paused.
+    pub paused: Option<String>,
+}

@@ -1,0 +1,98 @@
+//! The `SpurRun` workflow, keyed by run id: `run` drives one run of spur's runner on a
+//! blocking thread, journaling each host call as a step; `answer` resolves the promise of
+//! the pause the run waits at; `status` tells whether it waits.
+
+use std::sync::Arc;
+
+use restate_sdk::prelude::*;
+use tokio::sync::mpsc;
+
+use crate::bridge::{Call, ChannelJournal, ToRunner};
+use crate::protocol::{RunReply, RunRequest, RunStatus};
+use crate::worker::Worker;
+
+/// The state key naming the promise a paused run waits on.
+const PAUSE: &str = "pause";
+
+/// The workflow, serving runs with `worker`.
+pub struct SpurRun {
+    pub(crate) worker: Arc<dyn Worker>,
+}
+
+#[restate_sdk::workflow]
+impl SpurRun {
+    /// Run the request to its end: an outcome, an ambiguous action, or an error.
+    #[handler]
+    async fn run(
+        &self,
+        ctx: WorkflowContext<'_>,
+        request: Json<RunRequest>,
+    ) -> Result<Json<RunReply>, HandlerError> {
+        let run_id = ctx.key().to_owned();
+        let (calls, mut from_runner) = mpsc::unbounded_channel();
+        let worker = Arc::clone(&self.worker);
+        let request = request.into_inner();
+        let runner = tokio::task::spawn_blocking(move || {
+            let mut journal = ChannelJournal { calls };
+            worker.run(&run_id, request, &mut journal)
+        });
+        while let Some(call) = from_runner.recv().await {
+            match call {
+                Call::Step {
+                    name,
+                    to_runner,
+                    value,
+                } => {
+                    let execute = to_runner.clone();
+                    let journaled = ctx
+                        .run(|| async move {
+                            execute
+                                .send(ToRunner::Execute)
+                                .map_err(|_| HandlerError::from("the runner stopped"))?;
+                            value
+                                .await
+                                .map_err(|_| HandlerError::from("the runner stopped"))
+                        })
+                        .name(name)
+                        .await;
+                    match journaled {
+                        Ok(v) => {
+                            let _ = to_runner.send(ToRunner::Done(v));
+                        }
+                        Err(e) => {
+                            let _ = to_runner.send(ToRunner::Failed(e.to_string()));
+                            return Err(e.into());
+                        }
+                    }
+                }
+                Call::Promise { name, reply } => {
+                    ctx.set(PAUSE, name.clone());
+                    let answer = ctx.promise::<String>(&name).await;
+                    ctx.clear(PAUSE);
+                    let _ = reply.send(answer.map_err(|e| e.to_string()));
+                }
+            }
+        }
+        let reply = runner.await.map_err(HandlerError::from)?;
+        Ok(Json(reply))
+    }
+
+    /// Answer the pause the run waits at (`spur continue`): `answer` is the hitl answer,
+    /// ignored by a `pause: true` state.
+    #[handler]
+    async fn answer(&self, ctx: SharedWorkflowContext<'_>, answer: String) -> HandlerResult<()> {
+        let Some(pause) = ctx.get::<String>(PAUSE).await? else {
+            return Err(TerminalError::new("the run is not paused").into());
+        };
+        ctx.resolve_promise::<String>(&pause, answer);
+        Ok(())
+    }
+
+    /// Whether the run waits at a pause, and which.
+    #[handler]
+    async fn status(&self, ctx: SharedWorkflowContext<'_>) -> HandlerResult<Json<RunStatus>> {
+        Ok(Json(RunStatus {
+            paused: ctx.get::<String>(PAUSE).await?,
+        }))
+    }
+}

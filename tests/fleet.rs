@@ -1,0 +1,335 @@
+//! Runs on a Restate server (book: *Running a fleet*): the same output as a local run,
+//! a worker killed mid-action (the run ends on the other worker, no finished action runs
+//! again, the interrupted one is held as ambiguous), the server killed while a run is
+//! paused, and twenty runs over two workers. The server is provisioned by
+//! `common::restate` (the tests fail, never skip, when it cannot be had).
+
+use std::process::{Child, Command, Stdio};
+
+use crate::common::restate::{shared, Fleet, Server};
+use crate::common::{bin, eventually, isolate, Spur};
+
+/// A bound on each spur command here, so a broken engine fails the test, never hangs it.
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `spur ARGS` started in `p`'s project, not waited for (its output piped).
+fn spawn(p: &Spur, args: &[&str]) -> Child {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(p.path())
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    isolate(&mut cmd, p.home());
+    cmd.spawn().expect("start spur")
+}
+
+const TWO_STEPS: &str = r#"
+name: two-steps
+initialState: a
+terminalStates: [c]
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo a >> steps.txt'}}
+  - id: b
+    onEnter:
+      - {kind: shell, options: {command: 'echo b >> steps.txt'}}
+  - {id: c}
+transitions: [{from: a, to: b}, {from: b, to: c}]
+"#;
+
+/// `text` with run ids and step durations replaced (they differ between any two runs).
+fn normalised(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|line| {
+            let mut words: Vec<String> = Vec::new();
+            for word in line.split(' ') {
+                let bare = word.trim_end_matches([')', ':', '\n']);
+                let is_run_id = bare.len() == 23 && bare.get(8..9) == Some("T");
+                let is_duration = bare.starts_with('(') && bare.ends_with('s');
+                words.push(if is_run_id {
+                    word.replace(bare, "[RUN]")
+                } else if is_duration {
+                    word.replace(bare, "([TIME]s")
+                } else {
+                    word.to_owned()
+                });
+            }
+            words.join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_on_restate_prints_what_a_local_run_prints_and_does_each_step_once() {
+    let (server, _turn) = shared();
+    let p = Spur::new().file("pipeline.yaml", TWO_STEPS);
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let local = p
+        .args(["run", "pipeline.yaml"])
+        .within(LIMIT)
+        .run()
+        .success();
+    assert_eq!(p.read("steps.txt"), "a\nb\n");
+    let remote = p
+        .args(["run", "pipeline.yaml", "--engine", "restate", "--ingress"])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success();
+    assert_eq!(
+        p.read("steps.txt"),
+        "a\nb\na\nb\n",
+        "each step ran once more"
+    );
+    assert_eq!(normalised(remote.stdout()), normalised(local.stdout()));
+    assert_eq!(normalised(remote.stderr()), normalised(local.stderr()));
+    assert!(
+        remote.stdout().contains("completed at c"),
+        "{}",
+        remote.stdout()
+    );
+    let json = p
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(json["outcome"], "completed");
+    assert_eq!(json["iterations"], 2);
+}
+
+#[test]
+fn engine_restate_in_the_config_sends_runs_there_and_detach_returns_the_run_id() {
+    let (server, _turn) = shared();
+    let p = Spur::new().file("pipeline.yaml", TWO_STEPS).file(
+        ".spur/config.yaml",
+        format!(
+            "engine: {{kind: restate, ingress: '{}', admin: '{}'}}\n",
+            server.ingress(),
+            server.admin()
+        ),
+    );
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let detached = p.args(["run", "pipeline.yaml", "--detach"]).run().success();
+    let run_id = detached.stdout().trim().to_owned();
+    assert_eq!(run_id.len(), 23, "a run id: {run_id:?}");
+    assert!(
+        eventually(|| p.exists("steps.txt") && p.read("steps.txt") == "a\nb\n"),
+        "the detached run did not run its steps"
+    );
+    // The config's engine; no local journal is written for it.
+    assert!(!p.exists(&format!(".spur/runs/{run_id}/journal.jsonl")));
+    // `--engine local` overrides the config.
+    p.args(["run", "pipeline.yaml", "--engine", "local"])
+        .run()
+        .success();
+    assert_eq!(p.read("steps.txt"), "a\nb\na\nb\n");
+}
+
+#[test]
+fn a_worker_killed_mid_action_leaves_the_run_to_the_other_and_the_action_ambiguous() {
+    let (server, _turn) = shared();
+    // b's action writes who runs it, then waits for a file that never comes.
+    let p = Spur::new().file(
+        "pipeline.yaml",
+        r#"
+name: crash
+initialState: a
+terminalStates: [c]
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo a >> steps.txt'}}
+  - id: b
+    onEnter:
+      - {kind: shell, options: {command: 'echo "$PPID $$" > b.pid; echo b >> steps.txt; while [ ! -f never ]; do sleep 0.05; done'}}
+  - {id: c}
+transitions: [{from: a, to: b}, {from: b, to: c}]
+"#,
+    );
+    let fleet = Fleet::start(server, p.path(), p.home(), 2);
+    let ingress = server.ingress();
+    let waiting = spawn(
+        &p,
+        &[
+            "run",
+            "pipeline.yaml",
+            "--engine",
+            "restate",
+            "--ingress",
+            &ingress,
+        ],
+    );
+    assert!(
+        eventually(|| p.exists("b.pid") && p.read("b.pid").ends_with('\n')),
+        "b's action did not start"
+    );
+    let pids = p.read("b.pid");
+    let (worker, shell) = pids.trim().split_once(' ').expect("two pids");
+    assert!(
+        fleet.pids().iter().any(|w| w.to_string() == worker),
+        "b's action runs under a worker of the fleet"
+    );
+    std::process::Command::new("kill")
+        .args(["-9", worker])
+        .status()
+        .unwrap();
+    // The action's own process outlives its worker (a killed worker cannot stop it).
+    std::process::Command::new("kill")
+        .args(["-9", shell])
+        .status()
+        .unwrap();
+    let out = waiting.wait_with_output().expect("the waiting run");
+    let (code, stdout, stderr) = (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert_eq!(code, Some(4), "held for a decision\n{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("spur::run::ambiguous-action"),
+        "the interrupted action is ambiguous: {stderr}"
+    );
+    assert!(stderr.contains("shell"), "{stderr}");
+    // The finished action ran once; the interrupted one was not run again.
+    assert_eq!(p.read("steps.txt"), "a\nb\n");
+}
+
+#[test]
+fn a_server_killed_while_a_run_is_paused_comes_back_and_the_run_goes_on() {
+    let mut server = Server::start();
+    let p = Spur::new().file(
+        "pipeline.yaml",
+        r#"
+name: approval
+initialState: implement
+terminalStates: [done]
+states:
+  - id: implement
+    onEnter:
+      - {kind: shell, options: {command: 'echo implement >> steps.txt'}}
+  - id: approve
+    onEnter:
+      - {kind: hitl.confirm, options: {prompt: 'ship it?'}}
+  - id: ship
+    onEnter:
+      - {kind: shell, options: {command: 'echo ship >> steps.txt'}}
+  - {id: done}
+transitions:
+  - {from: implement, to: approve}
+  - {from: approve, to: ship}
+  - {from: ship, to: done}
+"#,
+    );
+    let _fleet = Fleet::start(&server, p.path(), p.home(), 1);
+    let paused = p
+        .args(["run", "pipeline.yaml", "--engine", "restate", "--ingress"])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .code(3);
+    assert!(paused.stdout().contains("paused"), "{}", paused.stdout());
+    let run_id = paused
+        .stdout()
+        .split_whitespace()
+        .find(|w| w.len() == 23 && w.get(8..9) == Some("T"))
+        .expect("the paused run's id")
+        .to_owned();
+    assert_eq!(p.read("steps.txt"), "implement\n");
+    server.kill9();
+    server.restart();
+    let done = p
+        .args([
+            "continue",
+            &run_id,
+            "--answer",
+            "yes",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success();
+    assert!(
+        done.stdout().contains("completed at done"),
+        "{}",
+        done.stdout()
+    );
+    assert_eq!(
+        p.read("steps.txt"),
+        "implement\nship\n",
+        "implement did not run again"
+    );
+}
+
+#[test]
+fn twenty_runs_over_two_workers_all_reach_a_terminal() {
+    let (server, _turn) = shared();
+    let p = Spur::new().file("pipeline.yaml", TWO_STEPS);
+    let _fleet = Fleet::start(server, p.path(), p.home(), 2);
+    let ingress = server.ingress();
+    let args = [
+        "run",
+        "pipeline.yaml",
+        "--json",
+        "--engine",
+        "restate",
+        "--ingress",
+        &ingress,
+    ];
+    let runs: Vec<Child> = (0..20).map(|_| spawn(&p, &args)).collect();
+    for run in runs {
+        let out = run.wait_with_output().expect("a run");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let outcome: serde_json::Value = serde_json::from_str(&text).expect("the outcome");
+        assert_eq!(outcome["outcome"], "completed", "{outcome}");
+    }
+    assert_eq!(
+        p.read("steps.txt").lines().count(),
+        40,
+        "every step ran once"
+    );
+}
+
+#[test]
+fn a_run_for_an_engine_that_is_not_there_cannot_start() {
+    let p = Spur::new().file("pipeline.yaml", TWO_STEPS);
+    let port = crate::common::restate::free_port();
+    let out = p
+        .args(["run", "pipeline.yaml", "--engine", "restate", "--ingress"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .run()
+        .code(4);
+    assert!(
+        out.stderr().contains("spur::run::engine"),
+        "{}",
+        out.stderr()
+    );
+    assert!(!p.exists("steps.txt"), "nothing ran");
+    let out = p
+        .args(["run", "pipeline.yaml", "--engine", "restate"])
+        .run()
+        .code(2);
+    assert!(
+        out.stderr().contains("spur::usage::engine"),
+        "{}",
+        out.stderr()
+    );
+}
