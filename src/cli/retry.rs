@@ -35,6 +35,7 @@ pub fn run(args: Args) -> CliResult {
     let force_done_reason = super::run::force_done_reason(args.force_done, args.reason)?;
     let state_dir = args.common.state_dir()?;
     let (run_id, checked) = super::run::recorded_run(&state_dir, &args.run_id)?;
+    let (state_dir, worktree) = super::run::recorded_tree(state_dir, &run_id)?;
     let settings = args.common.settings(state_dir)?;
     super::interrupt_notice::install(args.common.state_dir.clone());
     let mut progress = Progress::new(false);
@@ -51,9 +52,13 @@ pub fn run(args: Args) -> CliResult {
         &mut LifecycleDoneGate::new(settings.clone()),
     );
     drop(progress);
-    finish(
+    let result = finish(
         outcome,
         args.common.json,
         Some((&settings.state_dir, &checked)),
-    )
+    );
+    if let Some(record) = &worktree {
+        super::run::worktree_notice(&settings.state_dir, record, false);
+    }
+    result
 }

@@ -11,6 +11,7 @@ use spur_engine::done_certificate::CertificateReport;
 use spur_engine::done_gate::ForceReason;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::explain::FailureExplanation;
+use spur_engine::run::git_worktree::{self, WorktreeRecord};
 use spur_engine::run::run_error::ErrorClass;
 use spur_engine::run::runs_list::read_run;
 use spur_engine::run::step_timeouts::StepTimeouts;
@@ -44,6 +45,14 @@ pub struct Args {
     /// branch point that cannot.
     #[arg(long)]
     dry_run: bool,
+    /// Run in a git worktree of its own (`.spur/worktrees/<run-id>`, branch
+    /// `spur/<run-id>`); the default when `.spur/config.yaml` has `run: {worktree: true}`.
+    #[arg(long)]
+    worktree: bool,
+    /// With a worktree: remove it (never its branch) after a completed run when it has no
+    /// uncommitted changes; else it is kept, and the run says why.
+    #[arg(long)]
+    worktree_cleanup: bool,
     #[command(flatten)]
     engine: super::engine::EngineArgs,
     #[command(flatten)]
@@ -201,7 +210,26 @@ pub fn run(args: Args) -> CliResult {
             Some((&state_dir, &checked)),
         );
     }
-    let settings = args.common.settings(state_dir)?;
+    let worktree = match args.worktree || worktree_by_default(&state_dir)? {
+        true => {
+            let run_id = RunId::fresh();
+            let record = git_worktree::create(&state_dir, &run_id)
+                .map_err(|e| Failure::with_code(miette::Report::new(e), exit::CANNOT_START))?;
+            Some((run_id, record))
+        }
+        false => None,
+    };
+    let state_dir = match &worktree {
+        Some((_, record)) => state_dir.with_tree(record.tree_path()),
+        None => state_dir,
+    };
+    let settings = match args.common.settings(state_dir.clone()) {
+        Ok(settings) => settings,
+        Err(e) => {
+            discard_unstarted(&state_dir, worktree.as_ref());
+            return Err(e);
+        }
+    };
     super::interrupt_notice::install(args.common.state_dir.clone());
     let mut progress = Progress::new(false);
     let outcome = run::start(
@@ -210,17 +238,88 @@ pub fn run(args: Args) -> CliResult {
             pipeline_path,
             vars,
             force_done_reason,
+            worktree: worktree.clone(),
         },
         &settings,
         &mut progress,
         &mut LifecycleDoneGate::new(settings.clone()),
     );
     drop(progress);
-    finish(
+    if outcome.is_err() {
+        discard_unstarted(&settings.state_dir, worktree.as_ref());
+    }
+    let completed = matches!(
+        &outcome,
+        Ok(o) if matches!(o.outcome, Outcome::Done | Outcome::Completed)
+    );
+    let result = finish(
         outcome,
         args.common.json,
         Some((&settings.state_dir, &checked)),
-    )
+    );
+    if let Some((_, record)) = &worktree {
+        worktree_notice(&settings.state_dir, record, args.worktree_cleanup && completed);
+    }
+    result
+}
+
+/// `run.worktree` of the config; an error stops the run before it starts (exit 2).
+fn worktree_by_default(state_dir: &StateDir) -> Result<bool, Failure> {
+    git_worktree::worktree_by_default(state_dir)
+        .map_err(|e| super::config_errors::config_failure(state_dir, miette::Report::new(e)))
+}
+
+/// A worktree made for a run that did not start (no journal) goes, with its branch.
+fn discard_unstarted(state_dir: &StateDir, worktree: Option<&(RunId, WorktreeRecord)>) {
+    if let Some((run_id, record)) = worktree {
+        let journal = state_dir.runs_dir().join(run_id.as_str());
+        if !journal.exists() {
+            git_worktree::discard(state_dir, record);
+        }
+    }
+}
+
+/// Where the run's work is (on stderr: stdout is the outcome): kept by default; with
+/// `--worktree-cleanup` after a completed run, removed when clean.
+pub fn worktree_notice(state_dir: &StateDir, record: &WorktreeRecord, cleanup: bool) {
+    let kept = |why: &str| {
+        eprintln!(
+            "worktree kept{why}: {} (branch {})",
+            record.path, record.branch
+        );
+    };
+    if !cleanup {
+        return kept("");
+    }
+    match git_worktree::remove_if_clean(state_dir, record) {
+        git_worktree::Cleanup::Removed => eprintln!(
+            "worktree removed: {} (branch {} kept)",
+            record.path, record.branch
+        ),
+        git_worktree::Cleanup::Kept(why) => kept(&format!(" ({why})")),
+    }
+}
+
+/// A recorded run's state directory: in the run's worktree when it ran in one, so that
+/// `continue` and `retry` go on where it worked.
+pub fn recorded_tree(
+    state_dir: StateDir,
+    run_id: &RunId,
+) -> Result<(StateDir, Option<WorktreeRecord>), Failure> {
+    let record = read_run(&state_dir, run_id).ok().and_then(|content| {
+        content.records.into_iter().next().and_then(|first| match first.event {
+            spur_engine::run::journal::Event::RunStarted { worktree, .. } => worktree,
+            _ => None,
+        })
+    });
+    match record {
+        Some(record) => {
+            let tree = git_worktree::reopen(&state_dir, &record)
+                .map_err(|e| Failure::with_code(miette::Report::new(e), exit::CANNOT_START))?;
+            Ok((state_dir.with_tree(tree), Some(record)))
+        }
+        None => Ok((state_dir, None)),
+    }
 }
 
 /// Load and check a pipeline; diagnostics go to stderr. Any error → exit 2.

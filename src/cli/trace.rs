@@ -134,12 +134,19 @@ fn ends_run(last: Option<&Record>) -> bool {
 pub(crate) fn describe(event: &Event, run_dir: Option<&Path>) -> String {
     match event {
         Event::RunStarted {
-            pipeline_name, wbs, ..
+            pipeline_name,
+            wbs,
+            worktree,
+            ..
         } => {
             format!(
-                "{pipeline_name}{}",
+                "{pipeline_name}{}{}",
                 wbs.as_deref()
                     .map(|w| format!(" wbs={w}"))
+                    .unwrap_or_default(),
+                worktree
+                    .as_ref()
+                    .map(|w| format!(" worktree={} branch={}", w.path, w.branch))
                     .unwrap_or_default()
             )
         }

@@ -124,6 +124,7 @@ impl CliWorker {
                 pipeline_path: PathBuf::from(&request.pipeline_path),
                 vars,
                 force_done_reason: request.force_done_reason.clone(),
+                worktree: None,
             },
             &settings,
             run_id,

@@ -55,6 +55,7 @@ fn bench(c: &mut Criterion) {
                 pipeline_path: "three.yaml".into(),
                 vars: Default::default(),
                 force_done_reason: None,
+                worktree: None,
             },
             &settings,
             &mut SilentObserver,

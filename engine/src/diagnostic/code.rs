@@ -193,6 +193,10 @@ codes! {
     RunRuleConfig = "spur::run::rule-config",
     /// `http:` in `.spur/config.yaml` is not an allow-list of origins and hosts
     RunHttpConfig = "spur::run::http-config",
+    /// `spur run --worktree` could not make, or `continue`/`retry` could not reopen, the run's git worktree
+    RunWorktree = "spur::run::worktree",
+    /// `run:` in `.spur/config.yaml` is not `worktree: true|false`
+    RunWorktreeConfig = "spur::run::worktree-config",
     /// `http.request` refused a request before connecting (scheme, host, credentials, bounds)
     RunHttpRefused = "spur::run::http-refused",
     /// `budgets:` or `prices:` in `.spur/config.yaml` has the wrong shape, a bad number or an unknown key

@@ -129,6 +129,7 @@ pub(crate) fn open(
             // A lifecycle instance lives on across requests; each request asks the gate
             // under the policy of the call that makes it.
             policy_sha256: None,
+            worktree: None,
         },
         Event::LifecycleBound {
             entity: entity.to_string(),

@@ -58,6 +58,10 @@ pub enum Event {
         /// (`crate::policy`). Absent in journals from before policies were pinned.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         policy_sha256: Option<String>,
+        /// `spur run --worktree`: the run's git worktree and branch; `continue` and
+        /// `retry` go back into it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worktree: Option<super::git_worktree::WorktreeRecord>,
     },
     /// The run entered a state.
     StateEntered {

@@ -621,6 +621,7 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
                 pipeline_path: dir.join("p.yaml"),
                 vars,
                 force_done_reason: None,
+                worktree: None,
             },
             &settings,
             RunId::parse("20260101T000000Z-00abcd").unwrap(),

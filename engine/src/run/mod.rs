@@ -20,6 +20,7 @@ pub mod explain;
 pub(crate) mod finish;
 pub(crate) mod guard_eval;
 pub(crate) mod host;
+pub mod git_worktree;
 pub mod http_allow;
 pub mod interrupt;
 pub mod journal;

@@ -188,6 +188,7 @@ impl RunSocket {
         let run_id = Arc::new(Mutex::new(None));
         let server = Server {
             state_root: state_dir.root().to_path_buf(),
+            tree: state_dir.tree().map(Path::to_path_buf),
             spur_bin: spur_bin.to_path_buf(),
             run_id: Arc::clone(&run_id),
         };
@@ -258,6 +259,8 @@ fn private_dir() -> io::Result<PathBuf> {
 #[derive(Debug, Clone)]
 struct Server {
     state_root: PathBuf,
+    /// The run's worktree, when it works in one: the calls read that tree.
+    tree: Option<PathBuf>,
     spur_bin: PathBuf,
     /// The run this socket serves, once it has an id.
     run_id: Arc<Mutex<Option<String>>>,
@@ -285,6 +288,7 @@ impl Server {
             .cwd(&request.cwd)
             .env("SPUR_STATE_DIR", &self.state_root)
             .env_remove(RUN_SOCKET_VAR)
+            .env_remove(crate::store::state_dir::RUN_TREE_VAR)
             .env_remove("SPUR_RUN_ID")
             .timeout(CALL_TIMEOUT)
             .capture_limit(4 * 1024 * 1024);
@@ -301,6 +305,9 @@ impl Server {
         });
         if let Some(run_id) = run_id {
             spec = spec.env("SPUR_RUN_ID", run_id);
+        }
+        if let Some(tree) = &self.tree {
+            spec = spec.env(crate::store::state_dir::RUN_TREE_VAR, tree);
         }
         let outcome = spec.run();
         let code = match &outcome.status {

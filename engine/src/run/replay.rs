@@ -93,6 +93,8 @@ pub struct Position {
     pub force_done_reason: Option<String>,
     /// The sha256 of the policy the run pinned, if it recorded one.
     pub(crate) policy_sha256: Option<String>,
+    /// `spur run --worktree`: the run's worktree, as `run-started` recorded it.
+    pub worktree: Option<super::git_worktree::WorktreeRecord>,
     pub(crate) started_at: String,
     /// Vars in effect: the start vars plus every recorded `setVars` (merged at its
     /// `action-finished`, as the run merged it before its next action) and answer.
@@ -164,6 +166,7 @@ impl Position {
             wbs,
             force_done_reason,
             policy_sha256,
+            worktree,
         } = &first.event
         else {
             return None;
@@ -176,6 +179,7 @@ impl Position {
             lifecycle: None,
             force_done_reason: force_done_reason.clone(),
             policy_sha256: policy_sha256.clone(),
+            worktree: worktree.clone(),
             started_at: first.at.clone(),
             vars: vars.clone(),
             state: None,

@@ -71,6 +71,8 @@ pub struct StartRequest<'a> {
     pub vars: Vars,
     /// `--force-done --reason R`.
     pub force_done_reason: Option<String>,
+    /// `--worktree`: the run's id, chosen before it starts, and the worktree made for it.
+    pub worktree: Option<(RunId, super::git_worktree::WorktreeRecord)>,
 }
 
 /// Resuming a paused or interrupted run.
@@ -148,7 +150,10 @@ pub(crate) fn start_on(
 ) -> Result<RunOutcome, RunError> {
     let pipeline = request.pipeline.pipeline();
     let mut vars = request.vars;
-    let run_id = host.new_run_id();
+    let run_id = match &request.worktree {
+        Some((run_id, _)) => run_id.clone(),
+        None => host.new_run_id(),
+    };
     serve_nested_calls_for(settings, &run_id);
     inject_builtin_vars(pipeline, &mut vars, &run_id, settings);
     let wbs = wbs_of(&vars)?;
@@ -213,6 +218,7 @@ pub(crate) fn start_on(
         wbs: run.facts.wbs.as_ref().map(|w| w.to_string()),
         force_done_reason: run.facts.force_reason.clone(),
         policy_sha256: Some(policy.sha256().to_owned()),
+        worktree: request.worktree.map(|(_, record)| record),
     })?;
     run.facts.policy = PolicySource::Pinned(PinnedPolicy::new(
         run.facts.run_id.as_str(),

@@ -119,6 +119,7 @@ impl RunSecrets {
                 wbs,
                 force_done_reason,
                 policy_sha256,
+                worktree,
             } => Event::RunStarted {
                 // The file given on the command line, not a value; `spur continue` finds
                 // the pipeline by it.
@@ -129,6 +130,7 @@ impl RunSecrets {
                 wbs,
                 force_done_reason: self.opt(force_done_reason),
                 policy_sha256,
+                worktree,
             },
             Event::ActionFinished {
                 state,

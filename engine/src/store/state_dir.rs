@@ -23,7 +23,15 @@ pub struct StateDir {
     root: PathBuf,
     protected: PathBuf,
     key_file: KeyFile,
+    /// The tree a run works in when it is not the one holding `.spur/`: a run's git
+    /// worktree (`spur run --worktree`; see `run::git_worktree`).
+    tree: Option<PathBuf>,
 }
+
+/// Set by a run's socket for the spur calls of its steps when the run works in a git
+/// worktree: the tree those calls read (task files, fingerprint), the state staying
+/// the project's.
+pub const RUN_TREE_VAR: &str = "SPUR_RUN_TREE";
 
 impl StateDir {
     /// `explicit` when given (`--state-dir`), else the nearest `.spur/` found walking up
@@ -35,13 +43,34 @@ impl StateDir {
             } else {
                 cwd.join(dir)
             };
-            return Self::at(root);
+            return Self::at(root).with_tree_from_env();
         }
         let found = cwd
             .ancestors()
             .map(|d| d.join(".spur"))
             .find(|candidate| candidate.is_dir());
-        Self::at(found.unwrap_or_else(|| cwd.join(".spur")))
+        Self::at(found.unwrap_or_else(|| cwd.join(".spur"))).with_tree_from_env()
+    }
+
+    /// [`RUN_TREE_VAR`], when set to an absolute directory.
+    fn with_tree_from_env(self) -> Self {
+        match std::env::var_os(RUN_TREE_VAR).map(PathBuf::from) {
+            Some(tree) if tree.is_absolute() && tree.is_dir() => self.with_tree(tree),
+            _ => self,
+        }
+    }
+
+    /// The same state with the run's tree at `tree` (its git worktree): steps' cwd, task
+    /// and feature files, the fingerprint are there; config, artifacts and the protected
+    /// state stay where they are.
+    pub fn with_tree(mut self, tree: impl Into<PathBuf>) -> Self {
+        self.tree = Some(tree.into());
+        self
+    }
+
+    /// The tree set by [`Self::with_tree`], if any.
+    pub fn tree(&self) -> Option<&Path> {
+        self.tree.as_deref()
     }
 
     /// The state directory at `root` (`.spur/` of a project, usually), with the key file
@@ -54,6 +83,7 @@ impl StateDir {
             root,
             protected,
             key_file,
+            tree: None,
         }
     }
 
@@ -84,9 +114,23 @@ impl StateDir {
         &self.root
     }
 
-    /// The project root: the directory that holds `.spur/`.
+    /// The project root: the directory that holds `.spur/`, or the run's worktree when
+    /// it works in one ([`Self::with_tree`]).
     pub fn project_root(&self) -> &Path {
+        match &self.tree {
+            Some(tree) => tree,
+            None => self.checkout_root(),
+        }
+    }
+
+    /// The directory that holds `.spur/`, whatever tree a run works in.
+    pub fn checkout_root(&self) -> &Path {
         self.root.parent().unwrap_or(Path::new("."))
+    }
+
+    /// `.spur/worktrees/`: the git worktrees of `spur run --worktree` (ignored by git).
+    pub fn worktrees_dir(&self) -> PathBuf {
+        self.root.join("worktrees")
     }
 
     /// `.spur/run/`: task artifacts the corpus expects (verdicts, status files).

@@ -1,0 +1,297 @@
+//! `spur run --worktree`: the run works in a git worktree of its own, on a branch of its
+//! own (`spur/<run-id>`), so that two runs of two tasks in one checkout neither see nor
+//! invalidate the evidence of each other's changes. The worktree is
+//! `.spur/worktrees/<run-id>/`: inside the project, so the sandbox's grant of the project
+//! already lets steps write it and no directory appears beside the project; in a folder
+//! whose `.gitignore` ignores everything, so the main checkout's `git status` stays clean;
+//! and inside `.spur/`, which the main checkout's tree fingerprint leaves out, so a run
+//! in a worktree never changes the evidence of a run in the main checkout. Only the tree
+//! moves: config, `run/` artifacts, locks and the protected state (ledgers, journals,
+//! audit, certificates) stay the project's, so the done gate certifies from one place.
+//!
+//! `run: {worktree: true}` in `.spur/config.yaml` makes it the default.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::diagnostic::{coded_diagnostic, Code, Diagnostic};
+use crate::run::RunId;
+use crate::source::SourceFile;
+use crate::store::bounded_read::read_string;
+use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
+use crate::yaml::{parse_config, Codes, Loader, NodeValue, UnknownKeys};
+
+/// A run's worktree as `run-started` records it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeRecord {
+    /// The worktree's directory (absolute).
+    pub path: String,
+    /// The run's branch (`spur/<run-id>`).
+    pub branch: String,
+    /// The run's tree inside the worktree: the worktree itself, or the folder of it that
+    /// holds the project when `.spur/` is not at the repository's top.
+    pub tree: String,
+}
+
+impl WorktreeRecord {
+    /// The run's tree.
+    pub fn tree_path(&self) -> &Path {
+        Path::new(&self.tree)
+    }
+}
+
+/// Why a worktree cannot be made, reopened or read from the config.
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    /// The project is not in a git repository (or git is not installed).
+    #[error("`--worktree` needs a git repository: {} is not in one ({reason})", project.display())]
+    NotARepository {
+        /// The project root.
+        project: PathBuf,
+        /// What git said.
+        reason: String,
+    },
+    /// The run's branch already exists.
+    #[error("the branch `{branch}` already exists: not making the run's worktree")]
+    BranchTaken {
+        /// The branch.
+        branch: String,
+    },
+    /// `git worktree add` refused.
+    #[error("git refused to make the run's worktree {}: {reason}", path.display())]
+    GitRefused {
+        /// The worktree's directory.
+        path: PathBuf,
+        /// What git said.
+        reason: String,
+    },
+    /// A run's recorded worktree is gone or is not where spur makes worktrees.
+    #[error("the run's worktree {path} cannot be used: {reason}")]
+    Unusable {
+        /// The recorded path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// `run:` of `.spur/config.yaml` cannot be read.
+    #[error("cannot read {}: {reason}", path.display())]
+    ConfigUnreadable {
+        /// The configuration file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// `run:` has errors.
+    #[error("`run:` in {} cannot be used", path.display())]
+    ConfigInvalid {
+        /// The configuration file.
+        path: PathBuf,
+        /// Every problem found.
+        errors: Vec<Diagnostic>,
+    },
+}
+
+coded_diagnostic! {
+    WorktreeError {
+        Self::NotARepository { .. } => Code::RunWorktree,
+            help("run `git init` and commit, or run without `--worktree` (and without `run.worktree: true` in the config)");
+        Self::BranchTaken { .. } => Code::RunWorktree,
+            help("delete or rename the branch (`git branch -m`), then run again");
+        Self::GitRefused { .. } => Code::RunWorktree,
+            help("the worktree is made from HEAD: the repository needs a commit, and git must be able to write `.spur/worktrees/`");
+        Self::Unusable { .. } => Code::RunWorktree,
+            help("a run's worktree is kept until removed; `git worktree list` shows what is there");
+        Self::ConfigUnreadable { .. } => Code::RunWorktreeConfig,
+            help("check that the file is a readable regular file");
+        Self::ConfigInvalid { errors, .. } => Code::RunWorktreeConfig,
+            help("`run:` takes `worktree: true|false`"),
+            related(errors);
+    }
+}
+
+const CODES: Codes = Codes {
+    wrong_type: Code::RunWorktreeConfig,
+    missing_key: Code::RunWorktreeConfig,
+    unknown_key: Code::RunWorktreeConfig,
+    duplicate_key: Code::RunWorktreeConfig,
+};
+
+/// `run.worktree` of `.spur/config.yaml`: whether `spur run` works in a worktree by
+/// default (no file, no `run:`: no).
+pub fn worktree_by_default(state_dir: &StateDir) -> Result<bool, WorktreeError> {
+    let path = state_dir.config_path();
+    let text = match read_string(&path, MAX_CONFIG_BYTES) {
+        Ok(text) => text,
+        Err(e) if e.is_missing() => return Ok(false),
+        Err(e) => {
+            return Err(WorktreeError::ConfigUnreadable {
+                path,
+                reason: e.to_string(),
+            })
+        }
+    };
+    let source = SourceFile::new(&path, text.as_str());
+    let mut cx = Loader::new(&source, CODES);
+    let mut on = false;
+    // A file that is not YAML is reported by the readers of its other sections.
+    if let Ok(Some(root)) = parse_config(&text) {
+        on = cx
+            .fields_with(
+                &root,
+                "the configuration file",
+                &["run"],
+                UnknownKeys::Ignore,
+            )
+            .and_then(|top| top.get("run").filter(|n| n.value != NodeValue::Null))
+            .and_then(|run| cx.fields(run, "`run`", &["worktree"]))
+            .and_then(|run| run.get("worktree"))
+            .and_then(|w| cx.read::<bool>(w, "`run.worktree`"))
+            .unwrap_or(false);
+    }
+    if cx.diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(WorktreeError::ConfigInvalid {
+            path,
+            errors: cx.diagnostics,
+        });
+    }
+    Ok(on)
+}
+
+/// The branch of run `run_id`.
+pub fn branch_of(run_id: &RunId) -> String {
+    format!("spur/{run_id}")
+}
+
+/// Make run `run_id`'s worktree: `git worktree add -b spur/<run-id>
+/// .spur/worktrees/<run-id> HEAD`. On any refusal nothing is left (no directory, no
+/// branch, no worktree entry).
+pub fn create(state_dir: &StateDir, run_id: &RunId) -> Result<WorktreeRecord, WorktreeError> {
+    let project = state_dir.checkout_root().to_path_buf();
+    let top = git(&project, &["rev-parse", "--show-toplevel"])
+        .map(|out| PathBuf::from(out.trim_end_matches('\n')))
+        .map_err(|reason| WorktreeError::NotARepository {
+            project: project.clone(),
+            reason,
+        })?;
+    let branch = branch_of(run_id);
+    if git(
+        &project,
+        &["rev-parse", "--verify", "--quiet", &format!("refs/heads/{branch}")],
+    )
+    .is_ok()
+    {
+        return Err(WorktreeError::BranchTaken { branch });
+    }
+    let dir = state_dir.worktrees_dir();
+    let path = dir.join(run_id.as_str());
+    let refused = |reason: String| WorktreeError::GitRefused {
+        path: path.clone(),
+        reason,
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| refused(e.to_string()))?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(&ignore, "# spur run --worktree: the runs' worktrees\n*\n")
+            .map_err(|e| refused(e.to_string()))?;
+    }
+    let path_text = path.display().to_string();
+    if let Err(reason) = git(
+        &project,
+        &["worktree", "add", "--quiet", "-b", &branch, &path_text, "HEAD"],
+    ) {
+        // Whatever git made before refusing goes: the directory, the entry, the branch.
+        let _ = std::fs::remove_dir_all(&path);
+        let _ = git(&project, &["worktree", "prune"]);
+        let _ = git(&project, &["branch", "-D", &branch]);
+        return Err(refused(reason));
+    }
+    let absolute = std::fs::canonicalize(&path).unwrap_or(path.clone());
+    // The project's place in the repository, kept in the worktree.
+    let inside = std::fs::canonicalize(&project)
+        .ok()
+        .zip(std::fs::canonicalize(&top).ok())
+        .and_then(|(p, t)| p.strip_prefix(&t).ok().map(Path::to_path_buf))
+        .unwrap_or_default();
+    let tree = absolute.join(inside);
+    Ok(WorktreeRecord {
+        path: absolute.display().to_string(),
+        branch,
+        tree: tree.display().to_string(),
+    })
+}
+
+/// Remove a worktree `create` made and nothing came of (the run did not start): its
+/// directory, its entry and its branch, which has no commit of its own.
+pub fn discard(state_dir: &StateDir, record: &WorktreeRecord) {
+    let project = state_dir.checkout_root();
+    let _ = git(project, &["worktree", "remove", "--force", &record.path]);
+    let _ = git(project, &["branch", "-D", &record.branch]);
+}
+
+/// The worktree of a run going on (`continue`, `retry`): it must be under
+/// `.spur/worktrees/` of this project and still be a directory.
+pub fn reopen(state_dir: &StateDir, record: &WorktreeRecord) -> Result<PathBuf, WorktreeError> {
+    let unusable = |reason: &str| WorktreeError::Unusable {
+        path: record.path.clone(),
+        reason: reason.to_owned(),
+    };
+    let dir = std::fs::canonicalize(state_dir.worktrees_dir())
+        .map_err(|_| unusable("the project has no `.spur/worktrees/`"))?;
+    let path = std::fs::canonicalize(&record.path)
+        .map_err(|_| unusable("it is gone (removed by hand or by `git worktree remove`)"))?;
+    let tree = std::fs::canonicalize(&record.tree).map_err(|_| unusable("its tree is gone"))?;
+    if path.parent() != Some(dir.as_path()) || !tree.starts_with(&path) {
+        return Err(unusable(
+            "it is not a worktree spur made for this project (under `.spur/worktrees/`)",
+        ));
+    }
+    Ok(tree)
+}
+
+/// What `--worktree-cleanup` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cleanup {
+    /// The worktree was removed (its branch kept).
+    Removed,
+    /// The worktree was kept, and why.
+    Kept(String),
+}
+
+/// Remove the worktree (never its branch) when it has no uncommitted change.
+pub fn remove_if_clean(state_dir: &StateDir, record: &WorktreeRecord) -> Cleanup {
+    let path = Path::new(&record.path);
+    match git(path, &["status", "--porcelain"]) {
+        Err(reason) => Cleanup::Kept(format!("git status failed: {reason}")),
+        Ok(status) if !status.trim().is_empty() => {
+            Cleanup::Kept("it has uncommitted changes (commit them on its branch, or remove it with `git worktree remove --force`)".into())
+        }
+        Ok(_) => match git(
+            state_dir.checkout_root(),
+            &["worktree", "remove", &record.path],
+        ) {
+            Ok(_) => Cleanup::Removed,
+            Err(reason) => Cleanup::Kept(format!("git worktree remove failed: {reason}")),
+        },
+    }
+}
+
+/// `git -C dir args…`: its stdout, or why it failed (its stderr).
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        Err(if stderr.is_empty() {
+            format!("git exited with {}", output.status)
+        } else {
+            stderr
+        })
+    }
+}
