@@ -44,3 +44,4 @@ mod verdict;
 mod verdict_provenance;
 mod verified_tree;
 mod verify;
+mod worktree_runs;

@@ -280,7 +280,7 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     if let Some(done) = ledger.as_ref().ok().and_then(|l| l.certified_done()) {
         if let Some(message) = done_under_another_policy(request, done) {
             let path = request.state_dir.verdict_path(wbs);
-            let read = read_artifact_file(&path, Some(request.state_dir.project_root()));
+            let read = read_artifact_file(&path, Some(request.state_dir.checkout_root()));
             let evaluation = Evaluation::new(&path, read.outcome, Some(wbs.as_str()));
             return DoneDecision::Deny {
                 verdict: evaluation.effective,
@@ -293,7 +293,7 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
         };
     }
     let path = request.state_dir.verdict_path(wbs);
-    let read = read_artifact_file(&path, Some(request.state_dir.project_root()));
+    let read = read_artifact_file(&path, Some(request.state_dir.checkout_root()));
     let evaluation = Evaluation::new(&path, read.outcome, Some(wbs.as_str()));
     let ledger = match ledger {
         Ok(ledger) => ledger,
@@ -437,7 +437,7 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
 /// names the verdict.
 pub fn effective_verdict(state_dir: &StateDir, wbs: &Wbs) -> Verdict {
     let path = state_dir.verdict_path(wbs);
-    let read = read_artifact_file(&path, Some(state_dir.project_root()));
+    let read = read_artifact_file(&path, Some(state_dir.checkout_root()));
     Evaluation::new(&path, read.outcome, Some(wbs.as_str())).effective
 }
 

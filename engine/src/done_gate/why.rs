@@ -51,7 +51,7 @@ pub struct GateAccount {
 pub fn explain_done(state_dir: &StateDir, wbs: &Wbs) -> GateAccount {
     let mut checks = Vec::new();
     let path = state_dir.verdict_path(wbs);
-    let read = read_artifact_file(&path, Some(state_dir.project_root()));
+    let read = read_artifact_file(&path, Some(state_dir.checkout_root()));
     let evaluation = Evaluation::new(&path, read.outcome, Some(wbs.as_str()));
     let mut account = GateAccount {
         certified_done: false,

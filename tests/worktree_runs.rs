@@ -1,0 +1,254 @@
+//! `spur run --worktree`: a run works in a git worktree of its own (`.spur/worktrees/<id>`,
+//! branch `spur/<id>`), so two runs of two tasks in one checkout neither see nor
+//! invalidate the evidence of each other's changes; the ledger, journals and audit stay
+//! the project's.
+
+use serde_json::Value;
+
+use crate::common::Spur;
+
+const ANSWER: &str = "Verdict: PASS
+
+## Requirements
+
+| Req | Status | Evidence |
+|-----|--------|----------|
+| R1 | MET | `hello.txt:1` |
+
+## Acceptance Criteria
+
+| AC | Status | Evidence Type | Evidence |
+|----|--------|---------------|----------|
+| AC-1 | MET | command | `./check` passes against `hello.txt:1` |
+";
+
+fn task(wbs: &str) -> String {
+    format!(
+        "# {wbs} Say hello\n\n## Requirements\n\n- R1: hello.txt holds the greeting `hello, world`.\n\n\
+         ## Acceptance Criteria\n\n- [ ] AC-1: `./check` passes\n"
+    )
+}
+
+/// The task's work, its verify and its verdict, then a pause (`review`) before `done`:
+/// while one run waits there, another can run.
+const PIPELINE: &str = r#"name: wt
+initialState: work
+terminalStates: [done, failed]
+failureStates: [failed]
+vars:
+  wbs: "0592"
+states:
+  - id: work
+    onEnter:
+      - kind: shell
+        options:
+          command: |
+            echo "work of ${vars.wbs}" > "wip-${vars.wbs}.txt"
+            "$SPUR_BIN" verify --wbs ${vars.wbs} >&2 || exit 1
+            "$SPUR_BIN" task verdict ${vars.wbs} --from-answer answer.md >&2
+  - id: review
+    pause: true
+  - id: done
+  - id: failed
+transitions:
+  - from: work
+    to: review
+  - from: review
+    to: done
+"#;
+
+/// The README's demo project (gate `quality` = `./check` on hello.txt) with tasks 0592
+/// and 0593, all committed in a git repository.
+fn project() -> Spur {
+    let project = Spur::new().fixture("examples/demo", ".");
+    project.file("docs/tasks/0592_hello.md", task("0592"));
+    project.file("docs/tasks/0593_hello.md", task("0593"));
+    project.file("hello.txt", "hello, world\n");
+    project.file("answer.md", ANSWER);
+    project.file("pipeline.yaml", PIPELINE);
+    project.file(".gitignore", ".spur/run/\n.spur/tasks/\n.spur/locks/\n.spur/bin/\n");
+    project.git(&["init", "-q", "-b", "main"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "demo"]);
+    project
+}
+
+fn start(project: &Spur, wbs: &str) -> Value {
+    project
+        .args(["run", "pipeline.yaml", "--worktree", "--var"])
+        .arg(format!("wbs={wbs}"))
+        .json()
+        .run()
+        .code(3)
+        .stdout_json()
+}
+
+fn git_out(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("git is needed by these tests (install git)");
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn worktree_of(project: &Spur, run_id: &str) -> std::path::PathBuf {
+    project.path().join(".spur/worktrees").join(run_id)
+}
+
+#[test]
+fn two_tasks_in_two_worktrees_keep_their_own_evidence_and_certify_in_the_project() {
+    let project = project();
+    // Task 0592 works, verifies and waits at review, its change uncommitted.
+    let a = start(&project, "0592");
+    let a_id = a["runId"].as_str().unwrap().to_owned();
+    let a_tree = worktree_of(&project, &a_id);
+    assert_eq!(std::fs::read_to_string(a_tree.join("wip-0592.txt")).unwrap(), "work of 0592\n");
+    // Task 0593 runs beside it, to done, in its own worktree: it sees nothing of 0592's.
+    let b = start(&project, "0593");
+    let b_id = b["runId"].as_str().unwrap().to_owned();
+    let b_tree = worktree_of(&project, &b_id);
+    assert!(!b_tree.join("wip-0592.txt").exists(), "0593 sees 0592's change");
+    let b_done = project
+        .args(["continue", &b_id, "--json"])
+        .run()
+        .success();
+    assert!(b_done.stderr().contains("worktree kept"), "{}", b_done.stderr());
+    let b_done = b_done.stdout_json();
+    assert_eq!(b_done["outcome"], "done", "{b_done}");
+    assert_eq!(b_done["doneGate"]["decision"], "allow", "{b_done}");
+    // 0592's evidence is of its own tree: 0593's change did not invalidate it.
+    let a_done = project
+        .args(["continue", &a_id, "--json"])
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(a_done["doneGate"]["decision"], "allow", "{a_done}");
+    assert!(!a_tree.join("wip-0593.txt").exists());
+    // The main checkout is untouched, `git status` clean; each run is on its own branch.
+    assert!(!project.path().join("wip-0592.txt").exists());
+    assert!(!project.path().join("wip-0593.txt").exists());
+    assert_eq!(git_out(project.path(), &["status", "--porcelain"]), "");
+    let branches = git_out(project.path(), &["branch", "--list", "spur/*"]);
+    assert!(branches.contains(&format!("spur/{a_id}")), "{branches}");
+    assert!(branches.contains(&format!("spur/{b_id}")), "{branches}");
+    // The ledgers are in the project's protected state, not in a worktree.
+    for wbs in ["0592", "0593"] {
+        assert!(project.protected().join(format!("ledger/tasks/{wbs}.jsonl")).is_file());
+        let show = project.args(["task", "show", wbs]).json().run().success().stdout_json();
+        assert_eq!(show["status"], "done", "{show}");
+    }
+    assert!(!a_tree.join(".spur/ledger").exists());
+    // The journal records the worktree and the branch; `spur trace` shows them.
+    let trace = project.args(["trace", &a_id]).run().success();
+    assert!(
+        trace.stdout().contains(&format!("branch=spur/{a_id}")),
+        "{}",
+        trace.stdout()
+    );
+}
+
+#[test]
+fn without_worktrees_the_second_task_invalidates_the_first_ones_evidence() {
+    // The same two runs in the main checkout: what --worktree is for.
+    let project = project();
+    let a = project
+        .args(["run", "pipeline.yaml", "--var", "wbs=0592"])
+        .json()
+        .run()
+        .code(3)
+        .stdout_json();
+    project
+        .args(["run", "pipeline.yaml", "--var", "wbs=0593"])
+        .json()
+        .run()
+        .code(3);
+    let out = project
+        .args(["continue", a["runId"].as_str().unwrap(), "--json"])
+        .run()
+        .code(1)
+        .stdout_json();
+    assert_eq!(out["doneGate"]["decision"], "deny", "{out}");
+    let message = out["doneGate"]["message"].as_str().unwrap();
+    assert!(message.contains("the tree changed since verify run"), "{message}");
+}
+
+#[test]
+fn the_config_default_and_its_errors() {
+    let project = project();
+    project.file(".spur/config.yaml", format!(
+        "{}\nrun:\n  worktree: true\n",
+        std::fs::read_to_string(crate::common::repo_path("examples/demo/.spur/config.yaml")).unwrap()
+    ));
+    let out = project
+        .args(["run", "pipeline.yaml"])
+        .json()
+        .run()
+        .code(3)
+        .stdout_json();
+    let id = out["runId"].as_str().unwrap();
+    assert!(worktree_of(&project, id).join("wip-0592.txt").is_file());
+    assert!(!project.path().join("wip-0592.txt").exists());
+    project.file(".spur/config.yaml", "run:\n  worktree: yes please\n");
+    let bad = project.args(["run", "pipeline.yaml"]).run().code(2);
+    assert!(
+        bad.stderr().contains("spur::run::worktree-config"),
+        "{}",
+        bad.stderr()
+    );
+}
+
+#[test]
+fn not_a_repository_and_a_taken_branch_are_refused_leaving_nothing() {
+    let bare = Spur::new().fixture("examples/demo", ".");
+    bare.file("pipeline.yaml", PIPELINE);
+    let out = bare.args(["run", "pipeline.yaml", "--worktree"]).run().code(4);
+    assert!(out.stderr().contains("spur::run::worktree"), "{}", out.stderr());
+    assert!(out.stderr().contains("git repository"), "{}", out.stderr());
+    assert!(!bare.path().join(".spur/worktrees").join("x").exists());
+    assert!(!bare.protected().join("runs").exists() || std::fs::read_dir(bare.protected().join("runs")).unwrap().count() == 0);
+
+    // A repository with no commit: git refuses (no HEAD); no directory, branch or entry stays.
+    let empty = Spur::new().fixture("examples/demo", ".");
+    empty.file("pipeline.yaml", PIPELINE);
+    empty.git(&["init", "-q", "-b", "main"]);
+    let out = empty.args(["run", "pipeline.yaml", "--worktree"]).run().code(4);
+    assert!(out.stderr().contains("spur::run::worktree"), "{}", out.stderr());
+    let left: Vec<_> = std::fs::read_dir(empty.path().join(".spur/worktrees"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.iter().all(|n| n == ".gitignore"), "{left:?}");
+    assert_eq!(git_out(empty.path(), &["worktree", "list"]).lines().count(), 1);
+}
+
+#[test]
+fn a_completed_run_cleans_its_worktree_up_only_when_clean() {
+    let project = project();
+    let clean = "name: c\ninitialState: a\nterminalStates: [end]\nstates: [{id: a}, {id: end}]\ntransitions: [{from: a, to: end}]\n";
+    let dirty = "name: d\ninitialState: a\nterminalStates: [end]\nstates:\n  - id: a\n    onEnter:\n      - kind: shell\n        options: { command: \"echo x > new.txt\" }\n  - id: end\ntransitions: [{from: a, to: end}]\n";
+    project.file("clean.yaml", clean);
+    project.file("dirty.yaml", dirty);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "pipelines"]);
+    let out = project
+        .args(["run", "clean.yaml", "--worktree", "--worktree-cleanup", "--json"])
+        .run()
+        .success();
+    let id = out.stdout_json()["runId"].as_str().unwrap().to_owned();
+    assert!(out.stderr().contains("worktree removed"), "{}", out.stderr());
+    assert!(!worktree_of(&project, &id).exists());
+    // The branch is never removed.
+    assert!(git_out(project.path(), &["branch", "--list", &format!("spur/{id}")]).contains(&id));
+    let out = project
+        .args(["run", "dirty.yaml", "--worktree", "--worktree-cleanup", "--json"])
+        .run()
+        .success();
+    let id = out.stdout_json()["runId"].as_str().unwrap().to_owned();
+    assert!(out.stderr().contains("uncommitted changes"), "{}", out.stderr());
+    assert_eq!(
+        std::fs::read_to_string(worktree_of(&project, &id).join("new.txt")).unwrap(),
+        "x\n"
+    );
+}
