@@ -66,7 +66,10 @@ fn project() -> Spur {
     project.file("hello.txt", "hello, world\n");
     project.file("answer.md", ANSWER);
     project.file("pipeline.yaml", PIPELINE);
-    project.file(".gitignore", ".spur/run/\n.spur/tasks/\n.spur/locks/\n.spur/bin/\n");
+    project.file(
+        ".gitignore",
+        ".spur/run/\n.spur/tasks/\n.spur/locks/\n.spur/bin/\n",
+    );
     project.git(&["init", "-q", "-b", "main"]);
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "-m", "demo"]);
@@ -105,17 +108,24 @@ fn two_tasks_in_two_worktrees_keep_their_own_evidence_and_certify_in_the_project
     let a = start(&project, "0592");
     let a_id = a["runId"].as_str().unwrap().to_owned();
     let a_tree = worktree_of(&project, &a_id);
-    assert_eq!(std::fs::read_to_string(a_tree.join("wip-0592.txt")).unwrap(), "work of 0592\n");
+    assert_eq!(
+        std::fs::read_to_string(a_tree.join("wip-0592.txt")).unwrap(),
+        "work of 0592\n"
+    );
     // Task 0593 runs beside it, to done, in its own worktree: it sees nothing of 0592's.
     let b = start(&project, "0593");
     let b_id = b["runId"].as_str().unwrap().to_owned();
     let b_tree = worktree_of(&project, &b_id);
-    assert!(!b_tree.join("wip-0592.txt").exists(), "0593 sees 0592's change");
-    let b_done = project
-        .args(["continue", &b_id, "--json"])
-        .run()
-        .success();
-    assert!(b_done.stderr().contains("worktree kept"), "{}", b_done.stderr());
+    assert!(
+        !b_tree.join("wip-0592.txt").exists(),
+        "0593 sees 0592's change"
+    );
+    let b_done = project.args(["continue", &b_id, "--json"]).run().success();
+    assert!(
+        b_done.stderr().contains("worktree kept"),
+        "{}",
+        b_done.stderr()
+    );
     let b_done = b_done.stdout_json();
     assert_eq!(b_done["outcome"], "done", "{b_done}");
     assert_eq!(b_done["doneGate"]["decision"], "allow", "{b_done}");
@@ -136,8 +146,16 @@ fn two_tasks_in_two_worktrees_keep_their_own_evidence_and_certify_in_the_project
     assert!(branches.contains(&format!("spur/{b_id}")), "{branches}");
     // The ledgers are in the project's protected state, not in a worktree.
     for wbs in ["0592", "0593"] {
-        assert!(project.protected().join(format!("ledger/tasks/{wbs}.jsonl")).is_file());
-        let show = project.args(["task", "show", wbs]).json().run().success().stdout_json();
+        assert!(project
+            .protected()
+            .join(format!("ledger/tasks/{wbs}.jsonl"))
+            .is_file());
+        let show = project
+            .args(["task", "show", wbs])
+            .json()
+            .run()
+            .success()
+            .stdout_json();
         assert_eq!(show["status"], "done", "{show}");
     }
     assert!(!a_tree.join(".spur/ledger").exists());
@@ -172,16 +190,23 @@ fn without_worktrees_the_second_task_invalidates_the_first_ones_evidence() {
         .stdout_json();
     assert_eq!(out["doneGate"]["decision"], "deny", "{out}");
     let message = out["doneGate"]["message"].as_str().unwrap();
-    assert!(message.contains("the tree changed since verify run"), "{message}");
+    assert!(
+        message.contains("the tree changed since verify run"),
+        "{message}"
+    );
 }
 
 #[test]
 fn the_config_default_and_its_errors() {
     let project = project();
-    project.file(".spur/config.yaml", format!(
-        "{}\nrun:\n  worktree: true\n",
-        std::fs::read_to_string(crate::common::repo_path("examples/demo/.spur/config.yaml")).unwrap()
-    ));
+    project.file(
+        ".spur/config.yaml",
+        format!(
+            "{}\nrun:\n  worktree: true\n",
+            std::fs::read_to_string(crate::common::repo_path("examples/demo/.spur/config.yaml"))
+                .unwrap()
+        ),
+    );
     let out = project
         .args(["run", "pipeline.yaml"])
         .json()
@@ -201,26 +226,49 @@ fn the_config_default_and_its_errors() {
 }
 
 #[test]
-fn not_a_repository_and_a_taken_branch_are_refused_leaving_nothing() {
+fn not_a_repository_and_a_repository_without_a_commit_are_refused_leaving_nothing() {
     let bare = Spur::new().fixture("examples/demo", ".");
     bare.file("pipeline.yaml", PIPELINE);
-    let out = bare.args(["run", "pipeline.yaml", "--worktree"]).run().code(4);
-    assert!(out.stderr().contains("spur::run::worktree"), "{}", out.stderr());
+    let out = bare
+        .args(["run", "pipeline.yaml", "--worktree"])
+        .run()
+        .code(4);
+    assert!(
+        out.stderr().contains("spur::run::worktree"),
+        "{}",
+        out.stderr()
+    );
     assert!(out.stderr().contains("git repository"), "{}", out.stderr());
     assert!(!bare.path().join(".spur/worktrees").join("x").exists());
-    assert!(!bare.protected().join("runs").exists() || std::fs::read_dir(bare.protected().join("runs")).unwrap().count() == 0);
+    assert!(
+        !bare.protected().join("runs").exists()
+            || std::fs::read_dir(bare.protected().join("runs"))
+                .unwrap()
+                .count()
+                == 0
+    );
 
     // A repository with no commit: git refuses (no HEAD); no directory, branch or entry stays.
     let empty = Spur::new().fixture("examples/demo", ".");
     empty.file("pipeline.yaml", PIPELINE);
     empty.git(&["init", "-q", "-b", "main"]);
-    let out = empty.args(["run", "pipeline.yaml", "--worktree"]).run().code(4);
-    assert!(out.stderr().contains("spur::run::worktree"), "{}", out.stderr());
+    let out = empty
+        .args(["run", "pipeline.yaml", "--worktree"])
+        .run()
+        .code(4);
+    assert!(
+        out.stderr().contains("spur::run::worktree"),
+        "{}",
+        out.stderr()
+    );
     let left: Vec<_> = std::fs::read_dir(empty.path().join(".spur/worktrees"))
         .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
         .unwrap_or_default();
     assert!(left.iter().all(|n| n == ".gitignore"), "{left:?}");
-    assert_eq!(git_out(empty.path(), &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(
+        git_out(empty.path(), &["worktree", "list"]).lines().count(),
+        1
+    );
 }
 
 #[test]
@@ -233,22 +281,113 @@ fn a_completed_run_cleans_its_worktree_up_only_when_clean() {
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "-m", "pipelines"]);
     let out = project
-        .args(["run", "clean.yaml", "--worktree", "--worktree-cleanup", "--json"])
+        .args([
+            "run",
+            "clean.yaml",
+            "--worktree",
+            "--worktree-cleanup",
+            "--json",
+        ])
         .run()
         .success();
     let id = out.stdout_json()["runId"].as_str().unwrap().to_owned();
-    assert!(out.stderr().contains("worktree removed"), "{}", out.stderr());
+    assert!(
+        out.stderr().contains("worktree removed"),
+        "{}",
+        out.stderr()
+    );
     assert!(!worktree_of(&project, &id).exists());
     // The branch is never removed.
     assert!(git_out(project.path(), &["branch", "--list", &format!("spur/{id}")]).contains(&id));
     let out = project
-        .args(["run", "dirty.yaml", "--worktree", "--worktree-cleanup", "--json"])
+        .args([
+            "run",
+            "dirty.yaml",
+            "--worktree",
+            "--worktree-cleanup",
+            "--json",
+        ])
         .run()
         .success();
     let id = out.stdout_json()["runId"].as_str().unwrap().to_owned();
-    assert!(out.stderr().contains("uncommitted changes"), "{}", out.stderr());
+    assert!(
+        out.stderr().contains("uncommitted changes"),
+        "{}",
+        out.stderr()
+    );
     assert_eq!(
         std::fs::read_to_string(worktree_of(&project, &id).join("new.txt")).unwrap(),
         "x\n"
     );
+}
+
+#[test]
+fn a_run_killed_mid_way_continues_in_the_same_worktree() {
+    let project = project();
+    let steps = "name: k\ninitialState: a\nterminalStates: [end]\nstates:\n  - id: a\n    onEnter:\n      - kind: shell\n        options: { command: \"pwd -P > where.txt\" }\n  - id: end\ntransitions: [{from: a, to: end}]\n";
+    project.file("k.yaml", steps);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "k"]);
+    // Killed (SIGKILL) right after the state is entered, before its action runs.
+    project
+        .args(["run", "k.yaml", "--worktree"])
+        .env("SPUR_TEST_KILL_AFTER_JOURNAL_SEQ", "2")
+        .run()
+        .killed();
+    let id = project.only_run_id();
+    let tree = worktree_of(&project, &id);
+    assert!(tree.is_dir());
+    assert!(!tree.join("where.txt").exists());
+    let out = project.args(["continue", &id, "--json"]).run().success();
+    assert_eq!(out.stdout_json()["outcome"], "completed");
+    assert!(
+        out.stderr().contains(&format!("branch spur/{id}")),
+        "{}",
+        out.stderr()
+    );
+    // The step ran in the run's worktree, not in the main checkout.
+    let where_ = std::fs::read_to_string(tree.join("where.txt")).unwrap();
+    assert_eq!(
+        std::path::Path::new(where_.trim()),
+        std::fs::canonicalize(&tree).unwrap()
+    );
+    assert!(!project.path().join("where.txt").exists());
+}
+
+#[test]
+fn a_forged_worktree_path_in_run_started_is_refused() {
+    let project = project();
+    let a = start(&project, "0592");
+    let id = a["runId"].as_str().unwrap().to_owned();
+    // The journal (protected state, keyed chain) is edited to send the run's tree to the
+    // main checkout.
+    let journal = project
+        .protected()
+        .join("runs")
+        .join(&id)
+        .join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let worktree = std::fs::canonicalize(worktree_of(&project, &id)).unwrap();
+    let main = std::fs::canonicalize(project.path()).unwrap();
+    let forged = text.replace(&worktree.display().to_string(), &main.display().to_string());
+    assert_ne!(forged, text, "the journal records the worktree's path");
+    std::fs::write(&journal, forged).unwrap();
+    // The journal's checks refuse it (its seal is not the key's MAC of the edited text);
+    // a forger with the key meets `git_worktree::reopen`, which takes only a folder of
+    // `.spur/worktrees/` (its unit test).
+    let out = project.args(["continue", &id]).run().code(4);
+    assert!(
+        out.stderr().contains("spur::journal::chain-broken"),
+        "{}",
+        out.stderr()
+    );
+    // Nothing was certified, and the run did nothing in the main checkout.
+    let show = project
+        .args(["task", "show", "0592"])
+        .json()
+        .run()
+        .success()
+        .stdout_json();
+    assert_ne!(show["status"], "done", "{show}");
+    assert!(!project.path().join("wip-0592.txt").exists());
 }

@@ -258,7 +258,11 @@ pub fn run(args: Args) -> CliResult {
         Some((&settings.state_dir, &checked)),
     );
     if let Some((_, record)) = &worktree {
-        worktree_notice(&settings.state_dir, record, args.worktree_cleanup && completed);
+        worktree_notice(
+            &settings.state_dir,
+            record,
+            args.worktree_cleanup && completed,
+        );
     }
     result
 }
@@ -307,10 +311,14 @@ pub fn recorded_tree(
     run_id: &RunId,
 ) -> Result<(StateDir, Option<WorktreeRecord>), Failure> {
     let record = read_run(&state_dir, run_id).ok().and_then(|content| {
-        content.records.into_iter().next().and_then(|first| match first.event {
-            spur_engine::run::journal::Event::RunStarted { worktree, .. } => worktree,
-            _ => None,
-        })
+        content
+            .records
+            .into_iter()
+            .next()
+            .and_then(|first| match first.event {
+                spur_engine::run::journal::Event::RunStarted { worktree, .. } => worktree,
+                _ => None,
+            })
     });
     match record {
         Some(record) => {

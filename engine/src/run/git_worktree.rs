@@ -177,7 +177,12 @@ pub fn create(state_dir: &StateDir, run_id: &RunId) -> Result<WorktreeRecord, Wo
     let branch = branch_of(run_id);
     if git(
         &project,
-        &["rev-parse", "--verify", "--quiet", &format!("refs/heads/{branch}")],
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ],
     )
     .is_ok()
     {
@@ -198,7 +203,9 @@ pub fn create(state_dir: &StateDir, run_id: &RunId) -> Result<WorktreeRecord, Wo
     let path_text = path.display().to_string();
     if let Err(reason) = git(
         &project,
-        &["worktree", "add", "--quiet", "-b", &branch, &path_text, "HEAD"],
+        &[
+            "worktree", "add", "--quiet", "-b", &branch, &path_text, "HEAD",
+        ],
     ) {
         // Whatever git made before refusing goes: the directory, the entry, the branch.
         let _ = std::fs::remove_dir_all(&path);
@@ -293,5 +300,36 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
         } else {
             stderr
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reopen_takes_only_a_worktree_under_the_projects_worktrees_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let state_dir = StateDir::at(tmp.path().join(".spur"));
+        let inside = state_dir.worktrees_dir().join("20261202T000000Z-abcdef");
+        std::fs::create_dir_all(&inside).unwrap();
+        let record = |path: &Path, tree: &Path| WorktreeRecord {
+            path: path.display().to_string(),
+            branch: "spur/x".into(),
+            tree: tree.display().to_string(),
+        };
+        assert!(reopen(&state_dir, &record(&inside, &inside)).is_ok());
+        // The main checkout, a folder of a worktree, a tree outside its worktree: refused.
+        for (path, tree) in [
+            (tmp.path().to_path_buf(), tmp.path().to_path_buf()),
+            (state_dir.worktrees_dir(), state_dir.worktrees_dir()),
+            (inside.clone(), tmp.path().to_path_buf()),
+        ] {
+            let err = reopen(&state_dir, &record(&path, &tree)).unwrap_err();
+            assert!(matches!(err, WorktreeError::Unusable { .. }), "{path:?}");
+        }
+        // Gone: refused.
+        std::fs::remove_dir(&inside).unwrap();
+        assert!(reopen(&state_dir, &record(&inside, &inside)).is_err());
     }
 }

@@ -462,7 +462,12 @@ fn plan_from_task_file(state_dir: &StateDir, wbs: &Wbs, problems: &mut Vec<Probl
             return Vec::new();
         }
     };
-    let artifact = match read_artifact_file(&state_dir.verdict_path(wbs), Some(state_dir.checkout_root())).outcome {
+    let artifact = match read_artifact_file(
+        &state_dir.verdict_path(wbs),
+        Some(state_dir.checkout_root()),
+    )
+    .outcome
+    {
         ArtifactOutcome::Valid(artifact) if artifact.wbs == wbs.as_str() => Some(artifact),
         _ => None,
     };
