@@ -391,3 +391,33 @@ fn a_forged_worktree_path_in_run_started_is_refused() {
     assert_ne!(show["status"], "done", "{show}");
     assert!(!project.path().join("wip-0592.txt").exists());
 }
+
+#[test]
+fn a_step_writing_another_runs_worktree_gets_that_run_denied_not_certified() {
+    // The sandbox guards the protected state, not one tree from another: a step can write
+    // a folder beside its worktree. What holds is the evidence: the other run's done gate
+    // sees its tree changed since its verify and denies.
+    let project = project();
+    project.file(
+        "evil.yaml",
+        "name: evil\ninitialState: a\nterminalStates: [end]\nvars:\n  victim: \"\"\nstates:\n  - id: a\n    onEnter:\n      - kind: shell\n        options: { command: \"echo planted > ../${vars.victim}/planted.txt\" }\n  - id: end\ntransitions: [{from: a, to: end}]\n",
+    );
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "evil"]);
+    let a = start(&project, "0592");
+    let a_id = a["runId"].as_str().unwrap().to_owned();
+    project
+        .args(["run", "evil.yaml", "--worktree", "--var"])
+        .arg(format!("victim={a_id}"))
+        .run()
+        .success();
+    assert!(worktree_of(&project, &a_id).join("planted.txt").is_file());
+    let out = project
+        .args(["continue", &a_id, "--json"])
+        .run()
+        .code(1)
+        .stdout_json();
+    assert_eq!(out["doneGate"]["decision"], "deny", "{out}");
+    let message = out["doneGate"]["message"].as_str().unwrap();
+    assert!(message.contains("the tree changed since verify run"), "{message}");
+}
