@@ -159,7 +159,16 @@ fn two_tasks_in_two_worktrees_keep_their_own_evidence_and_certify_in_the_project
         assert_eq!(show["status"], "done", "{show}");
     }
     assert!(!a_tree.join(".spur/ledger").exists());
-    // The journal records the worktree and the branch; `spur trace` shows them.
+    // The journal records the worktree and the branch; `spur runs` and `spur trace` show them.
+    let runs = project.runs();
+    let listed = runs.iter().find(|r| r["runId"] == a_id.as_str()).unwrap();
+    assert_eq!(listed["worktree"]["branch"], format!("spur/{a_id}"));
+    let human = project.args(["runs"]).run().success();
+    assert!(
+        human.stdout().contains(&format!("(branch spur/{b_id})")),
+        "{}",
+        human.stdout()
+    );
     let trace = project.args(["trace", &a_id]).run().success();
     assert!(
         trace.stdout().contains(&format!("branch=spur/{a_id}")),
@@ -419,5 +428,8 @@ fn a_step_writing_another_runs_worktree_gets_that_run_denied_not_certified() {
         .stdout_json();
     assert_eq!(out["doneGate"]["decision"], "deny", "{out}");
     let message = out["doneGate"]["message"].as_str().unwrap();
-    assert!(message.contains("the tree changed since verify run"), "{message}");
+    assert!(
+        message.contains("the tree changed since verify run"),
+        "{message}"
+    );
 }

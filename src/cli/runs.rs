@@ -77,6 +77,9 @@ pub fn run(args: Args) -> CliResult {
             cost,
             r.started_at
         );
+        if let Some(w) = &r.worktree {
+            outln!("  worktree {} (branch {})", w.path, w.branch);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

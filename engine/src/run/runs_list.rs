@@ -33,6 +33,9 @@ pub struct RunSummary {
     pub started_at: String,
     /// What its steps spent.
     pub usage: UsageTotal,
+    /// `spur run --worktree`: its worktree and branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<super::git_worktree::WorktreeRecord>,
 }
 
 /// What a run's steps spent, from their `action-finished` records.
@@ -169,6 +172,7 @@ pub fn summary_of(id: &RunId, records: &[Record]) -> Option<RunSummary> {
         reason,
         started_at: p.started_at,
         usage: run_usage(records),
+        worktree: p.worktree,
     })
 }
 
