@@ -39,6 +39,7 @@ fn run_once(checked: &CheckedPipeline, settings: &RunSettings) -> u32 {
             pipeline_path: "loop.yaml".into(),
             vars: Default::default(),
             force_done_reason: None,
+            worktree: None,
         },
         settings,
         &mut SilentObserver,

@@ -649,6 +649,7 @@ mod tests {
             wbs: None,
             force_done_reason: None,
             policy_sha256: None,
+            worktree: None,
         }
     }
 

@@ -559,6 +559,7 @@ transitions:
             wbs: Some("T1".into()),
             force_done_reason: None,
             policy_sha256: None,
+            worktree: None,
         }
     }
 

@@ -291,6 +291,7 @@ mod tests {
             wbs: None,
             force_done_reason: None,
             policy_sha256: None,
+            worktree: None,
         });
         let text = serde_json::to_string(&event).unwrap();
         assert!(

@@ -104,6 +104,7 @@ impl Project {
                 pipeline_path: self.pipeline_path(),
                 vars,
                 force_done_reason: force_done_reason.map(str::to_owned),
+                worktree: None,
             },
             &self.settings(),
             &mut SilentObserver,
