@@ -191,6 +191,13 @@ pub fn run(args: Args) -> CliResult {
     let state_dir = args.common.state_dir()?;
     let pipeline_path = std::fs::canonicalize(&args.pipeline).unwrap_or(args.pipeline.clone());
     if let super::engine::Target::Restate { ingress } = args.engine.target(&state_dir)? {
+        if args.worktree {
+            return Err(Failure::usage(miette::miette!(
+                code = Code::RunWorktree,
+                help = "run it on this machine (without the engine) to use a worktree",
+                "`--worktree` is not supported with the engine yet"
+            )));
+        }
         let run_id = RunId::fresh().to_string();
         let request = spur_restate::RunRequest {
             pipeline_path: pipeline_path.display().to_string(),
