@@ -433,3 +433,30 @@ fn a_step_writing_another_runs_worktree_gets_that_run_denied_not_certified() {
         "{message}"
     );
 }
+
+#[test]
+fn retry_goes_on_in_the_runs_worktree() {
+    let project = project();
+    project.file(
+        "needs.yaml",
+        "name: needs\ninitialState: a\nterminalStates: [end]\nstates:\n  - id: a\n    onEnter:\n      - kind: shell\n        options: { command: \"test -f fixed.txt\" }\n  - id: end\ntransitions: [{from: a, to: end}]\n",
+    );
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "needs"]);
+    let failed = project
+        .args(["run", "needs.yaml", "--worktree", "--json"])
+        .run()
+        .code(1)
+        .stdout_json();
+    let id = failed["runId"].as_str().unwrap().to_owned();
+    // Fixed in the run's worktree (where its agent works); the main checkout has no fix,
+    // so a retry there would fail again.
+    std::fs::write(worktree_of(&project, &id).join("fixed.txt"), "").unwrap();
+    let out = project
+        .args(["retry", &id, "--json"])
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(out["outcome"], "completed", "{out}");
+    assert!(!project.path().join("fixed.txt").exists());
+}
