@@ -139,7 +139,8 @@ fn engine_restate_in_the_config_sends_runs_there_and_detach_returns_the_run_id()
 #[test]
 fn a_worker_killed_mid_action_leaves_the_run_to_the_other_and_the_action_ambiguous() {
     let (server, _turn) = shared();
-    // b's action writes who runs it, then waits for a file that never comes.
+    // b's action writes who runs it (worker, itself, its child), then waits with its
+    // child for a file that never comes.
     let p = Spur::new().file(
         "pipeline.yaml",
         r#"
@@ -152,7 +153,7 @@ states:
       - {kind: shell, options: {command: 'echo a >> steps.txt'}}
   - id: b
     onEnter:
-      - {kind: shell, options: {command: 'echo "$PPID $$" > b.pid; echo b >> steps.txt; while [ ! -f never ]; do sleep 0.05; done'}}
+      - {kind: shell, options: {command: '(while [ ! -f never ]; do sleep 0.05; done) & echo "$PPID $$ $!" > b.pid; echo b >> steps.txt; wait'}}
   - {id: c}
 transitions: [{from: a, to: b}, {from: b, to: c}]
 "#,
@@ -175,7 +176,11 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
         "b's action did not start"
     );
     let pids = p.read("b.pid");
-    let (worker, shell) = pids.trim().split_once(' ').expect("two pids");
+    let mut pids = pids.split_whitespace();
+    let (Some(worker), Some(shell), Some(child)) = (pids.next(), pids.next(), pids.next())
+    else {
+        panic!("b.pid holds the worker's, the action's and its child's pids")
+    };
     assert!(
         fleet.pids().iter().any(|w| w.to_string() == worker),
         "b's action runs under a worker of the fleet"
@@ -184,11 +189,14 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
         .args(["-9", worker])
         .status()
         .unwrap();
-    // The action's own process outlives its worker (a killed worker cannot stop it).
-    std::process::Command::new("kill")
-        .args(["-9", shell])
-        .status()
-        .unwrap();
+    // The action's process group dies with its worker, as a local run's does with spur.
+    // (the shell alone could die of its parent-death signal; its child only with the group)
+    for pid in [shell, child] {
+        assert!(
+            eventually(|| !crate::common::process_is_running(pid)),
+            "the action's process {pid} outlived its killed worker"
+        );
+    }
     let out = waiting.wait_with_output().expect("the waiting run");
     let (code, stdout, stderr) = (
         out.status.code(),
