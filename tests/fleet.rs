@@ -177,8 +177,7 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
     );
     let pids = p.read("b.pid");
     let mut pids = pids.split_whitespace();
-    let (Some(worker), Some(shell), Some(child)) = (pids.next(), pids.next(), pids.next())
-    else {
+    let (Some(worker), Some(shell), Some(child)) = (pids.next(), pids.next(), pids.next()) else {
         panic!("b.pid holds the worker's, the action's and its child's pids")
     };
     assert!(
@@ -340,4 +339,138 @@ fn a_run_for_an_engine_that_is_not_there_cannot_start() {
         "{}",
         out.stderr()
     );
+}
+
+#[test]
+fn runs_and_trace_read_a_run_on_the_engine_while_it_runs_and_after() {
+    let (server, _turn) = shared();
+    // b waits for a file the test writes once it has seen the run in flight.
+    let p = Spur::new().file(
+        "pipeline.yaml",
+        r#"
+name: traced
+initialState: a
+terminalStates: [c]
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo a >> steps.txt'}}
+  - id: b
+    onEnter:
+      - {kind: shell, options: {command: 'while [ ! -f go ]; do sleep 0.05; done; echo b >> steps.txt'}}
+  - {id: c}
+transitions: [{from: a, to: b}, {from: b, to: c}]
+"#,
+    );
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let ingress = server.ingress();
+    let engine = ["--engine", "restate", "--ingress", ingress.as_str()];
+    let detached = p
+        .args(["run", "pipeline.yaml", "--detach"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success();
+    let run_id = detached.stdout().trim().to_owned();
+    // The event names of the engine's trace of the run (none while it knows no record).
+    let trace = |p: &Spur| -> Vec<String> {
+        let out = p
+            .args(["trace", &run_id, "--json"])
+            .args(engine)
+            .within(LIMIT)
+            .run();
+        if out.exit_code() != Some(0) {
+            assert!(out.stderr().contains("no run"), "{}", out.stderr());
+            return Vec::new();
+        }
+        out.stdout_json()
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|r| r["event"].as_str().unwrap_or("?").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let listed = |p: &Spur| -> Option<serde_json::Value> {
+        let json = p
+            .args(["runs", "--json"])
+            .args(engine)
+            .within(LIMIT)
+            .run()
+            .success()
+            .stdout_json();
+        json.as_array()
+            .and_then(|a| a.iter().find(|r| r["runId"] == run_id.as_str()).cloned())
+    };
+    // In flight: b's action started and has not ended; the run is listed as running.
+    assert!(
+        eventually(
+            || trace(&p).last().map(String::as_str) == Some("action-started")
+                && p.exists("steps.txt")
+        ),
+        "the engine's trace did not show b's action in flight: {:?}",
+        trace(&p)
+    );
+    let running = listed(&p).expect("spur runs lists the run in flight");
+    assert_eq!(running["outcome"], "running", "{running}");
+    assert_eq!(running["pipeline"], "traced", "{running}");
+    p.file("go", "");
+    assert!(
+        eventually(|| listed(&p).is_some_and(|r| r["outcome"] == "completed")),
+        "the finished run is not listed completed: {:?}",
+        listed(&p)
+    );
+    // The engine's trace holds what a local run's journal holds, record for record.
+    let remote = trace(&p);
+    let local = p
+        .args(["run", "pipeline.yaml", "--json"])
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    let local_id = local["runId"]
+        .as_str()
+        .expect("the local run's id")
+        .to_owned();
+    let local_trace: Vec<String> = p
+        .args(["trace", &local_id, "--json"])
+        .run()
+        .success()
+        .stdout_json()
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|r| r["event"].as_str().unwrap_or("?").to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    // (but `action-process`: a worker keeps its actions' process groups to itself)
+    let local_trace: Vec<String> = local_trace
+        .into_iter()
+        .filter(|e| e != "action-process")
+        .collect();
+    assert_eq!(remote, local_trace);
+    assert_eq!(remote.last().map(String::as_str), Some("run-finished"));
+    // Human output: one line a record.
+    let human = p
+        .args(["trace", &run_id])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success();
+    assert_eq!(
+        human.stdout().lines().count(),
+        remote.len(),
+        "{}",
+        human.stdout()
+    );
+    // A run the engine does not know is refused, not shown empty.
+    let out = p
+        .args(["trace", "20260101T000000Z-000000"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(2);
+    assert!(out.stderr().contains("no run"), "{}", out.stderr());
 }

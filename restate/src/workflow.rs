@@ -5,14 +5,23 @@
 use std::sync::Arc;
 
 use restate_sdk::prelude::*;
+use spur_engine::run::journal::Record;
 use tokio::sync::mpsc;
 
 use crate::bridge::{Call, ChannelJournal, ToRunner};
 use crate::protocol::{RunReply, RunRequest, RunStatus};
+use crate::runs::{RunsClient, ALL};
 use crate::worker::Worker;
 
 /// The state key naming the promise a paused run waits on.
 const PAUSE: &str = "pause";
+
+/// The state key counting the run's journaled batches of records; batch `i` is kept
+/// under `records i` (`spur trace`, `spur runs` read them while the run goes on).
+const BATCHES: &str = "batches";
+
+/// The step names the journaled host gives its batches of records.
+const RECORDS_STEP: &str = "records ";
 
 /// The workflow, serving runs with `worker`.
 pub struct SpurRun {
@@ -29,6 +38,10 @@ impl SpurRun {
         request: Json<RunRequest>,
     ) -> Result<Json<RunReply>, HandlerError> {
         let run_id = ctx.key().to_owned();
+        ctx.object_client::<RunsClient>(ALL)
+            .add(run_id.clone())
+            .send();
+        let mut batches: u64 = 0;
         let (calls, mut from_runner) = mpsc::unbounded_channel();
         let worker = Arc::clone(&self.worker);
         let request = request.into_inner();
@@ -43,6 +56,7 @@ impl SpurRun {
                     to_runner,
                     value,
                 } => {
+                    let is_batch = name.starts_with(RECORDS_STEP);
                     let execute = to_runner.clone();
                     let journaled = ctx
                         .run(|| async move {
@@ -57,6 +71,11 @@ impl SpurRun {
                         .await;
                     match journaled {
                         Ok(v) => {
+                            if is_batch {
+                                ctx.set(&format!("{RECORDS_STEP}{batches}"), v.clone());
+                                batches += 1;
+                                ctx.set(BATCHES, batches);
+                            }
                             let _ = to_runner.send(ToRunner::Done(v));
                         }
                         Err(e) => {
@@ -94,5 +113,21 @@ impl SpurRun {
         Ok(Json(RunStatus {
             paused: ctx.get::<String>(PAUSE).await?,
         }))
+    }
+
+    /// The run's journal records so far (none for a run the engine does not know).
+    #[handler]
+    async fn records(&self, ctx: SharedWorkflowContext<'_>) -> HandlerResult<Json<Vec<Record>>> {
+        let batches = ctx.get::<u64>(BATCHES).await?.unwrap_or(0);
+        let mut records = Vec::new();
+        for i in 0..batches {
+            let Some(text) = ctx.get::<String>(&format!("{RECORDS_STEP}{i}")).await? else {
+                continue;
+            };
+            let batch: Vec<Record> = serde_json::from_str(&text)
+                .map_err(|e| TerminalError::new(format!("batch {i} of the run's records: {e}")))?;
+            records.extend(batch);
+        }
+        Ok(Json(records))
     }
 }

@@ -47,6 +47,33 @@ pub struct EngineArgs {
     pub detach: bool,
 }
 
+/// Which engine `spur runs` and `spur trace` read runs from.
+#[derive(Debug, clap::Args)]
+pub struct ReadEngineArgs {
+    /// Read runs from `local` (this machine's .spur/, the default) or `restate` (the server
+    /// named by --ingress or `engine:` of .spur/config.yaml).
+    #[arg(long, value_name = "KIND", value_parser = ["local", "restate"])]
+    pub engine: Option<String>,
+    /// The Restate server's ingress URL (with --engine restate).
+    #[arg(long, value_name = "URL", env = "SPUR_INGRESS")]
+    pub ingress: Option<String>,
+}
+
+impl ReadEngineArgs {
+    /// The engine's ingress, or `None` for this machine.
+    pub fn ingress(&self, state_dir: &StateDir) -> Result<Option<String>, Failure> {
+        let args = EngineArgs {
+            engine: self.engine.clone(),
+            ingress: self.ingress.clone(),
+            detach: false,
+        };
+        Ok(match args.target(state_dir)? {
+            Target::Local => None,
+            Target::Restate { ingress } => Some(ingress),
+        })
+    }
+}
+
 /// Where a run goes.
 pub enum Target {
     Local,

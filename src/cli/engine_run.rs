@@ -21,7 +21,7 @@ use super::{CliResult, Failure};
 /// How often a waiting client asks whether the run paused.
 const POLL: Duration = Duration::from_millis(200);
 
-fn engine_failure(what: &str, e: impl std::fmt::Display) -> Failure {
+pub(crate) fn engine_failure(what: &str, e: impl std::fmt::Display) -> Failure {
     Failure::with_code(
         miette::miette!(
             code = Code::RunEngine,
