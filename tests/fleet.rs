@@ -474,3 +474,94 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
         .code(2);
     assert!(out.stderr().contains("no run"), "{}", out.stderr());
 }
+
+#[test]
+fn a_second_run_of_a_task_on_the_fleet_is_refused_as_locally_and_the_lock_is_given_back() {
+    let (server, _turn) = shared();
+    // Task 4242's run holds its lock while its action waits for `go`.
+    let p = Spur::new().file(
+        "pipeline.yaml",
+        r#"
+name: locked
+initialState: a
+vars: {wbs: "4242"}
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo started >> steps.txt; while [ ! -f go ]; do sleep 0.05; done'}}
+  - {id: b}
+transitions: [{from: a, to: b}]
+"#,
+    );
+    let _fleet = Fleet::start(server, p.path(), p.home(), 2);
+    let ingress = server.ingress();
+    let engine = ["--engine", "restate", "--ingress", ingress.as_str()];
+    let first = p
+        .args(["run", "pipeline.yaml", "--detach"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success();
+    let first_id = first.stdout().trim().to_owned();
+    assert!(
+        eventually(|| p.exists("steps.txt")),
+        "the first run did not start"
+    );
+    let second = p
+        .args(["run", "pipeline.yaml"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(4);
+    assert!(
+        second.stderr().contains("spur::run::locked"),
+        "{}",
+        second.stderr()
+    );
+    assert!(
+        second
+            .stderr()
+            .contains(&format!("task 4242 is already being run by run {first_id}")),
+        "{}",
+        second.stderr()
+    );
+    assert_eq!(
+        p.read("steps.txt"),
+        "started\n",
+        "the second run ran nothing"
+    );
+    p.file("go", "");
+    assert!(
+        eventually(|| {
+            let out = p
+                .args(["runs", "--json"])
+                .args(engine)
+                .within(LIMIT)
+                .run()
+                .success()
+                .stdout_json();
+            out.as_array().is_some_and(|a| {
+                a.iter()
+                    .any(|r| r["runId"] == first_id.as_str() && r["outcome"] != "running")
+            })
+        }),
+        "the first run did not end"
+    );
+    // The lock was given back with the run's end: the next run of the task goes on.
+    let third = p
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--force-done",
+            "--reason",
+            "test",
+        ])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(third["state"], "b", "{third}");
+    assert_eq!(p.read("steps.txt"), "started\nstarted\n");
+}

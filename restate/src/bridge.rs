@@ -14,6 +14,11 @@ pub(crate) enum Call {
         to_runner: std::sync::mpsc::Sender<ToRunner>,
         value: oneshot::Receiver<String>,
     },
+    /// Take the run lock of task `wbs`.
+    Lock {
+        wbs: String,
+        reply: oneshot::Sender<Result<Option<String>, String>>,
+    },
     /// Wait on the durable promise `name`.
     Promise {
         name: String,
@@ -73,5 +78,16 @@ impl StepJournal for ChannelJournal {
             })
             .map_err(|_| GONE.to_owned())?;
         answer.blocking_recv().map_err(|_| GONE.to_owned())?
+    }
+
+    fn lock_task(&mut self, wbs: &str) -> Result<Option<String>, String> {
+        let (reply, holder) = oneshot::channel();
+        self.calls
+            .send(Call::Lock {
+                wbs: wbs.to_owned(),
+                reply,
+            })
+            .map_err(|_| GONE.to_owned())?;
+        holder.blocking_recv().map_err(|_| GONE.to_owned())?
     }
 }

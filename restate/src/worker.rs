@@ -55,6 +55,7 @@ pub fn serve(listen: SocketAddr, worker: Arc<dyn Worker>) -> std::io::Result<()>
                     .options(options),
             )
             .bind(crate::runs::Runs.into_service_definition())
+            .bind(crate::task::Task.into_service_definition())
             .build();
         HttpServer::new(endpoint).serve(listener).await;
         Ok(())

@@ -11,6 +11,11 @@ use tokio::sync::mpsc;
 use crate::bridge::{Call, ChannelJournal, ToRunner};
 use crate::protocol::{RunReply, RunRequest, RunStatus};
 use crate::runs::{RunsClient, ALL};
+use crate::task::TaskClient;
+
+fn run_id_of(ctx: &WorkflowContext<'_>) -> String {
+    ctx.key().to_owned()
+}
 use crate::worker::Worker;
 
 /// The state key naming the promise a paused run waits on.
@@ -42,6 +47,8 @@ impl SpurRun {
             .add(run_id.clone())
             .send();
         let mut batches: u64 = 0;
+        // The task whose lock this run took, released when the run ends.
+        let mut locked: Option<String> = None;
         let (calls, mut from_runner) = mpsc::unbounded_channel();
         let worker = Arc::clone(&self.worker);
         let request = request.into_inner();
@@ -84,6 +91,18 @@ impl SpurRun {
                         }
                     }
                 }
+                Call::Lock { wbs, reply } => {
+                    let holder = ctx
+                        .object_client::<TaskClient>(wbs.clone())
+                        .lock(run_id_of(&ctx))
+                        .call()
+                        .await;
+                    let holder = holder.map(Json::into_inner);
+                    if matches!(holder, Ok(None)) {
+                        locked = Some(wbs);
+                    }
+                    let _ = reply.send(holder.map_err(|e| e.to_string()));
+                }
                 Call::Promise { name, reply } => {
                     ctx.set(PAUSE, name.clone());
                     let answer = ctx.promise::<String>(&name).await;
@@ -93,6 +112,11 @@ impl SpurRun {
             }
         }
         let reply = runner.await.map_err(HandlerError::from)?;
+        if let Some(wbs) = locked {
+            ctx.object_client::<TaskClient>(wbs)
+                .unlock(run_id_of(&ctx))
+                .send();
+        }
         Ok(Json(reply))
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use spur_engine::diagnostic::Code;
 use spur_engine::pipeline::CheckedPipeline;
-use spur_engine::run::{RunError, RunObserver};
+use spur_engine::run::{LockError, RunError, RunObserver};
 use spur_engine::store::state_dir::StateDir;
 use spur_restate::client;
 use spur_restate::protocol::RunReply;
@@ -117,15 +117,20 @@ fn print_reply(
             outcome.detail = reply.detail;
             Ok(outcome)
         }
-        (None, Some(error)) => Err(match error.ambiguous {
-            Some(a) => RunError::Ambiguous {
+        (None, Some(error)) => Err(match (error.ambiguous, error.locked) {
+            (_, Some(l)) => RunError::Locked(LockError::Held {
+                wbs: l.wbs,
+                holder: l.holder,
+                path: l.path,
+            }),
+            (Some(a), None) => RunError::Ambiguous {
                 run_id: run_id.to_owned(),
                 state: a.state,
                 index: a.index,
                 kind: a.kind,
                 log: a.log,
             },
-            None => RunError::Engine(format!("{} [{}]", error.message, error.code)),
+            (None, None) => RunError::Engine(format!("{} [{}]", error.message, error.code)),
         }),
         (None, None) => Err(RunError::Engine("the run answered nothing".to_owned())),
     };

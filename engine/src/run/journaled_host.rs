@@ -25,6 +25,7 @@ use super::done_gate_port::{DoneGate, GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
 use super::host::{ActionBody, GuardBody, Pause, Resume, RunHost};
 use super::journal::{Event, JournalContent, Record};
+use super::lock::LockError;
 use super::observer::RunObserver;
 use super::outcome::RunOutcome;
 use super::run_error::RunError;
@@ -49,6 +50,13 @@ pub trait StepJournal {
 
     /// Wait until the durable promise `name` is resolved, and its value.
     fn promise(&mut self, name: &str) -> Result<String, String>;
+
+    /// Take the run lock of task `wbs` for this run, held until the run ends: `None` when
+    /// taken (or this run holds it already), else the run that holds it. Journaled like a
+    /// step. An engine without task locks takes every lock.
+    fn lock_task(&mut self, _wbs: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
 }
 
 /// Start a run whose host calls are steps of `journal`, with the run id the engine keys
@@ -224,10 +232,18 @@ impl RunHost for JournaledHost<'_> {
         self.run_id.clone()
     }
 
-    /// Not held on the engine yet: the task lock of a fleet is the `Task` object to come
-    /// (book: *Running a fleet*).
-    fn lock_task(&mut self, _wbs: &Wbs, _run_id: &RunId) -> Result<(), RunError> {
-        Ok(())
+    /// The engine's lock of the task (the `Task` object of a fleet): a second run of the
+    /// task, on any worker, is refused as a local one is.
+    fn lock_task(&mut self, wbs: &Wbs, _run_id: &RunId) -> Result<(), RunError> {
+        match self.journal.lock_task(wbs.as_str()) {
+            Ok(None) => Ok(()),
+            Ok(Some(holder)) => Err(RunError::Locked(LockError::Held {
+                wbs: wbs.as_str().to_owned(),
+                holder: Some(holder),
+                path: format!("the engine's Task object {}", wbs.as_str()),
+            })),
+            Err(why) => Err(engine_error("lock-task", why)),
+        }
     }
 
     /// The journal is the engine's; this worker keeps only the run's action logs.
