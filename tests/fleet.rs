@@ -565,3 +565,104 @@ transitions: [{from: a, to: b}]
     assert_eq!(third["state"], "b", "{third}");
     assert_eq!(p.read("steps.txt"), "started\nstarted\n");
 }
+
+/// `POST url` with a JSON `body` (plain HTTP/1.1 on loopback); the response's status code.
+fn post_status(url: &str, body: &str) -> u16 {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (host, path) = rest.split_once('/').expect("a path");
+    let mut stream = std::net::TcpStream::connect(host).expect("connect to the ingress");
+    let request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut head = String::new();
+    let _ = stream.read_to_string(&mut head);
+    head.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+const APPROVAL: &str = r#"
+name: approval
+initialState: implement
+terminalStates: [done]
+states:
+  - id: implement
+    onEnter:
+      - {kind: shell, options: {command: 'echo implement >> steps.txt'}}
+  - id: approve
+    onEnter:
+      - {kind: hitl.confirm, options: {prompt: 'ship it?'}}
+  - id: ship
+    onEnter:
+      - {kind: shell, options: {command: 'echo ship >> steps.txt'}}
+  - {id: done}
+transitions:
+  - {from: implement, to: approve}
+  - {from: approve, to: ship}
+  - {from: ship, to: done}
+"#;
+
+#[test]
+fn a_paused_fleet_run_prints_the_local_pause_and_an_invalid_answer_is_refused() {
+    let (server, _turn) = shared();
+    let p = Spur::new().file("pipeline.yaml", APPROVAL);
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let ingress = server.ingress();
+    let engine = ["--engine", "restate", "--ingress", ingress.as_str()];
+    let local = p.args(["run", "pipeline.yaml"]).within(LIMIT).run().code(3);
+    let remote = p
+        .args(["run", "pipeline.yaml"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(3);
+    // The state, the question and its choices, and how to go on: as a local pause.
+    assert_eq!(normalised(remote.stdout()), normalised(local.stdout()));
+    assert_eq!(normalised(remote.stderr()), normalised(local.stderr()));
+    assert!(
+        remote.stdout().contains("ship it?") && remote.stdout().contains("<yes|no|cancel>"),
+        "{}",
+        remote.stdout()
+    );
+    let run_id = remote
+        .stdout()
+        .split_whitespace()
+        .find(|w| w.len() == 23 && w.get(8..9) == Some("T"))
+        .expect("the paused run's id")
+        .to_owned();
+    // An answer the question does not take is refused, as locally, and the run still waits.
+    let refused = p
+        .args(["continue", &run_id, "--answer", "maybe"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(2);
+    assert!(
+        refused.stderr().contains("spur::run::answer-invalid"),
+        "{}",
+        refused.stderr()
+    );
+    // The server refuses it too, whoever calls (the run would end on it otherwise).
+    let status = post_status(&format!("{ingress}/SpurRun/{run_id}/answer"), "\"maybe\"");
+    assert!(
+        (400..500).contains(&status),
+        "the ingress answered {status}"
+    );
+    let done = p
+        .args(["continue", &run_id, "--answer", "yes"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success();
+    assert!(
+        done.stdout().contains("completed at done"),
+        "{}",
+        done.stdout()
+    );
+    assert_eq!(p.read("steps.txt"), "implement\nimplement\nship\n");
+}

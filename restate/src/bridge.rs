@@ -19,9 +19,10 @@ pub(crate) enum Call {
         wbs: String,
         reply: oneshot::Sender<Result<Option<String>, String>>,
     },
-    /// Wait on the durable promise `name`.
+    /// Wait on the durable promise `name`; `note` tells clients what for.
     Promise {
         name: String,
+        note: String,
         reply: oneshot::Sender<Result<String, String>>,
     },
 }
@@ -69,11 +70,12 @@ impl StepJournal for ChannelJournal {
         }
     }
 
-    fn promise(&mut self, name: &str) -> Result<String, String> {
+    fn promise(&mut self, name: &str, note: &str) -> Result<String, String> {
         let (reply, answer) = oneshot::channel();
         self.calls
             .send(Call::Promise {
                 name: name.to_owned(),
+                note: note.to_owned(),
                 reply,
             })
             .map_err(|_| GONE.to_owned())?;

@@ -77,4 +77,7 @@ pub struct AmbiguousAction {
 pub struct RunStatus {
     /// The promise of the pause it waits at, if it is paused.
     pub paused: Option<String>,
+    /// What it waits for there.
+    #[serde(default)]
+    pub note: Option<spur_engine::run::PauseNote>,
 }

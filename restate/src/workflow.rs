@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use restate_sdk::prelude::*;
 use spur_engine::run::journal::Record;
+use spur_engine::run::PauseNote;
 use tokio::sync::mpsc;
 
 use crate::bridge::{Call, ChannelJournal, ToRunner};
@@ -20,6 +21,9 @@ use crate::worker::Worker;
 
 /// The state key naming the promise a paused run waits on.
 const PAUSE: &str = "pause";
+
+/// The state key holding the [`PauseNote`] of the pause the run waits at.
+const NOTE: &str = "pause-note";
 
 /// The state key counting the run's journaled batches of records; batch `i` is kept
 /// under `records i` (`spur trace`, `spur runs` read them while the run goes on).
@@ -103,10 +107,12 @@ impl SpurRun {
                     }
                     let _ = reply.send(holder.map_err(|e| e.to_string()));
                 }
-                Call::Promise { name, reply } => {
+                Call::Promise { name, note, reply } => {
                     ctx.set(PAUSE, name.clone());
+                    ctx.set(NOTE, note);
                     let answer = ctx.promise::<String>(&name).await;
                     ctx.clear(PAUSE);
+                    ctx.clear(NOTE);
                     let _ = reply.send(answer.map_err(|e| e.to_string()));
                 }
             }
@@ -121,12 +127,30 @@ impl SpurRun {
     }
 
     /// Answer the pause the run waits at (`spur continue`): `answer` is the hitl answer,
-    /// ignored by a `pause: true` state.
+    /// ignored by a `pause: true` state. An answer the question does not accept is
+    /// refused here, before it reaches the run (there it would end the run).
     #[handler]
     async fn answer(&self, ctx: SharedWorkflowContext<'_>, answer: String) -> HandlerResult<()> {
         let Some(pause) = ctx.get::<String>(PAUSE).await? else {
             return Err(TerminalError::new("the run is not paused").into());
         };
+        let note = ctx.get::<String>(NOTE).await?;
+        let question = note
+            .and_then(|n| serde_json::from_str::<PauseNote>(&n).ok())
+            .and_then(|n| n.outcome.question);
+        if let Some(q) = question {
+            if !q.accepts(&answer) {
+                return Err(TerminalError::new_with_code(
+                    400,
+                    format!(
+                        "{answer:?} is not an answer to {:?} (answers: {})",
+                        q.prompt,
+                        q.shown_choices(", ")
+                    ),
+                )
+                .into());
+            }
+        }
         ctx.resolve_promise::<String>(&pause, answer);
         Ok(())
     }
@@ -134,8 +158,10 @@ impl SpurRun {
     /// Whether the run waits at a pause, and which.
     #[handler]
     async fn status(&self, ctx: SharedWorkflowContext<'_>) -> HandlerResult<Json<RunStatus>> {
+        let note = ctx.get::<String>(NOTE).await?;
         Ok(Json(RunStatus {
             paused: ctx.get::<String>(PAUSE).await?,
+            note: note.and_then(|n| serde_json::from_str(&n).ok()),
         }))
     }
 

@@ -48,8 +48,9 @@ pub trait StepJournal {
     /// in the same order with the same names on every replay.
     fn step(&mut self, name: &str, body: &mut dyn FnMut() -> String) -> Result<String, String>;
 
-    /// Wait until the durable promise `name` is resolved, and its value.
-    fn promise(&mut self, name: &str) -> Result<String, String>;
+    /// Wait until the durable promise `name` is resolved, and its value. `note` (a
+    /// [`PauseNote`] as JSON) tells a client what the run waits for meanwhile.
+    fn promise(&mut self, name: &str, note: &str) -> Result<String, String>;
 
     /// Take the run lock of task `wbs` for this run, held until the run ends: `None` when
     /// taken (or this run holds it already), else the run that holds it. Journaled like a
@@ -57,6 +58,17 @@ pub trait StepJournal {
     fn lock_task(&mut self, _wbs: &str) -> Result<Option<String>, String> {
         Ok(None)
     }
+}
+
+/// What a run waiting at a pause tells its clients: the outcome a local run stops with
+/// there (state, question, choices), so `spur run` prints the same, and `spur continue`
+/// refuses an answer the question does not accept before it reaches the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PauseNote {
+    /// The paused outcome.
+    pub outcome: RunOutcome,
+    /// Its sentence for people (not part of the outcome's JSON).
+    pub detail: Option<String>,
 }
 
 /// Start a run whose host calls are steps of `journal`, with the run id the engine keys
@@ -445,7 +457,13 @@ impl RunHost for JournaledHost<'_> {
         self.flush().ok()?;
         self.pauses += 1;
         let name = format!("answer-{}", self.pauses);
-        let answer = self.journal.promise(&name).ok()?;
+        let outcome = pause.outcome();
+        let note = serde_json::to_string(&PauseNote {
+            outcome: outcome.clone(),
+            detail: outcome.detail.clone(),
+        })
+        .unwrap_or_default();
+        let answer = self.journal.promise(&name, &note).ok()?;
         Some(Resume {
             answer: match pause {
                 Pause::State { .. } => None,
@@ -586,7 +604,7 @@ mod tests {
             Ok(value)
         }
 
-        fn promise(&mut self, _name: &str) -> Result<String, String> {
+        fn promise(&mut self, _name: &str, _note: &str) -> Result<String, String> {
             Ok("yes".into())
         }
     }
