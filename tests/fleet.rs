@@ -666,3 +666,31 @@ fn a_paused_fleet_run_prints_the_local_pause_and_an_invalid_answer_is_refused() 
     );
     assert_eq!(p.read("steps.txt"), "implement\nimplement\nship\n");
 }
+
+#[test]
+fn engine_in_the_config_is_read_strictly_with_every_error_of_the_file() {
+    let p = Spur::new().file("pipeline.yaml", TWO_STEPS).file(
+        ".spur/config.yaml",
+        "http: {allo: []}\nengine: {kind: restate, ingres: 'http://127.0.0.1:1'}\n",
+    );
+    let out = p
+        .args(["run", "pipeline.yaml", "--engine", "restate"])
+        .run()
+        .code(2);
+    let err = out.stderr();
+    assert!(err.contains("spur::usage::engine"), "{err}");
+    assert!(err.contains("unknown key `ingres` in `engine`"), "{err}");
+    assert!(err.contains("config.yaml:2:25"), "the key's place: {err}");
+    assert!(err.contains("has no `ingress`"), "{err}");
+    // The other sections' errors in the same report.
+    assert!(err.contains("allo"), "{err}");
+    assert!(!p.exists("steps.txt"), "nothing ran");
+    // A kind that is no engine.
+    let p = p.file(".spur/config.yaml", "engine: {kind: temporal}\n");
+    let out = p.args(["run", "pipeline.yaml"]).run().code(2);
+    assert!(
+        out.stderr().contains("`temporal` is not an engine"),
+        "{}",
+        out.stderr()
+    );
+}

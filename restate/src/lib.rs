@@ -10,11 +10,9 @@
 //! - [`task`]: the `Task` object, keyed by wbs: the run lock of the task on the fleet.
 //! - [`client`]: the ingress and admin calls of `spur run`, `spur continue` and
 //!   `spur engine register` (blocking, no async runtime).
-//! - [`config`]: `engine:` of `.spur/config.yaml`.
 
 mod bridge;
 pub mod client;
-pub mod config;
 pub mod protocol;
 // The object macro writes undocumented methods of its own.
 #[allow(missing_docs)]

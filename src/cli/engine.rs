@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 
 use spur_engine::diagnostic::Code;
+use spur_engine::run::engine_config::EngineConfig;
 use spur_engine::store::state_dir::StateDir;
-use spur_restate::config::{engine_of, EngineConfig};
 
 use super::{CliResult, Failure};
 
@@ -115,29 +115,11 @@ impl EngineArgs {
     }
 }
 
-/// `engine:` of `.spur/config.yaml` (local when the file or the key is absent).
+/// `engine:` of `.spur/config.yaml` (local when the file or the key is absent), read by
+/// the engine's strict reader (an unknown key is an error pointing at it).
 fn configured(state_dir: &StateDir) -> Result<EngineConfig, Failure> {
-    let path = state_dir.config_path();
-    // The one bounded reader: a FIFO or a huge file here is refused, never waited on.
-    let text = match spur_engine::store::bounded_read::read_string(&path, 1024 * 1024) {
-        Ok(text) => text,
-        Err(e) if e.is_missing() => return Ok(EngineConfig::Local),
-        Err(e) => {
-            return Err(Failure::usage(miette::miette!(
-                code = Code::UsageEngine,
-                "cannot read {}: {e}",
-                path.display()
-            )))
-        }
-    };
-    engine_of(&text).map_err(|why| {
-        Failure::usage(miette::miette!(
-            code = Code::UsageEngine,
-            help = "write `engine: {kind: restate, ingress: URL, admin: URL}` or `engine: {kind: local}`",
-            "{}: `engine` cannot be read: {why}",
-            path.display()
-        ))
-    })
+    EngineConfig::load(state_dir)
+        .map_err(|e| super::config_errors::config_failure(state_dir, miette::Report::new(e)))
 }
 
 pub fn run(args: Args) -> CliResult {

@@ -15,6 +15,7 @@ mod cursor;
 pub(crate) mod done_gate_port;
 pub mod dry_run;
 pub(crate) mod effect;
+pub mod engine_config;
 pub(crate) mod event;
 pub mod explain;
 pub(crate) mod finish;
