@@ -465,6 +465,14 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
         "{}",
         human.stdout()
     );
+    // --follow of a finished run prints its records and ends.
+    let followed = p
+        .args(["trace", &run_id, "--json", "--follow"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success();
+    assert_eq!(followed.stdout().lines().count(), remote.len());
     // A run the engine does not know is refused, not shown empty.
     let out = p
         .args(["trace", "20260101T000000Z-000000"])
