@@ -486,7 +486,8 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
 #[test]
 fn a_second_run_of_a_task_on_the_fleet_is_refused_as_locally_and_the_lock_is_given_back() {
     let (server, _turn) = shared();
-    // Task 4242's run holds its lock while its action waits for `go`.
+    // Task 4242's run holds its lock while its action (which writes its worker's pid)
+    // waits for `go`.
     let p = Spur::new().file(
         "pipeline.yaml",
         r#"
@@ -496,12 +497,14 @@ vars: {wbs: "4242"}
 states:
   - id: a
     onEnter:
-      - {kind: shell, options: {command: 'echo started >> steps.txt; while [ ! -f go ]; do sleep 0.05; done'}}
+      - {kind: shell, options: {command: 'echo $PPID >> steps.txt; while [ ! -f go ]; do sleep 0.05; done'}}
   - {id: b}
 transitions: [{from: a, to: b}]
 "#,
     );
-    let _fleet = Fleet::start(server, p.path(), p.home(), 2);
+    // Two workers at two addresses: the server sends a new run to the one registered
+    // last, and a run stays with the worker it started on.
+    let first_worker = Fleet::start(server, p.path(), p.home(), 1);
     let ingress = server.ingress();
     let engine = ["--engine", "restate", "--ingress", ingress.as_str()];
     let first = p
@@ -515,6 +518,7 @@ transitions: [{from: a, to: b}]
         eventually(|| p.exists("steps.txt")),
         "the first run did not start"
     );
+    let second_worker = Fleet::start(server, p.path(), p.home(), 1);
     let second = p
         .args(["run", "pipeline.yaml"])
         .args(engine)
@@ -533,10 +537,11 @@ transitions: [{from: a, to: b}]
         "{}",
         second.stderr()
     );
+    let first_pid = first_worker.pids()[0].to_string();
     assert_eq!(
         p.read("steps.txt"),
-        "started\n",
-        "the second run ran nothing"
+        format!("{first_pid}\n"),
+        "the first run is on the first worker; the second ran nothing"
     );
     p.file("go", "");
     assert!(
@@ -571,7 +576,9 @@ transitions: [{from: a, to: b}]
         .success()
         .stdout_json();
     assert_eq!(third["state"], "b", "{third}");
-    assert_eq!(p.read("steps.txt"), "started\nstarted\n");
+    // It ran on the second worker, as the refused one did.
+    let second_pid = second_worker.pids()[0].to_string();
+    assert_eq!(p.read("steps.txt"), format!("{first_pid}\n{second_pid}\n"));
 }
 
 /// `POST url` with a JSON `body` (plain HTTP/1.1 on loopback); the response's status code.
