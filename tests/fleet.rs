@@ -465,6 +465,16 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
         "{}",
         human.stdout()
     );
+    // `latest` and a unique prefix name it too (it is the run sent last).
+    for reference in ["latest", &run_id[..22]] {
+        let named = p
+            .args(["trace", reference])
+            .args(engine)
+            .within(LIMIT)
+            .run()
+            .success();
+        assert_eq!(named.stdout(), human.stdout(), "spur trace {reference}");
+    }
     // --follow of a finished run prints its records and ends.
     let followed = p
         .args(["trace", &run_id, "--json", "--follow"])

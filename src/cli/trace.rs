@@ -30,6 +30,37 @@ pub struct Args {
     engine: super::engine::ReadEngineArgs,
 }
 
+/// The run `reference` names among the engine's runs: a full id as it is, `latest` (the
+/// run sent last), or a prefix of exactly one run's id.
+fn engine_run_id(ingress: &str, reference: &str) -> Result<String, Failure> {
+    if spur_engine::run::RunId::parse(reference).is_ok() {
+        return Ok(reference.to_owned());
+    }
+    let ids = spur_restate::client::runs(ingress)
+        .map_err(|e| super::engine_run::engine_failure("cannot list the engine's runs", e))?;
+    let matching: Vec<&String> = if reference == "latest" {
+        ids.last().into_iter().collect()
+    } else {
+        ids.iter().filter(|id| id.starts_with(reference)).collect()
+    };
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        found => Err(Failure::with_code(
+            miette::miette!(
+                code = spur_engine::diagnostic::Code::UsageEngine,
+                help = "see `spur runs --engine restate` for the runs the engine knows",
+                "{} run on the engine at {ingress} is `{reference}`",
+                if found.is_empty() {
+                    "no"
+                } else {
+                    "more than one"
+                }
+            ),
+            exit::USAGE,
+        )),
+    }
+}
+
 /// The records of run `run_id` on the engine at `ingress`.
 fn engine_records(ingress: &str, run_id: &str) -> Result<Vec<Record>, Failure> {
     let records = spur_restate::client::records(ingress, run_id).map_err(|e| {
@@ -120,7 +151,8 @@ pub fn run(args: Args) -> CliResult {
 /// `spur trace` of a run on the engine: its records as the engine keeps them (the
 /// engine's journal; action logs stay on the worker that ran them).
 fn run_on_engine(args: &Args, ingress: &str) -> CliResult {
-    let records = engine_records(ingress, &args.run_id)?;
+    let run_id = engine_run_id(ingress, &args.run_id)?;
+    let records = engine_records(ingress, &run_id)?;
     if args.json && !args.follow {
         outln!(
             "{}",
@@ -153,7 +185,7 @@ fn run_on_engine(args: &Args, ingress: &str) -> CliResult {
     let mut finished = ends_run(records.last());
     while !finished {
         std::thread::sleep(std::time::Duration::from_millis(200));
-        let records = engine_records(ingress, &args.run_id)?;
+        let records = engine_records(ingress, &run_id)?;
         let before = shown;
         for r in records.iter().filter(|r| r.seq > before) {
             show(r);
