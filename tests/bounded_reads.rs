@@ -142,11 +142,17 @@ fn run_artifact_on_a_fifo_records_it_without_a_digest() {
 fn run_artifact_fails_when_a_step_made_the_record_file_a_fifo() {
     let project = Spur::new();
     let yaml = pipeline(
-        "      - {kind: shell, options: {command: 'mkfifo \"$(ls -d .spur/runs/*/)artifacts.jsonl\"'}}\n      \
+        "      - {kind: shell, options: {command: 'mkfifo \"$(ls -d $SPUR_TEST_PROTECTED/runs/*/)artifacts.jsonl\"'}}\n      \
          - {kind: run.artifact, options: {path: pipeline.yaml}}",
         "{kind: action-ok}",
     );
-    let out = project.pipeline(&yaml).json().within(DEADLINE).run();
+    // The step writes the protected state: the sandbox off, as without Landlock.
+    let out = project
+        .pipeline(&yaml)
+        .json()
+        .env("SPUR_SANDBOX", "off")
+        .within(DEADLINE)
+        .run();
     assert!(out.exit_code().is_some());
     let failed = failed_action(&project);
     assert!(
@@ -215,11 +221,17 @@ fn a_step_that_makes_the_next_action_log_a_fifo_fails_that_action() {
     let project = Spur::new();
     // Every log name the next actions could get (`actions/<seq>-shell.log`).
     let yaml = pipeline(
-        "      - {kind: shell, options: {command: 'd=$(ls -d .spur/runs/*/)actions; for i in $(seq 1 40); do mkfifo \"$d/$(printf %04d $i)-shell.log\" 2>/dev/null; done; true'}}\n      \
+        "      - {kind: shell, options: {command: 'd=$(ls -d $SPUR_TEST_PROTECTED/runs/*/)actions; for i in $(seq 1 40); do mkfifo \"$d/$(printf %04d $i)-shell.log\" 2>/dev/null; done; true'}}\n      \
          - {kind: shell, options: {command: 'true'}}",
         "{kind: action-ok}",
     );
-    project.pipeline(&yaml).json().within(DEADLINE).run();
+    // The step writes the protected state: the sandbox off, as without Landlock.
+    project
+        .pipeline(&yaml)
+        .json()
+        .env("SPUR_SANDBOX", "off")
+        .within(DEADLINE)
+        .run();
     let failed = failed_action(&project);
     assert!(
         failed.contains(".log") && failed.contains("a FIFO"),

@@ -13,7 +13,10 @@ fn run_into_closed_pipe(dir: &TempDir, args: &[&str]) -> std::process::Output {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let mut cmd = Command::new(bin());
-    isolate(&mut cmd, &dir.path().join("home"));
+    // A home outside the project: the protected state under it must not lie inside the
+    // project the sandbox grants to steps.
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    isolate(&mut cmd, home.path());
     cmd.args(args)
         .current_dir(dir.path())
         .stdin(Stdio::null())

@@ -129,7 +129,7 @@ fn the_done_gate_end_to_end() {
     assert_eq!(code, 0, "{text}");
     assert_eq!(
         text,
-        "audit log [PROJECT]/.spur/audit.jsonl is intact: 1 record\n\
+        "audit log [PROTECTED]/audit.jsonl is intact: 1 record\n\
          task ledgers and views agree: 2 tasks checked (2 certified)\n"
     );
 

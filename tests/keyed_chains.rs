@@ -91,7 +91,7 @@ states:
       - kind: shell
         options:
           command: |
-            cp forged/T1.jsonl .spur/ledger/tasks/T1.jsonl
+            cp forged/T1.jsonl "$SPUR_TEST_PROTECTED/ledger/tasks/T1.jsonl"
             cp forged/T1.json .spur/tasks/T1.json
   - id: done
   - id: failed
@@ -128,6 +128,8 @@ fn a_step_that_rewrites_the_whole_task_ledger_with_a_sha256_chain_is_caught() {
         .pipeline(REWRITE)
         .json()
         .env("USER", "ada")
+        // Detection is the promise here: the step must be able to write the ledger.
+        .env("SPUR_SANDBOX", "off")
         .run()
         .code(1)
         .stdout_json();
@@ -192,7 +194,9 @@ fn a_step_that_rewrites_the_audit_log_and_the_ledger_with_sha256_chains_is_caugh
     let (code, text) = audit_verify(&project);
     assert_eq!(code, 3, "not verified: {text}");
     assert!(
-        text.contains("audit log [PROJECT]/.spur/audit.jsonl is unkeyed: its 1 record is chained by plain sha256"),
+        text.contains(
+            "audit log [PROTECTED]/audit.jsonl is unkeyed: its 1 record is chained by plain sha256"
+        ),
         "{text}"
     );
     assert!(
@@ -344,7 +348,8 @@ fn without_its_key_every_sealed_record_is_unverifiable_and_nothing_is_written() 
     let out = project.args(["continue", &run_id]).run().code(4);
     insta::assert_snapshot!(
         "continue_without_the_key",
-        out.stderr_redacted()
+        project
+            .redact(&unwrapped(out.stderr()))
             .replace(&run_id, "[RUN]")
             .replace(&key_id, "[KEY]")
     );
@@ -394,7 +399,9 @@ fn a_key_file_others_can_read_is_refused() {
         .to_owned();
     insta::assert_snapshot!(
         "key_file_mode_0644",
-        out.stderr_redacted().replace(&key_id, "[KEY]")
+        project
+            .redact(&unwrapped(out.stderr()))
+            .replace(&key_id, "[KEY]")
     );
     assert_eq!(
         records(&project, ".spur/ledger/tasks/T1.jsonl").len(),
@@ -486,6 +493,19 @@ fn ledgers_audit_logs_and_journals_of_spur_before_keyed_chains_still_read() {
     // Written by spur at d15ad19 (before keyed chains): a run forced task 0592 done.
     let project = Spur::new().fixture("tests/fixtures/unkeyed", ".");
     let run_id = "20261202T100708Z-69b26c";
+    // That spur kept them in .spur/: they are read once a person adopts them.
+    assert_eq!(show(&project, "0592")["certification"], "uncertified");
+    project
+        .args(["state", "show"])
+        .run()
+        .success()
+        .stdout_contains("`spur state adopt` moves it");
+    project
+        .args(["state", "adopt"])
+        .run()
+        .success()
+        .stdout_contains("moved");
+    assert!(!project.path().join(".spur/ledger").exists());
     let task = show(&project, "0592");
     assert_eq!(task["status"], "done", "{task}");
     assert_eq!(task["certification"], "uncertified", "{task}");
@@ -534,4 +554,28 @@ fn ledgers_audit_logs_and_journals_of_spur_before_keyed_chains_still_read() {
         text.contains("1 unkeyed record from before keyed chains, anchored"),
         "{text}"
     );
+}
+
+/// miette's message with its wrapped lines joined (a path cut at a `/` joined without a
+/// space), so that the paths in it can be redacted whole.
+fn unwrapped(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        match line.trim_start().strip_prefix("│ ") {
+            Some(rest) if !out.is_empty() && !out.ends_with('\n') => {
+                if !out.ends_with('/') {
+                    out.push(' ');
+                }
+                out.push_str(rest.trim());
+            }
+            _ => {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(line);
+            }
+        }
+    }
+    out.push('\n');
+    out
 }

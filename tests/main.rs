@@ -29,6 +29,7 @@ mod pinned_policy;
 mod run;
 mod run_crash;
 mod run_injection;
+mod sandbox;
 mod secrets;
 mod shell_templates;
 mod strict_input;

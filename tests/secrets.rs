@@ -31,9 +31,10 @@ transitions:
     guard: {kind: shell, options: {command: "echo \"guard $token\"; echo \"guard $token\" >&2; test -n \"$token\""}}
 "#;
 
-/// Every file under `dir`, recursively: none may hold the secret.
-fn assert_nowhere_under(dir: &Path) {
-    let mut stack = vec![dir.to_path_buf()];
+/// Every file of the project's state, recursively — `.spur/` and the protected state
+/// outside the project: none may hold the secret.
+fn assert_nowhere_in(p: &Spur) {
+    let mut stack = vec![p.path().join(".spur"), p.protected()];
     let mut files = 0;
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -77,7 +78,7 @@ fn a_secret_reaches_the_step_and_nothing_spur_records_or_prints() {
     assert_not_in("spur run stderr", run.stderr());
     let run_id = run.stdout_json()["runId"].as_str().unwrap().to_owned();
 
-    assert_nowhere_under(&p.join(".spur"));
+    assert_nowhere_in(&p);
     let journal = p.read(&format!(".spur/runs/{run_id}/journal.jsonl"));
     assert!(journal.contains(r#""token":"[redacted]""#), "{journal}");
     assert!(journal.contains("the token is [redacted]"), "{journal}");
@@ -128,7 +129,7 @@ fn a_step_that_fails_with_the_secret_in_its_message_does_not_show_it() {
     );
     assert_not_in("spur run stdout", human.stdout());
     assert_not_in("spur run stderr", human.stderr());
-    assert_nowhere_under(&p.join(".spur"));
+    assert_nowhere_in(&p);
 }
 
 #[test]
@@ -154,7 +155,7 @@ transitions:
         .success();
     assert_eq!(p.read("received.txt"), SECRET);
     assert_not_in("spur run --json", run.stdout());
-    assert_nowhere_under(&p.join(".spur"));
+    assert_nowhere_in(&p);
 }
 
 #[test]
@@ -203,7 +204,7 @@ transitions:
     );
     assert_not_in("spur continue --json", resumed.stdout());
     assert_not_in("spur continue stderr", resumed.stderr());
-    assert_nowhere_under(&p.join(".spur"));
+    assert_nowhere_in(&p);
 }
 
 #[test]
@@ -257,7 +258,7 @@ transitions:
         .path();
     let log = std::fs::read_to_string(log).unwrap();
     assert!(log.contains("leak"), "the gate ran: {log}");
-    assert_nowhere_under(&p.join(".spur"));
+    assert_nowhere_in(&p);
     let evidence = walk(&p.join(".spur"))
         .into_iter()
         .filter(|f| f.to_string_lossy().contains("evidence"))
@@ -347,7 +348,7 @@ transitions:
     p.args(["continue", &run_id, "--var", &format!("token={SECRET}")])
         .run()
         .success();
-    assert_nowhere_under(&p.join(".spur"));
+    assert_nowhere_in(&p);
 }
 
 #[test]

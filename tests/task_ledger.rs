@@ -320,7 +320,7 @@ states:
       - kind: shell
         options:
           command: |
-            printf '%s\n' '{"v":1,"seq":1,"wbs":"T1","from":"in-progress","to":"done","at":"2026-12-01T10:00:00.000Z","user":"eve","run":null,"gate":{"decision":"allow","reason":"pass"},"verdictSha256":null,"auditHash":null,"prev":"forged"}' >> .spur/ledger/tasks/T1.jsonl
+            printf '%s\n' '{"v":1,"seq":1,"wbs":"T1","from":"in-progress","to":"done","at":"2026-12-01T10:00:00.000Z","user":"eve","run":null,"gate":{"decision":"allow","reason":"pass"},"verdictSha256":null,"auditHash":null,"prev":"forged"}' >> "$SPUR_TEST_PROTECTED/ledger/tasks/T1.jsonl"
   - id: done
   - id: failed
 transitions:
@@ -339,6 +339,8 @@ fn a_broken_ledger_fails_the_run_at_the_gate_even_with_a_pass() {
     let out = project
         .pipeline(FORGE_LEDGER)
         .json()
+        // Detection is the promise here: the step must be able to write the ledger.
+        .env("SPUR_SANDBOX", "off")
         .run()
         .code(1)
         .stdout_json();
@@ -414,7 +416,10 @@ transitions:
         (&"allow".into(), &"pass".into())
     );
     assert_eq!(out.stdout_json()["doneGate"]["decision"], "noop");
-    assert!(project.exists("elsewhere/ledger/tasks/0592.jsonl"));
+    assert!(project
+        .protected_of(&project.join("elsewhere"))
+        .join("ledger/tasks/0592.jsonl")
+        .exists());
     assert!(
         !project.exists(".spur/ledger"),
         "the nested call wrote the wrong state dir"

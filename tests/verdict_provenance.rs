@@ -65,6 +65,9 @@ fn run(project: &Spur, steps: &str) -> Value {
         .pipeline(&pipeline(steps))
         .json()
         .env("USER", "ada")
+        // Detection is the promise here: a step may write the ledger (tests/sandbox.rs
+        // shows the sandbox stopping it).
+        .env("SPUR_SANDBOX", "off")
         .run()
         .stdout_json()
 }
@@ -354,7 +357,7 @@ fn a_forged_verdict_written_record_fails_closed() {
             &project,
             &format!(
                 "{}      - kind: shell\n        options:\n          command: |\n            \
-                 printf '%s\\n' '{forged}' >> .spur/ledger/tasks/0804.jsonl\n",
+                 printf '%s\\n' '{forged}' >> \"$SPUR_TEST_PROTECTED/ledger/tasks/0804.jsonl\"\n",
                 hand_write(HAND_PASS)
             ),
         );

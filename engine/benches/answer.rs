@@ -106,7 +106,8 @@ fn bench(c: &mut Criterion) {
         task: None,
         // The key of its chains beside the project, never in the home of who benches.
         state_dir: StateDir::at(root.join(".spur"))
-            .with_key_file(spur_engine::store::chain_key::KeyFile::at(root.join("key"))),
+            .with_key_file(spur_engine::store::chain_key::KeyFile::at(root.join("key")))
+            .with_protected_dir(root.join(".spur/protected")),
         project_root: root.to_path_buf(),
         write: true,
         writer: spur_engine::store::task_ledger::VerdictWriter::TaskVerdict,

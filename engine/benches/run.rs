@@ -58,15 +58,18 @@ fn bench(c: &mut Criterion) {
         let dir = tempfile::tempdir().expect("temp dir");
         let settings = RunSettings {
             // The key of its chains beside the project, never in the home of who benches.
-            state_dir: StateDir::at(dir.path().join(".spur")).with_key_file(
-                spur_engine::store::chain_key::KeyFile::at(dir.path().join("key")),
-            ),
+            state_dir: StateDir::at(dir.path().join(".spur"))
+                .with_key_file(spur_engine::store::chain_key::KeyFile::at(
+                    dir.path().join("key"),
+                ))
+                .with_protected_dir(dir.path().join(".spur/protected")),
             durability,
             path_prefix: None,
             spur_bin: None,
             timeouts: Default::default(),
             http_allow: Default::default(),
             policy: spur_engine::policy::PolicySource::Project,
+            run_socket: None,
             jq: spur_guards::jq::JqSandbox::in_process(),
         };
         assert_eq!(run_once(&checked, &settings), TRANSITIONS);

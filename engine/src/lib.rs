@@ -36,6 +36,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod redact;
 pub mod run;
+pub mod sandbox;
 pub mod scaffold;
 pub(crate) mod shell_text;
 pub mod source;

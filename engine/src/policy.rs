@@ -1,7 +1,7 @@
 //! The gate's policy (ARCHITECTURE.md, *The pinned policy*): the parts of
 //! `.spur/config.yaml` the done gate and verify read — `verify` (the gates) and `doneGate`
 //! — in a canonical form, and its sha256. A step can edit the config file; so a run pins
-//! the policy it starts with (a snapshot in `.spur/policies/<sha256>.json`, its hash in the
+//! the policy it starts with (a snapshot in `<protected>/policies/<sha256>.json`, its hash in the
 //! keyed journal's `run-started`), and the run and every spur call from its steps use that
 //! snapshot, and the gate denies naming what changed when the config on disk no longer
 //! has it. Outside runs, every record of a gate decision or verify run names the policy it
@@ -73,7 +73,7 @@ impl Policy {
         found
     }
 
-    /// Keep the snapshot in `.spur/policies/<sha256>.json`, if it is not there yet, so
+    /// Keep the snapshot in `<protected>/policies/<sha256>.json`, if it is not there yet, so
     /// that what a recorded hash stood for can be read back.
     pub(crate) fn store(&self, state_dir: &StateDir) -> Result<(), PolicyError> {
         let path = state_dir.policy_path(&self.sha256);
@@ -155,7 +155,7 @@ coded_diagnostic! {
     PolicyError {
         forward { Config }
         Self::Store { .. } => Code::PolicyStoreFailed,
-            help("make .spur/policies/ writable");
+            help("make the protected state's policies/ (`spur state show`) writable");
         Self::Snapshot { .. } => Code::PolicyPinned,
             help("a policy snapshot is named by its sha256; spur does not use one whose bytes changed. \
                   Start a new run with `spur run`");

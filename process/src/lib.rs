@@ -31,6 +31,7 @@ pub mod interrupt;
 pub mod keeper;
 mod outcome;
 mod run;
+pub mod sandbox;
 mod spec;
 mod stream;
 

@@ -25,6 +25,7 @@ use crate::group::{lock_live_groups, signal_group, Leader};
 use crate::hold::Hold;
 use crate::keeper;
 use crate::outcome::{ProcessOutcome, ProcessStatus};
+use crate::sandbox::{spawn_confined, SpawnKind};
 use crate::spec::{OutputStream, OutputWatch, ProcessSpec, StartHook};
 use crate::stream::{Feed, Stream};
 
@@ -68,8 +69,8 @@ pub(crate) fn run(spec: &ProcessSpec) -> ProcessOutcome {
     };
 
     let spawned = match &spec.on_start {
-        None => start(expression),
-        Some(hook) => start_held(expression, hook),
+        None => start(expression, spec.unconfined),
+        Some(hook) => start_held(expression, hook, spec.unconfined),
     };
     let (handle, pid) = match spawned {
         Ok(started) => started,
@@ -169,15 +170,18 @@ pub(crate) fn run(spec: &ProcessSpec) -> ProcessOutcome {
 }
 
 /// Start `expression`, listed as a live group and with the keeper.
-fn start(expression: duct::Expression) -> Result<(duct::Handle, i32), String> {
+fn start(expression: duct::Expression, unconfined: bool) -> Result<(duct::Handle, i32), String> {
     keeper::ready();
     // Listed before the child exists, so an interrupt between spawn and listing cannot
     // miss it: the lock is held across the spawn.
     let mut live = lock_live_groups();
-    let handle = expression.start().map_err(|e| e.to_string())?;
-    // duct dropped its copies of the child's ends: only the child and our held writers
-    // have them now.
-    drop(expression);
+    // duct drops its copies of the child's ends with the expression, after the spawn:
+    // only the child and our held writers have them then.
+    let handle = spawn_confined(SpawnKind::Plain, unconfined, move || {
+        let started = expression.start().map_err(|e| e.to_string());
+        drop(expression);
+        started
+    })?;
     let Some(pid) = handle.pids().first().and_then(|&p| i32::try_from(p).ok()) else {
         drop(live);
         let _ = handle.wait();
@@ -194,6 +198,7 @@ fn start(expression: duct::Expression) -> Result<(duct::Handle, i32), String> {
 fn start_held(
     expression: duct::Expression,
     hook: &StartHook,
+    unconfined: bool,
 ) -> Result<(duct::Handle, i32), String> {
     let hold = Hold::new().map_err(|e| format!("cannot make its pipes: {e}"))?;
     let side = hold.child_side();
@@ -209,10 +214,14 @@ fn start_held(
                 hook.call(Leader::of(pid))
             })
         });
-        let started = expression.start();
-        // Closes the parent's copies of the hold's child ends: a child that never reached
-        // the hold is seen as end of file by the helper.
-        drop(expression);
+        // Dropping the expression after the spawn closes the parent's copies of the hold's
+        // child ends: a child that never reached the hold is seen as end of file by the
+        // helper.
+        let started = spawn_confined(SpawnKind::Held, unconfined, move || {
+            let started = expression.start().map_err(|e| e.to_string());
+            drop(expression);
+            started
+        });
         (started, helper.join().ok().flatten())
     });
     match (started, released) {
@@ -231,7 +240,7 @@ fn start_held(
             }
             Err(match (started, released) {
                 (_, Some((_, Err(why)))) => why,
-                (Err(e), _) => e.to_string(),
+                (Err(e), _) => e,
                 (Ok(_), _) => "started without being recorded".into(),
             })
         }

@@ -97,6 +97,9 @@ pub struct ProcessSpec {
     /// opened (the run then fails to start with it).
     pub(crate) log: Option<Result<Arc<File>, String>>,
     pub(crate) on_start: Option<StartHook>,
+    /// Started outside the sandbox ([`crate::sandbox`]): only spur's own binary, for a
+    /// nested call the run itself checked.
+    pub(crate) unconfined: bool,
     pub(crate) watch: Option<OutputWatch>,
 }
 
@@ -113,6 +116,7 @@ impl std::fmt::Debug for ProcessSpec {
             .field("capture_limit", &self.capture_limit)
             .field("log", &self.log.is_some())
             .field("on_start", &self.on_start.is_some())
+            .field("unconfined", &self.unconfined)
             .field("watch", &self.watch.is_some())
             .finish()
     }
@@ -137,6 +141,7 @@ impl ProcessSpec {
             capture_limit: DEFAULT_CAPTURE_LIMIT,
             log: None,
             on_start: None,
+            unconfined: false,
             watch: None,
         }
     }
@@ -199,6 +204,13 @@ impl ProcessSpec {
     /// Call `hook` with the child's group once it runs (see [`StartHook`]).
     pub fn on_start(mut self, hook: StartHook) -> Self {
         self.on_start = Some(hook);
+        self
+    }
+
+    /// Start it outside the sandbox children otherwise run in ([`crate::sandbox`]): for
+    /// spur's own binary answering a nested call the run has checked, never for a step.
+    pub fn unconfined(mut self) -> Self {
+        self.unconfined = true;
         self
     }
 

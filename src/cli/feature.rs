@@ -75,6 +75,8 @@ struct ShowArgs {
 pub fn run(args: Args) -> CliResult {
     let cwd = std::env::current_dir().map_err(|e| Failure::usage(miette::miette!("{e}")))?;
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
+    // Lifecycle guards run sandboxed (ARCHITECTURE.md, *Sandbox*).
+    spur_engine::sandbox::confine_steps(&state_dir);
     match args.command {
         FeatureCommand::Create(a) => create(a, &state_dir),
         FeatureCommand::List(a) => list(a, &state_dir),

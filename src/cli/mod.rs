@@ -40,6 +40,7 @@ mod interrupt_notice;
 mod jq;
 mod key;
 mod lifecycle;
+mod nested_call;
 mod retry;
 mod run;
 mod run_failure;
@@ -48,6 +49,7 @@ mod run_progress;
 mod run_ref;
 mod runs;
 mod schema;
+mod state;
 mod task;
 mod task_certify;
 mod task_check;
@@ -149,6 +151,8 @@ enum Command {
     Ui(ui::Args),
     /// The key that seals task ledgers, the audit log and run journals.
     Key(key::Args),
+    /// Where the project's protected state lives; adopting an older spur's from .spur/.
+    State(state::Args),
     /// Serve runs of a Restate server: this process is one worker of a fleet.
     Worker(worker::Args),
     /// The Restate server runs go to: register a worker with it.
@@ -163,6 +167,9 @@ enum Command {
 pub fn main() -> ExitCode {
     failure::install_miette_hook();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = nested_call::forward_to_run(&args) {
+        return code;
+    }
     if let Some(dir) = state_dir_before_subcommand(&args) {
         // Before any thread starts; every subcommand reads it through clap's `env`.
         std::env::set_var("SPUR_STATE_DIR", dir);
@@ -190,6 +197,7 @@ pub fn main() -> ExitCode {
         Command::Audit(args) => audit::run(args),
         Command::Ui(args) => ui::run(args),
         Command::Key(args) => key::run(args),
+        Command::State(args) => state::run(args),
         Command::Worker(args) => worker::run(args),
         Command::Engine(args) => engine::run(args),
         Command::Jq(args) => jq::supervise(args),

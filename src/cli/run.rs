@@ -107,6 +107,25 @@ impl CommonRunArgs {
             let exe = spur_bin.as_deref()?;
             spur_guards::jq_shim::ensure_shim_dir(&dir, exe).ok()
         });
+        // Steps run sandboxed from here on; where they cannot be, the run says so once.
+        let sandbox = spur_engine::sandbox::confine_steps(&state_dir);
+        if let Some(notice) = sandbox.fallback_notice() {
+            eprintln!("warning: {notice}");
+        }
+        // `spur task verdict|update|certify` from a step reach this process through it.
+        let run_socket = match &spur_bin {
+            Some(bin) => Some(std::sync::Arc::new(
+                spur_engine::run::nested_call::RunSocket::serve(&state_dir, bin).map_err(|e| {
+                    Failure::with_code(
+                        miette::miette!(
+                            "cannot open the run's socket for spur calls from steps: {e}"
+                        ),
+                        4,
+                    )
+                })?,
+            )),
+            None => None,
+        };
         // A run started from a step of another run keeps that run's pin.
         let policy = super::run_policy::policy_for(&state_dir, None)?;
         Ok(RunSettings {
@@ -118,6 +137,7 @@ impl CommonRunArgs {
             http_allow,
             policy,
             jq: super::jq::sandbox(),
+            run_socket,
         })
     }
 }

@@ -111,6 +111,8 @@ struct ShowArgs {
 pub fn run(args: Args) -> CliResult {
     let cwd = std::env::current_dir().map_err(|e| Failure::usage(miette::miette!("{e}")))?;
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
+    // Lifecycle guards run sandboxed (ARCHITECTURE.md, *Sandbox*).
+    spur_engine::sandbox::confine_steps(&state_dir);
     match args.command {
         TaskCommand::Update(update_args) => update(update_args, &state_dir),
         TaskCommand::Certify(certify_args) => super::task_certify::run(certify_args, &state_dir),

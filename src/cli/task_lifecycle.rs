@@ -137,6 +137,7 @@ pub(super) fn lifecycle_settings(
         // A lifecycle request runs guards only, never an `http.request` step.
         http_allow: spur_engine::run::http_allow::HttpAllowList::default(),
         policy: super::run_policy::policy_for(state_dir, wbs)?,
+        run_socket: None,
         // Its jq guards run in a jq worker, as a run's do.
         jq: super::jq::sandbox(),
     })

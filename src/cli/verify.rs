@@ -78,7 +78,10 @@ fn state_dir(explicit: Option<&PathBuf>) -> Result<StateDir, Failure> {
             "cannot read the current directory: {e}"
         ))
     })?;
-    Ok(StateDir::resolve(explicit.map(PathBuf::as_path), &cwd))
+    let state_dir = StateDir::resolve(explicit.map(PathBuf::as_path), &cwd);
+    // Gates run sandboxed (ARCHITECTURE.md, *Sandbox*); a run says when that is off.
+    spur_engine::sandbox::confine_steps(&state_dir);
+    Ok(state_dir)
 }
 
 fn parse_wbs(wbs: Option<&String>) -> Result<Option<Wbs>, Failure> {

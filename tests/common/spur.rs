@@ -67,7 +67,11 @@ impl Spur {
     pub fn new() -> Self {
         Self {
             project: Rc::new(tempfile::tempdir().expect("create temp dir")),
-            home: Rc::new(tempfile::tempdir().expect("create temp dir")),
+            // Outside /tmp, where the project is: a step's sandbox grants /tmp whole, and
+            // the protected state under this home must not be beneath it.
+            home: Rc::new(
+                tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("create temp dir"),
+            ),
             args: Vec::new(),
             env: Vec::new(),
             stdin: None,
@@ -109,13 +113,20 @@ impl Spur {
         self.project.path()
     }
 
+    /// `rel` in the project; the protected state is named by the place it had in
+    /// `.spur/` (`.spur/ledger/…`, `.spur/audit.jsonl`, `.spur/runs/…`, `.spur/policies/…`,
+    /// `.spur/lifecycles/…`) and found where spur keeps it now ([`Spur::protected`]).
     pub fn join(&self, rel: &str) -> PathBuf {
-        self.path().join(rel)
+        match protected_rel(rel) {
+            Some(inside) => self.protected().join(inside),
+            None => self.path().join(rel),
+        }
     }
 
-    /// The text of `rel` in the project.
+    /// The text of `rel` in the project (the protected state as in [`Spur::join`]).
     pub fn read(&self, rel: &str) -> String {
-        read(self.path(), rel)
+        let path = self.join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
     }
 
     /// `git ARGS` in the project, as a fixed committer with signing off; fails the test
@@ -131,6 +142,7 @@ impl Spur {
         assert!(status.success(), "git {args:?}");
     }
 
+    /// Whether `rel` exists (the protected state as in [`Spur::join`]).
     pub fn exists(&self, rel: &str) -> bool {
         self.join(rel).exists()
     }
@@ -148,6 +160,23 @@ impl Spur {
     /// Where spur keeps the key of its chains for this test: `$XDG_STATE_HOME/spur/key`.
     pub fn key_path(&self) -> PathBuf {
         self.home().join("state").join("spur").join("key")
+    }
+
+    /// Where spur keeps this project's protected state (ledgers, journals, audit log,
+    /// policy snapshots): `$XDG_STATE_HOME/spur/projects/<name>-<hash>/`.
+    pub fn protected(&self) -> PathBuf {
+        self.protected_of(&self.join(".spur"))
+    }
+
+    /// The protected state of the state directory at `state_dir` (`--state-dir`).
+    pub fn protected_of(&self, state_dir: &Path) -> PathBuf {
+        spur_engine::store::state_dir::protected_dir_in(Some(&self.home().join("state")), state_dir)
+    }
+
+    /// `rel` in the project's protected state (`ledger/tasks/W.jsonl`, `audit.jsonl`,
+    /// `runs/<id>/journal.jsonl`).
+    pub fn protected_path(&self, rel: &str) -> PathBuf {
+        self.protected().join(rel)
     }
 
     /// `open` (a record's text without its closing brace) sealed with this test's key, as
@@ -237,6 +266,9 @@ impl Spur {
         .env_remove("FORCE_COLOR")
         .env("HOME", self.home())
         .env("XDG_STATE_HOME", self.home().join("state"))
+        .env("TMPDIR", temp_dir_in(self.home()))
+        // For a test's step that forges the protected state (with `SPUR_SANDBOX=off`).
+        .env("SPUR_TEST_PROTECTED", self.protected())
         .env_remove("SPUR_KEY_FILE");
         for (name, value) in &self.env {
             match value {
@@ -382,9 +414,18 @@ impl Output {
         self
     }
 
-    /// The text of `rel` in the project the run used.
+    /// The text of `rel` in the project the run used (the protected state as in
+    /// [`Spur::join`]).
     pub fn read(&self, rel: &str) -> String {
-        read(self.project.path(), rel)
+        let path = match protected_rel(rel) {
+            Some(inside) => spur_engine::store::state_dir::protected_dir_in(
+                Some(&self.home.path().join("state")),
+                &self.project.path().join(".spur"),
+            )
+            .join(inside),
+            None => self.project.path().join(rel),
+        };
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
     }
 
     #[track_caller]
@@ -413,11 +454,6 @@ pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-fn read(root: &Path, rel: &str) -> String {
-    let path = root.join(rel);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
-}
-
 fn copy(from: &Path, to: &Path) {
     if from.is_dir() {
         std::fs::create_dir_all(to).expect("create dir");
@@ -434,19 +470,48 @@ fn copy(from: &Path, to: &Path) {
     }
 }
 
+/// `home/tmp`, made: the temporary directory of the steps a test's spur runs. When the
+/// target directory (and so the home) lies under `/tmp`, the sandbox cannot grant `/tmp`
+/// itself, which holds the protected state; the home's `tmp/` it grants whole.
+fn temp_dir_in(home: &Path) -> PathBuf {
+    let dir = home.join("tmp");
+    std::fs::create_dir_all(&dir).expect("make the home's tmp");
+    dir
+}
+
+/// The part of `rel` inside the protected state, when `rel` names it by its old place in
+/// `.spur/`.
+fn protected_rel(rel: &str) -> Option<&str> {
+    let inside = rel.strip_prefix(".spur/")?;
+    ["ledger", "audit.jsonl", "runs", "policies", "lifecycles"]
+        .iter()
+        .any(|name| inside == *name || inside.starts_with(&format!("{name}/")))
+        .then_some(inside)
+}
+
 /// Give a spur process `home` as its home: `HOME`, `XDG_STATE_HOME` (`home/state`), and
 /// no `SPUR_KEY_FILE` from the environment of the tests, as [`Spur::run`] does: a test that
 /// spawns spur itself calls it.
 pub fn isolate(cmd: &mut std::process::Command, home: &Path) {
     cmd.env("HOME", home)
         .env("XDG_STATE_HOME", home.join("state"))
+        .env("TMPDIR", temp_dir_in(home))
         .env_remove("SPUR_KEY_FILE");
 }
 
-/// `text` with `root` (as given and canonicalised) replaced by `[PROJECT]`, `home` by
-/// `[HOME]`.
+/// `text` with a protected state directory under `home` replaced by `[PROTECTED]`, `root`
+/// (as given and canonicalised) by `[PROJECT]`, `home` by `[HOME]`.
 fn redact(root: &Path, home: &Path, text: &str) -> String {
     let mut text = text.to_owned();
+    let projects = home.join("state").join("spur").join("projects");
+    let prefix = format!("{}/", projects.display());
+    while let Some(start) = text.find(&prefix) {
+        let rest = text.get(start + prefix.len()..).unwrap_or("");
+        let id_len = rest
+            .find(|c: char| c == '/' || c.is_whitespace() || c == '"' || c == '`' || c == '\'')
+            .unwrap_or(rest.len());
+        text.replace_range(start..start + prefix.len() + id_len, "[PROTECTED]");
+    }
     for (dir, name) in [(root, "[PROJECT]"), (home, "[HOME]")] {
         let given = dir.to_string_lossy().into_owned();
         let canonical = dir

@@ -146,7 +146,7 @@ transitions:
     insta::assert_snapshot!(trace_lines(&p.redact(out.stdout()), &run_id), @r"
        1 [T] run-started      traced
        2 [T] state-entered    build (iteration 0)
-       3 [T] action-started   build[0] shell (log .spur/runs/[RUN]/actions/0003-shell.log)
+       3 [T] action-started   build[0] shell (log [PROTECTED]/runs/[RUN]/actions/0003-shell.log)
        4 [T] action-process   build[0] process group [PGID]
        5 [T] action-finished  build[0] shell failed in [T]: shell command exited with code 3
        6 [T] guard-evaluated  build → done file-exists did not pass: [PROJECT]/out.bin does not exist

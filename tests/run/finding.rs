@@ -111,7 +111,10 @@ fn a_state_dir_before_the_subcommand_is_every_subcommands() {
     p.args(["--state-dir", "elsewhere/.spur", "run", "pauses.yaml"])
         .run()
         .code(3);
-    assert!(p.exists("elsewhere/.spur/runs"));
+    assert!(p
+        .protected_of(&p.join("elsewhere/.spur"))
+        .join("runs")
+        .exists());
     assert!(!p.exists(".spur/runs"));
     let runs = p
         .args(["--state-dir=elsewhere/.spur", "runs", "--json"])

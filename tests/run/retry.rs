@@ -61,12 +61,12 @@ transitions:
 fn a_failed_action_says_why_with_its_log_and_the_retry_command() {
     let p = Spur::new();
     let out = p.pipeline(FLAKY).run().code(1);
-    insta::assert_snapshot!(no_run_ids(out.stdout()), @r#"
+    insta::assert_snapshot!(no_run_ids(&out.stdout_redacted()), @r#"
     run [RUN]: failed at test — failed-check (action-failed, 1 transition)
       action 0 (shell) of "test" failed: shell command exited with code 1: test parse ... FAILED
       why (state test): The tests pass; a failure leaves its output in the action's log.
       action test onEnter[0] shell failed: shell command exited with code 1: test parse ... FAILED
-        log: .spur/runs/[RUN]/actions/0009-shell.log
+        log: [PROTECTED]/runs/[RUN]/actions/0009-shell.log
         │ running 3 tests
         │ test parse ... FAILED
       next: fix the cause above, then `spur retry [RUN]` (goes on from test, running its onEnter again)
@@ -121,7 +121,7 @@ transitions:
       why (transition precheck → failed): No task file; write docs/tasks/<wbs>_*.md, then retry.
       guard precheck → done (file-exists) did not pass: [PROJECT]/task.md does not exist
       action precheck onEnter[0] shell failed: shell command exited with code 2: no task file
-        log: .spur/runs/[RUN]/actions/0003-shell.log
+        log: [PROTECTED]/runs/[RUN]/actions/0003-shell.log
         │ no task file
       next: fix the cause above, then `spur retry [RUN]` (goes on from precheck, running its onEnter again)
     "#);

@@ -27,7 +27,8 @@ pub(crate) fn project(read_only: bool) -> tempfile::TempDir {
 pub(crate) fn verify(root: &Path) {
     // The key of its chains beside the project, never in the home of who benches.
     let state = StateDir::at(root.join(".spur"))
-        .with_key_file(spur_engine::store::chain_key::KeyFile::at(root.join("key")));
+        .with_key_file(spur_engine::store::chain_key::KeyFile::at(root.join("key")))
+        .with_protected_dir(root.join(".spur/protected"));
     let request = VerifyRequest::new(state);
     let outcome = run_gates(&request).expect("verify runs");
     assert!(outcome.passed && outcome.summary.pass == GATES);

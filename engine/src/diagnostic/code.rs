@@ -249,6 +249,10 @@ codes! {
     UsageEngine = "spur::usage::engine",
     /// there is no state directory (`.spur/`) here or above, and the command does not make one
     UsageNoStateDir = "spur::usage::no-state-dir",
+    /// a `spur` call from a step that its run refuses: a verb it does not take, `--state-dir`, or `--force-done`
+    UsageNestedRefused = "spur::usage::nested-refused",
+    /// a `spur` call from a step cannot reach its run's socket (`SPUR_RUN_SOCKET`)
+    UsageNestedUnreachable = "spur::usage::nested-unreachable",
 
     /// done is set only through the done gate
     TaskDoneNeedsGate = "spur::task::done-needs-gate",
@@ -433,7 +437,7 @@ codes! {
     /// `spur key init` found a key file already there
     KeyExists = "spur::key::exists",
 
-    /// a snapshot of the gate's policy cannot be written to `.spur/policies/`
+    /// a snapshot of the gate's policy cannot be written to `<protected>/policies/`
     PolicyStoreFailed = "spur::policy::store-failed",
     /// a run's pinned policy cannot be found or does not match the hash its journal recorded
     PolicyPinned = "spur::policy::pinned",

@@ -86,11 +86,10 @@ impl EntityKey {
         (self.kind == EntityKind::Task).then_some(&self.id)
     }
 
-    /// `<state>/lifecycles/<pipeline>/<kind>/<id>/`: the instance's directory.
+    /// `<protected>/lifecycles/<pipeline>/<kind>/<id>/`: the instance's directory.
     pub(crate) fn dir_in(&self, state_dir: &StateDir, pipeline: &Wbs) -> PathBuf {
         state_dir
-            .root()
-            .join("lifecycles")
+            .lifecycles_dir()
             .join(pipeline.as_str())
             .join(self.kind.as_str())
             .join(self.id.as_str())

@@ -5,7 +5,7 @@
 //! lifecycle adapters use them.
 //!
 //! Flow: [`request_transition`] → the instance (a run journal under
-//! `.spur/lifecycles/<pipeline>/<kind>/<id>/`, checked like a resumed run's) → re-seeded to
+//! `<protected>/lifecycles/<pipeline>/<kind>/<id>/`, checked like a resumed run's) → re-seeded to
 //! the entity's status → the guards of the edges to the target, journaled → the done gate
 //! for a task's `done` → one transition, or a journaled refusal → [`TransitionAnswer`].
 //! A task's status changes go into its ledger, so `spur task update` can be this request.

@@ -41,7 +41,7 @@ impl PolicyChange {
     pub fn describe(&self) -> String {
         let what = match &self.changes {
             Some(changes) => changes.join(", "),
-            None => "(a snapshot in .spur/policies/ is missing or was edited: what changed is not known)"
+            None => "(a snapshot of the protected state's policies/ is missing or was edited: what changed is not known)"
                 .to_owned(),
         };
         format!(

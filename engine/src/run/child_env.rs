@@ -56,6 +56,12 @@ pub(crate) fn step_env(
         "SPUR_STATE_DIR".into(),
         settings.state_dir.root().display().to_string(),
     ));
+    if let Some(socket) = &settings.run_socket {
+        env.push((
+            super::nested_call::RUN_SOCKET_VAR.into(),
+            socket.path().display().to_string(),
+        ));
+    }
     if let Some(bin) = &settings.spur_bin {
         env.push(("SPUR_BIN".into(), bin.display().to_string()));
     }

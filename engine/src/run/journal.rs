@@ -1,4 +1,4 @@
-//! The run journal (ARCHITECTURE.md, *Durability*): `.spur/runs/<run-id>/journal.jsonl`, append-only JSON lines
+//! The run journal (ARCHITECTURE.md, *Durability*): `<protected>/runs/<run-id>/journal.jsonl`, append-only JSON lines
 //! with a gap-free `seq`, each carrying the format version, the chain value of the line
 //! before it (`prev`) and a seal of its own text (`key`, `mac`: `store::seal`), so an
 //! edited, inserted or removed line is found, and one written without the key is not

@@ -644,6 +644,7 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
             timeouts: Default::default(),
             http_allow: Default::default(),
             policy: crate::policy::PolicySource::Project,
+            run_socket: None,
             jq: spur_guards::jq::JqSandbox::in_process(),
         };
         let out = format!("out={}", dir.join("steps.txt").display());

@@ -1,4 +1,4 @@
-//! The host of a run on this machine: the journal file `.spur/runs/<run-id>/journal.jsonl`,
+//! The host of a run on this machine: the journal file `<protected>/runs/<run-id>/journal.jsonl`,
 //! the task lock `.spur/locks/<wbs>.lock`, effects run in process, the done gate given to
 //! it, and the interrupt handler following the journal. One `LocalHost` serves one run:
 //! dropping it lets go of the interrupt handler first, then of the journal and the lock.

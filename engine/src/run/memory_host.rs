@@ -175,6 +175,7 @@ fn run_on(host: &mut MemoryHost, yaml: &str) -> (super::RunOutcome, tempfile::Te
         timeouts: Default::default(),
         http_allow: Default::default(),
         policy: crate::policy::PolicySource::Project,
+        run_socket: None,
         // The test's own filters: trusted, evaluated in process (spur's binary uses a worker).
         jq: spur_guards::jq::JqSandbox::in_process(),
     };
@@ -235,7 +236,8 @@ fn the_gate_the_lock_the_clock_and_the_run_id_are_the_hosts() {
         .all(|r| r.at == "2026-01-01T00:00:00.000Z"));
     // Nothing of the run's records is on disk: the journal and the lock are the host's.
     // (`.spur/run/`, where steps write task artifacts, is the project's: it is made.)
-    assert!(!dir.path().join(".spur/runs").exists());
+    let state = StateDir::at(dir.path().join(".spur"));
+    assert!(!state.runs_dir().exists());
     assert!(!dir.path().join(".spur/locks").exists());
     assert!(dir.path().join(".spur/run").is_dir());
 }
@@ -304,6 +306,7 @@ fn a_host_answer_that_is_not_a_choice_is_refused() {
         timeouts: Default::default(),
         http_allow: Default::default(),
         policy: crate::policy::PolicySource::Project,
+        run_socket: None,
         // The test's own filters: trusted, evaluated in process (spur's binary uses a worker).
         jq: spur_guards::jq::JqSandbox::in_process(),
     };

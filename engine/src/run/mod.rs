@@ -31,6 +31,7 @@ pub(crate) mod local_host;
 pub(crate) mod lock;
 #[cfg(test)]
 mod memory_host;
+pub mod nested_call;
 pub(crate) mod observer;
 pub(crate) mod outcome;
 mod pause;

@@ -99,7 +99,7 @@ pub(super) fn check(
     // Before anything is decided or re-run: no process of this run's actions is left.
     super::left_groups::kill(&content.records);
     // A lifecycle instance's journal is moved by `spur lifecycle request`, never resumed
-    // as a run (a step may have copied one under `.spur/runs/`).
+    // as a run (a step may have copied one under `<protected>/runs/`).
     if let Some(entity) = &position.lifecycle {
         return Err(RunError::DoesNotFit(super::replay_check::RecordDoesNotFit {
             run_id: run_id.to_string(),

@@ -56,6 +56,9 @@ pub struct RunSettings {
     /// The policy a new run pins: `Project`, the config as it is when the run starts; or,
     /// for a run started from a step of another run, that run's pin (`crate::policy`).
     pub policy: PolicySource,
+    /// The socket through which `spur` calls from steps reach this process
+    /// ([`super::nested_call`]); named in their environment as `SPUR_RUN_SOCKET`.
+    pub run_socket: Option<std::sync::Arc<super::nested_call::RunSocket>>,
 }
 
 /// A new run.
@@ -130,6 +133,13 @@ pub fn resume(
 }
 
 /// Start a run on `host` and drive it to a terminal state or a pause.
+/// The run's socket answers its steps' calls as this run, whatever run id a step names.
+fn serve_nested_calls_for(settings: &RunSettings, run_id: &RunId) {
+    if let Some(socket) = &settings.run_socket {
+        socket.serve_run(run_id);
+    }
+}
+
 pub(crate) fn start_on(
     request: StartRequest<'_>,
     settings: &RunSettings,
@@ -139,6 +149,7 @@ pub(crate) fn start_on(
     let pipeline = request.pipeline.pipeline();
     let mut vars = request.vars;
     let run_id = host.new_run_id();
+    serve_nested_calls_for(settings, &run_id);
     inject_builtin_vars(pipeline, &mut vars, &run_id, settings);
     let wbs = wbs_of(&vars)?;
     if wbs.is_none() && request.force_done_reason.is_some() {
@@ -219,6 +230,7 @@ pub(crate) fn resume_on(
     host: &mut dyn RunHost,
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, RunError> {
+    serve_nested_calls_for(settings, &request.run_id);
     let resumable = resumable::check(&request, GoOn::Continue, settings, host)?;
     let state = resumable.state;
     let (mut run, position) = reopen(&request, resumable, settings, host, observer)?;
@@ -273,6 +285,7 @@ pub(crate) fn retry_on(
         secret_vars: request.secret_vars,
         answered_by: None,
     };
+    serve_nested_calls_for(settings, &request.run_id);
     let resumable = resumable::check(&request, GoOn::Retry, settings, host)?;
     let state = resumable.state;
     let (mut run, position) = reopen(&request, resumable, settings, host, observer)?;

@@ -1,4 +1,4 @@
-//! The audit log (`.spur/audit.jsonl`): one JSON line per forced done override, chained
+//! The audit log (`<protected>/audit.jsonl`): one JSON line per forced done override, chained
 //! and sealed so an edited, removed, inserted or reordered record is detected, and one
 //! written without the key is not taken for spur's.
 //!

@@ -17,6 +17,7 @@ pub mod digest;
 pub(crate) mod file_lock;
 pub(crate) mod format_version;
 pub mod ledger_record;
+pub mod legacy_state;
 pub mod seal;
 pub mod state_dir;
 pub mod task_ledger;

@@ -1,5 +1,12 @@
 //! The state directory (`.spur/`): found like git finds `.git`, or given explicitly.
-//! Knows the layout of the state directory so no other module builds these paths by hand.
+//! Knows the layout of spur's state so no other module builds these paths by hand.
+//!
+//! Two places: `.spur/` in the project holds what steps and people are meant to write
+//! (`run/`'s artifacts, the task views, `config.yaml`, locks); the **protected state** —
+//! task ledgers, run and lifecycle journals, the audit log, policy snapshots — lives
+//! outside the project, in `$XDG_STATE_HOME/spur/projects/<name>-<hash>/` (else
+//! `~/.local/state/…`), beside the key, so that a sandbox granting steps the project tree
+//! keeps them out of it (Landlock grants whole hierarchies; ARCHITECTURE.md, *Sandbox*).
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +21,7 @@ pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateDir {
     root: PathBuf,
+    protected: PathBuf,
     key_file: KeyFile,
 }
 
@@ -41,7 +49,23 @@ impl StateDir {
     pub fn at(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
         let key_file = default_key_file(&root);
-        Self { root, key_file }
+        let protected = default_protected_dir(&root);
+        Self {
+            root,
+            protected,
+            key_file,
+        }
+    }
+
+    /// The same state directory with its protected state in `dir` (a test's temp dir).
+    pub fn with_protected_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.protected = dir.into();
+        self
+    }
+
+    /// Where the protected state lives: `<state home>/spur/projects/<name>-<hash>/`.
+    pub fn protected_dir(&self) -> &Path {
+        &self.protected
     }
 
     /// The same state directory with its chains keyed by the key in `key_file`.
@@ -75,9 +99,14 @@ impl StateDir {
         self.run_dir().join(format!("{wbs}-verdict.json"))
     }
 
-    /// `.spur/runs/`: one folder per run.
+    /// `<protected>/runs/`: one folder per run (journal, action logs).
     pub fn runs_dir(&self) -> PathBuf {
-        self.root.join("runs")
+        self.protected.join("runs")
+    }
+
+    /// `<protected>/lifecycles/`: the journals of lifecycle instances.
+    pub(crate) fn lifecycles_dir(&self) -> PathBuf {
+        self.protected.join("lifecycles")
     }
 
     /// `.spur/tasks/`: the task views (and task files that live in the state dir).
@@ -90,30 +119,30 @@ impl StateDir {
         self.tasks_dir().join(format!("{wbs}.json"))
     }
 
-    /// `<state>/ledger/tasks/`: one task ledger per task.
+    /// `<protected>/ledger/tasks/`: one task ledger per task.
     pub fn task_ledgers_dir(&self) -> PathBuf {
-        self.root.join("ledger").join("tasks")
+        self.protected.join("ledger").join("tasks")
     }
 
-    /// `<state>/ledger/tasks/<wbs>.jsonl`: the task ledger, the one record of its status.
+    /// `<protected>/ledger/tasks/<wbs>.jsonl`: the task ledger, the one record of its status.
     pub fn task_ledger_path(&self, wbs: &Wbs) -> PathBuf {
         self.task_ledgers_dir().join(format!("{wbs}.jsonl"))
     }
 
-    /// `<state>/ledger/usage/`: one usage ledger per task, beside the task ledgers (and
+    /// `<protected>/ledger/usage/`: one usage ledger per task, beside the task ledgers (and
     /// wherever they move).
     pub fn usage_ledgers_dir(&self) -> PathBuf {
         self.task_ledgers_dir().with_file_name("usage")
     }
 
-    /// `<state>/ledger/usage/<wbs>.jsonl`: what the task's steps spent, over all its runs.
+    /// `<protected>/ledger/usage/<wbs>.jsonl`: what the task's steps spent, over all its runs.
     pub fn usage_ledger_path(&self, wbs: &Wbs) -> PathBuf {
         self.usage_ledgers_dir().join(format!("{wbs}.jsonl"))
     }
 
-    /// `.spur/audit.jsonl`.
+    /// `<protected>/audit.jsonl`.
     pub fn audit_path(&self) -> PathBuf {
-        self.root.join("audit.jsonl")
+        self.protected.join("audit.jsonl")
     }
 
     /// `.spur/locks/<wbs>.lock`.
@@ -136,12 +165,12 @@ impl StateDir {
         self.root.join("config.yaml")
     }
 
-    /// `.spur/policies/`: snapshots of the gate's policy, each named by its sha256.
+    /// `<protected>/policies/`: snapshots of the gate's policy, each named by its sha256.
     pub fn policies_dir(&self) -> PathBuf {
-        self.root.join("policies")
+        self.protected.join("policies")
     }
 
-    /// `.spur/policies/<sha256>.json`.
+    /// `<protected>/policies/<sha256>.json`.
     pub(crate) fn policy_path(&self, sha256: &str) -> PathBuf {
         self.policies_dir().join(format!("{sha256}.json"))
     }
@@ -159,6 +188,70 @@ fn default_key_file(root: &Path) -> KeyFile {
     KeyFile::at(root.join("test-key"))
 }
 
+/// The protected state of the state directory at `root`: under the state home the
+/// environment names ([`state_home_from_vars`]); in the engine's own unit tests a folder
+/// of the state directory, so that no test writes into the home of the user running it.
+#[cfg(not(test))]
+fn default_protected_dir(root: &Path) -> PathBuf {
+    protected_dir_in(
+        state_home_from_vars(|name| std::env::var_os(name)).as_deref(),
+        root,
+    )
+}
+
+#[cfg(test)]
+fn default_protected_dir(root: &Path) -> PathBuf {
+    root.join("test-protected")
+}
+
+/// `$XDG_STATE_HOME` (absolute only, as the XDG spec says), else `$HOME/.local/state`;
+/// `None` when neither is set. The key's default place is `<this>/spur/key`.
+pub fn state_home_from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = set("XDG_STATE_HOME").filter(|d| d.is_absolute()) {
+        return Some(dir);
+    }
+    set("HOME").map(|home| home.join(".local").join("state"))
+}
+
+/// `<home>/spur/projects/<name>-<hash>` for the state directory at `root`: `name` is the
+/// project directory's name (letters, digits, `.`, `_`, `-` kept, the rest `_`), `hash`
+/// the first 16 hex digits of the sha256 of the state directory's absolute path (its
+/// parent's links resolved), so two projects of one name never share. With no state home
+/// (neither variable set), `<root>/protected`: inside the project, which the sandbox
+/// reports it cannot protect.
+pub fn protected_dir_in(home: Option<&Path>, root: &Path) -> PathBuf {
+    let Some(home) = home else {
+        return root.join("protected");
+    };
+    let absolute = match (root.parent(), root.file_name()) {
+        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+            .map(|p| p.join(name))
+            .unwrap_or_else(|_| root.to_path_buf()),
+        _ => root.to_path_buf(),
+    };
+    let project_name: String = absolute
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
+            _ => '_',
+        })
+        .take(40)
+        .collect();
+    let digest = crate::store::digest::sha256_hex(absolute.as_os_str().as_encoded_bytes());
+    let hash = digest.get(..16).unwrap_or(&digest);
+    let id = if project_name.is_empty() {
+        hash.to_owned()
+    } else {
+        format!("{project_name}-{hash}")
+    };
+    home.join("spur").join("projects").join(id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +266,47 @@ mod tests {
             StateDir::resolve(None, &deep).root(),
             tmp.path().join(".spur")
         );
+    }
+
+    #[test]
+    fn protected_state_lives_under_the_state_home_per_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a");
+        let b = tmp.path().join("b");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        let home = Path::new("/state");
+        let pa = protected_dir_in(Some(home), &a.join(".spur"));
+        let pb = protected_dir_in(Some(home), &b.join(".spur"));
+        assert!(pa.starts_with("/state/spur/projects"), "{pa:?}");
+        assert_ne!(pa, pb);
+        assert!(pa.file_name().unwrap().to_string_lossy().starts_with("a-"));
+        assert_eq!(pa, protected_dir_in(Some(home), &a.join(".spur")));
+        assert_eq!(
+            protected_dir_in(None, &a.join(".spur")),
+            a.join(".spur/protected")
+        );
+    }
+
+    #[test]
+    fn the_state_home_is_xdg_state_home_when_absolute_else_home() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert_eq!(
+            state_home_from_vars(vars(&[("XDG_STATE_HOME", "/x"), ("HOME", "/h")])),
+            Some(PathBuf::from("/x"))
+        );
+        assert_eq!(
+            state_home_from_vars(vars(&[("XDG_STATE_HOME", "rel"), ("HOME", "/h")])),
+            Some(PathBuf::from("/h/.local/state"))
+        );
+        assert_eq!(state_home_from_vars(vars(&[])), None);
     }
 
     #[test]

@@ -119,8 +119,8 @@ fn forge_script(yaml: &Value, forgery: &Forgery) -> String {
     }
     if forgery.ledger_done {
         script.push_str(
-            "mkdir -p \"$SPUR_STATE_DIR/ledger/tasks\"\n\
-             printf '%s\\n' '{\"v\":1,\"seq\":0,\"wbs\":\"T1\",\"from\":\"todo\",\"to\":\"done\",\"at\":\"2026-01-01T00:00:00.000Z\",\"user\":\"forger\",\"run\":null,\"gate\":{\"decision\":\"allow\",\"reason\":\"pass\"},\"verdictSha256\":null,\"auditHash\":null,\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\"}' >> \"$SPUR_STATE_DIR/ledger/tasks/T1.jsonl\"\n",
+            "mkdir -p \"$SPUR_RUN_DIR/../../ledger/tasks\"\n\
+             printf '%s\\n' '{\"v\":1,\"seq\":0,\"wbs\":\"T1\",\"from\":\"todo\",\"to\":\"done\",\"at\":\"2026-01-01T00:00:00.000Z\",\"user\":\"forger\",\"run\":null,\"gate\":{\"decision\":\"allow\",\"reason\":\"pass\"},\"verdictSha256\":null,\"auditHash\":null,\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\"}' >> \"$SPUR_RUN_DIR/../../ledger/tasks/T1.jsonl\"\n",
         );
     }
     let transitions = yaml["transitions"].as_array().cloned().unwrap_or_default();

@@ -55,7 +55,9 @@ impl Project {
     }
 
     pub(crate) fn state_dir(&self) -> StateDir {
-        StateDir::at(self.root().join(".spur")).with_key_file(self.key_file())
+        StateDir::at(self.root().join(".spur"))
+            .with_key_file(self.key_file())
+            .with_protected_dir(self.key_dir.path().join("protected"))
     }
 
     pub(crate) fn settings(&self) -> RunSettings {
@@ -67,6 +69,7 @@ impl Project {
             timeouts: Default::default(),
             http_allow: Default::default(),
             policy: spur_engine::policy::PolicySource::Project,
+            run_socket: None,
             // The test's own filters: trusted, evaluated in process (spur's binary uses a worker).
             jq: spur_guards::jq::JqSandbox::in_process(),
         }
