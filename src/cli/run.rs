@@ -199,6 +199,7 @@ pub fn run(args: Args) -> CliResult {
             &run_id,
             args.common.json,
             Some((&state_dir, &checked)),
+            None,
         );
     }
     let settings = args.common.settings(state_dir)?;
