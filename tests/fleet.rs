@@ -139,7 +139,8 @@ fn engine_restate_in_the_config_sends_runs_there_and_detach_returns_the_run_id()
 #[test]
 fn a_worker_killed_mid_action_leaves_the_run_to_the_other_and_the_action_ambiguous() {
     let (server, _turn) = shared();
-    // b's action writes who runs it, then waits for a file that never comes.
+    // b's action writes who runs it (worker, itself, its child), then waits with its
+    // child for a file that never comes.
     let p = Spur::new().file(
         "pipeline.yaml",
         r#"
@@ -152,7 +153,7 @@ states:
       - {kind: shell, options: {command: 'echo a >> steps.txt'}}
   - id: b
     onEnter:
-      - {kind: shell, options: {command: 'echo "$PPID $$" > b.pid; echo b >> steps.txt; while [ ! -f never ]; do sleep 0.05; done'}}
+      - {kind: shell, options: {command: '(while [ ! -f never ]; do sleep 0.05; done) & echo "$PPID $$ $!" > b.pid; echo b >> steps.txt; wait'}}
   - {id: c}
 transitions: [{from: a, to: b}, {from: b, to: c}]
 "#,
@@ -175,7 +176,10 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
         "b's action did not start"
     );
     let pids = p.read("b.pid");
-    let (worker, shell) = pids.trim().split_once(' ').expect("two pids");
+    let mut pids = pids.split_whitespace();
+    let (Some(worker), Some(shell), Some(child)) = (pids.next(), pids.next(), pids.next()) else {
+        panic!("b.pid holds the worker's, the action's and its child's pids")
+    };
     assert!(
         fleet.pids().iter().any(|w| w.to_string() == worker),
         "b's action runs under a worker of the fleet"
@@ -184,11 +188,14 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
         .args(["-9", worker])
         .status()
         .unwrap();
-    // The action's own process outlives its worker (a killed worker cannot stop it).
-    std::process::Command::new("kill")
-        .args(["-9", shell])
-        .status()
-        .unwrap();
+    // The action's process group dies with its worker, as a local run's does with spur.
+    // (the shell alone could die of its parent-death signal; its child only with the group)
+    for pid in [shell, child] {
+        assert!(
+            eventually(|| !crate::common::process_is_running(pid)),
+            "the action's process {pid} outlived its killed worker"
+        );
+    }
     let out = waiting.wait_with_output().expect("the waiting run");
     let (code, stdout, stderr) = (
         out.status.code(),
@@ -329,6 +336,385 @@ fn a_run_for_an_engine_that_is_not_there_cannot_start() {
         .code(2);
     assert!(
         out.stderr().contains("spur::usage::engine"),
+        "{}",
+        out.stderr()
+    );
+}
+
+#[test]
+fn runs_and_trace_read_a_run_on_the_engine_while_it_runs_and_after() {
+    let (server, _turn) = shared();
+    // b waits for a file the test writes once it has seen the run in flight.
+    let p = Spur::new().file(
+        "pipeline.yaml",
+        r#"
+name: traced
+initialState: a
+terminalStates: [c]
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo a >> steps.txt'}}
+  - id: b
+    onEnter:
+      - {kind: shell, options: {command: 'while [ ! -f go ]; do sleep 0.05; done; echo b >> steps.txt'}}
+  - {id: c}
+transitions: [{from: a, to: b}, {from: b, to: c}]
+"#,
+    );
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let ingress = server.ingress();
+    let engine = ["--engine", "restate", "--ingress", ingress.as_str()];
+    let detached = p
+        .args(["run", "pipeline.yaml", "--detach"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success();
+    let run_id = detached.stdout().trim().to_owned();
+    // The event names of the engine's trace of the run (none while it knows no record).
+    let trace = |p: &Spur| -> Vec<String> {
+        let out = p
+            .args(["trace", &run_id, "--json"])
+            .args(engine)
+            .within(LIMIT)
+            .run();
+        if out.exit_code() != Some(0) {
+            assert!(out.stderr().contains("no run"), "{}", out.stderr());
+            return Vec::new();
+        }
+        out.stdout_json()
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|r| r["event"].as_str().unwrap_or("?").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let listed = |p: &Spur| -> Option<serde_json::Value> {
+        let json = p
+            .args(["runs", "--json"])
+            .args(engine)
+            .within(LIMIT)
+            .run()
+            .success()
+            .stdout_json();
+        json.as_array()
+            .and_then(|a| a.iter().find(|r| r["runId"] == run_id.as_str()).cloned())
+    };
+    // In flight: b's action started and has not ended; the run is listed as running.
+    assert!(
+        eventually(
+            || trace(&p).last().map(String::as_str) == Some("action-started")
+                && p.exists("steps.txt")
+        ),
+        "the engine's trace did not show b's action in flight: {:?}",
+        trace(&p)
+    );
+    let running = listed(&p).expect("spur runs lists the run in flight");
+    assert_eq!(running["outcome"], "running", "{running}");
+    assert_eq!(running["pipeline"], "traced", "{running}");
+    p.file("go", "");
+    assert!(
+        eventually(|| listed(&p).is_some_and(|r| r["outcome"] == "completed")),
+        "the finished run is not listed completed: {:?}",
+        listed(&p)
+    );
+    // The engine's trace holds what a local run's journal holds, record for record.
+    let remote = trace(&p);
+    let local = p
+        .args(["run", "pipeline.yaml", "--json"])
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    let local_id = local["runId"]
+        .as_str()
+        .expect("the local run's id")
+        .to_owned();
+    let local_trace: Vec<String> = p
+        .args(["trace", &local_id, "--json"])
+        .run()
+        .success()
+        .stdout_json()
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|r| r["event"].as_str().unwrap_or("?").to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    // (but `action-process`: a worker keeps its actions' process groups to itself)
+    let local_trace: Vec<String> = local_trace
+        .into_iter()
+        .filter(|e| e != "action-process")
+        .collect();
+    assert_eq!(remote, local_trace);
+    assert_eq!(remote.last().map(String::as_str), Some("run-finished"));
+    // Human output: one line a record.
+    let human = p
+        .args(["trace", &run_id])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success();
+    assert_eq!(
+        human.stdout().lines().count(),
+        remote.len(),
+        "{}",
+        human.stdout()
+    );
+    // `latest` and a unique prefix name it too (it is the run sent last).
+    for reference in ["latest", &run_id[..22]] {
+        let named = p
+            .args(["trace", reference])
+            .args(engine)
+            .within(LIMIT)
+            .run()
+            .success();
+        assert_eq!(named.stdout(), human.stdout(), "spur trace {reference}");
+    }
+    // --follow of a finished run prints its records and ends.
+    let followed = p
+        .args(["trace", &run_id, "--json", "--follow"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success();
+    assert_eq!(followed.stdout().lines().count(), remote.len());
+    // A run the engine does not know is refused, not shown empty.
+    let out = p
+        .args(["trace", "20260101T000000Z-000000"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(2);
+    assert!(out.stderr().contains("no run"), "{}", out.stderr());
+}
+
+#[test]
+fn a_second_run_of_a_task_on_the_fleet_is_refused_as_locally_and_the_lock_is_given_back() {
+    let (server, _turn) = shared();
+    // Task 4242's run holds its lock while its action (which writes its worker's pid)
+    // waits for `go`.
+    let p = Spur::new().file(
+        "pipeline.yaml",
+        r#"
+name: locked
+initialState: a
+vars: {wbs: "4242"}
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo $PPID >> steps.txt; while [ ! -f go ]; do sleep 0.05; done'}}
+  - {id: b}
+transitions: [{from: a, to: b}]
+"#,
+    );
+    // Two workers at two addresses: the server sends a new run to the one registered
+    // last, and a run stays with the worker it started on.
+    let first_worker = Fleet::start(server, p.path(), p.home(), 1);
+    let ingress = server.ingress();
+    let engine = ["--engine", "restate", "--ingress", ingress.as_str()];
+    let first = p
+        .args(["run", "pipeline.yaml", "--detach"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success();
+    let first_id = first.stdout().trim().to_owned();
+    assert!(
+        eventually(|| p.exists("steps.txt")),
+        "the first run did not start"
+    );
+    let second_worker = Fleet::start(server, p.path(), p.home(), 1);
+    let second = p
+        .args(["run", "pipeline.yaml"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(4);
+    assert!(
+        second.stderr().contains("spur::run::locked"),
+        "{}",
+        second.stderr()
+    );
+    assert!(
+        second
+            .stderr()
+            .contains(&format!("task 4242 is already being run by run {first_id}")),
+        "{}",
+        second.stderr()
+    );
+    let first_pid = first_worker.pids()[0].to_string();
+    assert_eq!(
+        p.read("steps.txt"),
+        format!("{first_pid}\n"),
+        "the first run is on the first worker; the second ran nothing"
+    );
+    p.file("go", "");
+    assert!(
+        eventually(|| {
+            let out = p
+                .args(["runs", "--json"])
+                .args(engine)
+                .within(LIMIT)
+                .run()
+                .success()
+                .stdout_json();
+            out.as_array().is_some_and(|a| {
+                a.iter()
+                    .any(|r| r["runId"] == first_id.as_str() && r["outcome"] != "running")
+            })
+        }),
+        "the first run did not end"
+    );
+    // The lock was given back with the run's end: the next run of the task goes on.
+    let third = p
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--force-done",
+            "--reason",
+            "test",
+        ])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(third["state"], "b", "{third}");
+    // It ran on the second worker, as the refused one did.
+    let second_pid = second_worker.pids()[0].to_string();
+    assert_eq!(p.read("steps.txt"), format!("{first_pid}\n{second_pid}\n"));
+}
+
+/// `POST url` with a JSON `body` (plain HTTP/1.1 on loopback); the response's status code.
+fn post_status(url: &str, body: &str) -> u16 {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (host, path) = rest.split_once('/').expect("a path");
+    let mut stream = std::net::TcpStream::connect(host).expect("connect to the ingress");
+    let request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut head = String::new();
+    let _ = stream.read_to_string(&mut head);
+    head.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+const APPROVAL: &str = r#"
+name: approval
+initialState: implement
+terminalStates: [done]
+states:
+  - id: implement
+    onEnter:
+      - {kind: shell, options: {command: 'echo implement >> steps.txt'}}
+  - id: approve
+    onEnter:
+      - {kind: hitl.confirm, options: {prompt: 'ship it?'}}
+  - id: ship
+    onEnter:
+      - {kind: shell, options: {command: 'echo ship >> steps.txt'}}
+  - {id: done}
+transitions:
+  - {from: implement, to: approve}
+  - {from: approve, to: ship}
+  - {from: ship, to: done}
+"#;
+
+#[test]
+fn a_paused_fleet_run_prints_the_local_pause_and_an_invalid_answer_is_refused() {
+    let (server, _turn) = shared();
+    let p = Spur::new().file("pipeline.yaml", APPROVAL);
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let ingress = server.ingress();
+    let engine = ["--engine", "restate", "--ingress", ingress.as_str()];
+    let local = p.args(["run", "pipeline.yaml"]).within(LIMIT).run().code(3);
+    let remote = p
+        .args(["run", "pipeline.yaml"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(3);
+    // The state, the question and its choices, and how to go on: as a local pause.
+    assert_eq!(normalised(remote.stdout()), normalised(local.stdout()));
+    assert_eq!(normalised(remote.stderr()), normalised(local.stderr()));
+    assert!(
+        remote.stdout().contains("ship it?") && remote.stdout().contains("<yes|no|cancel>"),
+        "{}",
+        remote.stdout()
+    );
+    let run_id = remote
+        .stdout()
+        .split_whitespace()
+        .find(|w| w.len() == 23 && w.get(8..9) == Some("T"))
+        .expect("the paused run's id")
+        .to_owned();
+    // An answer the question does not take is refused, as locally, and the run still waits.
+    let refused = p
+        .args(["continue", &run_id, "--answer", "maybe"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(2);
+    assert!(
+        refused.stderr().contains("spur::run::answer-invalid"),
+        "{}",
+        refused.stderr()
+    );
+    // The server refuses it too, whoever calls (the run would end on it otherwise).
+    let status = post_status(&format!("{ingress}/SpurRun/{run_id}/answer"), "\"maybe\"");
+    assert!(
+        (400..500).contains(&status),
+        "the ingress answered {status}"
+    );
+    let done = p
+        .args(["continue", &run_id, "--answer", "yes"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .success();
+    assert!(
+        done.stdout().contains("completed at done"),
+        "{}",
+        done.stdout()
+    );
+    assert_eq!(p.read("steps.txt"), "implement\nimplement\nship\n");
+}
+
+#[test]
+fn engine_in_the_config_is_read_strictly_with_every_error_of_the_file() {
+    let p = Spur::new().file("pipeline.yaml", TWO_STEPS).file(
+        ".spur/config.yaml",
+        "http: {allo: []}\nengine: {kind: restate, ingres: 'http://127.0.0.1:1'}\n",
+    );
+    let out = p
+        .args(["run", "pipeline.yaml", "--engine", "restate"])
+        .run()
+        .code(2);
+    let err = out.stderr();
+    assert!(err.contains("spur::usage::engine"), "{err}");
+    assert!(err.contains("unknown key `ingres` in `engine`"), "{err}");
+    assert!(err.contains("config.yaml:2:25"), "the key's place: {err}");
+    assert!(err.contains("has no `ingress`"), "{err}");
+    // The other sections' errors in the same report.
+    assert!(err.contains("allo"), "{err}");
+    assert!(!p.exists("steps.txt"), "nothing ran");
+    // A kind that is no engine.
+    let p = p.file(".spur/config.yaml", "engine: {kind: temporal}\n");
+    let out = p.args(["run", "pipeline.yaml"]).run().code(2);
+    assert!(
+        out.stderr().contains("`temporal` is not an engine"),
         "{}",
         out.stderr()
     );

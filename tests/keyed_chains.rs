@@ -563,9 +563,9 @@ fn unwrapped(text: &str) -> String {
     for line in text.lines() {
         match line.trim_start().strip_prefix("│ ") {
             Some(rest) if !out.is_empty() && !out.ends_with('\n') => {
-                if !out.ends_with('/') {
-                    out.push(' ');
-                }
+                // spur's diagnostics wrap only at spaces (src/cli/failure.rs): a path
+                // is never cut, however long the temporary directory's name.
+                out.push(' ');
                 out.push_str(rest.trim());
             }
             _ => {

@@ -1,6 +1,6 @@
 //! Every error of `.spur/config.yaml` at once. Each section has its own reader (`defaults`:
 //! `run::step_timeouts`; `verify` and `doneGate`: `verify::config`; `secrets`:
-//! `run::secret_config`; `http`: `run::http_allow`; `agents`: `run::agent_config`; `budgets` and `prices`:
+//! `run::secret_config`; `http`: `run::http_allow`; `agents`: `run::agent_config`; `engine`: `run::engine_config`; `budgets` and `prices`:
 //! `cost::config`), each reporting every finding of
 //! its section; a command that stops over one section reports the others' too, so that
 //! one edit fixes them all.
@@ -47,6 +47,9 @@ pub fn config_errors(state_dir: &StateDir) -> Vec<miette::Report> {
         errors.push(miette::Report::new(e));
     }
     if let Err(e) = crate::run::secret_config::config_secrets(state_dir) {
+        errors.push(miette::Report::new(e));
+    }
+    if let Err(e) = crate::run::engine_config::EngineConfig::load(state_dir) {
         errors.push(miette::Report::new(e));
     }
     if let Err(e) = crate::run::agent_config::read_agents_config(&state_dir.config_path()) {

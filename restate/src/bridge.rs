@@ -14,9 +14,15 @@ pub(crate) enum Call {
         to_runner: std::sync::mpsc::Sender<ToRunner>,
         value: oneshot::Receiver<String>,
     },
-    /// Wait on the durable promise `name`.
+    /// Take the run lock of task `wbs`.
+    Lock {
+        wbs: String,
+        reply: oneshot::Sender<Result<Option<String>, String>>,
+    },
+    /// Wait on the durable promise `name`; `note` tells clients what for.
     Promise {
         name: String,
+        note: String,
         reply: oneshot::Sender<Result<String, String>>,
     },
 }
@@ -64,14 +70,26 @@ impl StepJournal for ChannelJournal {
         }
     }
 
-    fn promise(&mut self, name: &str) -> Result<String, String> {
+    fn promise(&mut self, name: &str, note: &str) -> Result<String, String> {
         let (reply, answer) = oneshot::channel();
         self.calls
             .send(Call::Promise {
                 name: name.to_owned(),
+                note: note.to_owned(),
                 reply,
             })
             .map_err(|_| GONE.to_owned())?;
         answer.blocking_recv().map_err(|_| GONE.to_owned())?
+    }
+
+    fn lock_task(&mut self, wbs: &str) -> Result<Option<String>, String> {
+        let (reply, holder) = oneshot::channel();
+        self.calls
+            .send(Call::Lock {
+                wbs: wbs.to_owned(),
+                reply,
+            })
+            .map_err(|_| GONE.to_owned())?;
+        holder.blocking_recv().map_err(|_| GONE.to_owned())?
     }
 }

@@ -1,6 +1,8 @@
 //! The calls of a client of the engine: start a run, wait for its reply, answer its pause,
 //! ask whether it is paused (ingress); register a worker (admin). Blocking HTTP (ureq).
 
+use spur_engine::run::journal::Record;
+
 use crate::protocol::{RunReply, RunRequest, RunStatus};
 
 /// A call to the engine failed: the URL and why.
@@ -98,4 +100,19 @@ pub fn status(ingress: &str, run_id: &str) -> Result<RunStatus, ClientError> {
 pub fn register(admin: &str, uri: &str) -> Result<String, ClientError> {
     let body = serde_json::json!({ "uri": uri, "force": true }).to_string();
     post(&format!("{}/deployments", base(admin)), &body)
+}
+
+/// The journal records of run `run_id` so far (none when the engine does not know it).
+pub fn records(ingress: &str, run_id: &str) -> Result<Vec<Record>, ClientError> {
+    let text = post(&format!("{}/SpurRun/{run_id}/records", base(ingress)), "")?;
+    serde_json::from_str(&text).map_err(|e| ClientError(format!("the run's records: {e}")))
+}
+
+/// The ids of the runs sent to the engine, oldest first.
+pub fn runs(ingress: &str) -> Result<Vec<String>, ClientError> {
+    let text = post(
+        &format!("{}/Runs/{}/list", base(ingress), crate::runs::ALL),
+        "",
+    )?;
+    serde_json::from_str(&text).map_err(|e| ClientError(format!("the engine's runs: {e}")))
 }

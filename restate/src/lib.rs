@@ -6,14 +6,20 @@
 //!   runner on a blocking thread and journals each of its host calls as a Restate step
 //!   ([`bridge`]); a pause waits on a durable promise.
 //! - [`worker`]: the HTTP endpoint a worker serves and the server calls.
+//! - [`runs`]: the `Runs` object, the ids of the runs sent to the engine.
+//! - [`task`]: the `Task` object, keyed by wbs: the run lock of the task on the fleet.
 //! - [`client`]: the ingress and admin calls of `spur run`, `spur continue` and
 //!   `spur engine register` (blocking, no async runtime).
-//! - [`config`]: `engine:` of `.spur/config.yaml`.
 
 mod bridge;
 pub mod client;
-pub mod config;
 pub mod protocol;
+// The object macro writes undocumented methods of its own.
+#[allow(missing_docs)]
+pub mod runs;
+// The object macro writes undocumented methods of its own.
+#[allow(missing_docs)]
+pub mod task;
 pub mod worker;
 // The workflow macro writes undocumented methods of its own.
 #[allow(missing_docs)]

@@ -43,6 +43,20 @@ pub struct ReplyError {
     pub message: String,
     /// The ambiguous action, when that is why.
     pub ambiguous: Option<AmbiguousAction>,
+    /// The task whose lock another run holds, when that is why.
+    #[serde(default)]
+    pub locked: Option<LockedTask>,
+}
+
+/// A task whose run lock another run holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LockedTask {
+    /// The task.
+    pub wbs: String,
+    /// The run holding it, when known.
+    pub holder: Option<String>,
+    /// Where the lock is.
+    pub path: String,
 }
 
 /// An action that started and never finished, held for a person's decision.
@@ -63,4 +77,7 @@ pub struct AmbiguousAction {
 pub struct RunStatus {
     /// The promise of the pause it waits at, if it is paused.
     pub paused: Option<String>,
+    /// What it waits for there.
+    #[serde(default)]
+    pub note: Option<spur_engine::run::PauseNote>,
 }

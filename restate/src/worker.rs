@@ -54,6 +54,8 @@ pub fn serve(listen: SocketAddr, worker: Arc<dyn Worker>) -> std::io::Result<()>
                     .into_service_definition()
                     .options(options),
             )
+            .bind(crate::runs::Runs.into_service_definition())
+            .bind(crate::task::Task.into_service_definition())
             .build();
         HttpServer::new(endpoint).serve(listener).await;
         Ok(())

@@ -5,14 +5,32 @@
 use std::sync::Arc;
 
 use restate_sdk::prelude::*;
+use spur_engine::run::journal::Record;
+use spur_engine::run::PauseNote;
 use tokio::sync::mpsc;
 
 use crate::bridge::{Call, ChannelJournal, ToRunner};
 use crate::protocol::{RunReply, RunRequest, RunStatus};
+use crate::runs::{RunsClient, ALL};
+use crate::task::TaskClient;
+
+fn run_id_of(ctx: &WorkflowContext<'_>) -> String {
+    ctx.key().to_owned()
+}
 use crate::worker::Worker;
 
 /// The state key naming the promise a paused run waits on.
 const PAUSE: &str = "pause";
+
+/// The state key holding the [`PauseNote`] of the pause the run waits at.
+const NOTE: &str = "pause-note";
+
+/// The state key counting the run's journaled batches of records; batch `i` is kept
+/// under `records i` (`spur trace`, `spur runs` read them while the run goes on).
+const BATCHES: &str = "batches";
+
+/// The step names the journaled host gives its batches of records.
+const RECORDS_STEP: &str = "records ";
 
 /// The workflow, serving runs with `worker`.
 pub struct SpurRun {
@@ -29,6 +47,12 @@ impl SpurRun {
         request: Json<RunRequest>,
     ) -> Result<Json<RunReply>, HandlerError> {
         let run_id = ctx.key().to_owned();
+        ctx.object_client::<RunsClient>(ALL)
+            .add(run_id.clone())
+            .send();
+        let mut batches: u64 = 0;
+        // The task whose lock this run took, released when the run ends.
+        let mut locked: Option<String> = None;
         let (calls, mut from_runner) = mpsc::unbounded_channel();
         let worker = Arc::clone(&self.worker);
         let request = request.into_inner();
@@ -43,6 +67,7 @@ impl SpurRun {
                     to_runner,
                     value,
                 } => {
+                    let is_batch = name.starts_with(RECORDS_STEP);
                     let execute = to_runner.clone();
                     let journaled = ctx
                         .run(|| async move {
@@ -57,6 +82,11 @@ impl SpurRun {
                         .await;
                     match journaled {
                         Ok(v) => {
+                            if is_batch {
+                                ctx.set(&format!("{RECORDS_STEP}{batches}"), v.clone());
+                                batches += 1;
+                                ctx.set(BATCHES, batches);
+                            }
                             let _ = to_runner.send(ToRunner::Done(v));
                         }
                         Err(e) => {
@@ -65,25 +95,62 @@ impl SpurRun {
                         }
                     }
                 }
-                Call::Promise { name, reply } => {
+                Call::Lock { wbs, reply } => {
+                    let holder = ctx
+                        .object_client::<TaskClient>(wbs.clone())
+                        .lock(run_id_of(&ctx))
+                        .call()
+                        .await;
+                    let holder = holder.map(Json::into_inner);
+                    if matches!(holder, Ok(None)) {
+                        locked = Some(wbs);
+                    }
+                    let _ = reply.send(holder.map_err(|e| e.to_string()));
+                }
+                Call::Promise { name, note, reply } => {
                     ctx.set(PAUSE, name.clone());
+                    ctx.set(NOTE, note);
                     let answer = ctx.promise::<String>(&name).await;
                     ctx.clear(PAUSE);
+                    ctx.clear(NOTE);
                     let _ = reply.send(answer.map_err(|e| e.to_string()));
                 }
             }
         }
         let reply = runner.await.map_err(HandlerError::from)?;
+        if let Some(wbs) = locked {
+            ctx.object_client::<TaskClient>(wbs)
+                .unlock(run_id_of(&ctx))
+                .send();
+        }
         Ok(Json(reply))
     }
 
     /// Answer the pause the run waits at (`spur continue`): `answer` is the hitl answer,
-    /// ignored by a `pause: true` state.
+    /// ignored by a `pause: true` state. An answer the question does not accept is
+    /// refused here, before it reaches the run (there it would end the run).
     #[handler]
     async fn answer(&self, ctx: SharedWorkflowContext<'_>, answer: String) -> HandlerResult<()> {
         let Some(pause) = ctx.get::<String>(PAUSE).await? else {
             return Err(TerminalError::new("the run is not paused").into());
         };
+        let note = ctx.get::<String>(NOTE).await?;
+        let question = note
+            .and_then(|n| serde_json::from_str::<PauseNote>(&n).ok())
+            .and_then(|n| n.outcome.question);
+        if let Some(q) = question {
+            if !q.accepts(&answer) {
+                return Err(TerminalError::new_with_code(
+                    400,
+                    format!(
+                        "{answer:?} is not an answer to {:?} (answers: {})",
+                        q.prompt,
+                        q.shown_choices(", ")
+                    ),
+                )
+                .into());
+            }
+        }
         ctx.resolve_promise::<String>(&pause, answer);
         Ok(())
     }
@@ -91,8 +158,26 @@ impl SpurRun {
     /// Whether the run waits at a pause, and which.
     #[handler]
     async fn status(&self, ctx: SharedWorkflowContext<'_>) -> HandlerResult<Json<RunStatus>> {
+        let note = ctx.get::<String>(NOTE).await?;
         Ok(Json(RunStatus {
             paused: ctx.get::<String>(PAUSE).await?,
+            note: note.and_then(|n| serde_json::from_str(&n).ok()),
         }))
+    }
+
+    /// The run's journal records so far (none for a run the engine does not know).
+    #[handler]
+    async fn records(&self, ctx: SharedWorkflowContext<'_>) -> HandlerResult<Json<Vec<Record>>> {
+        let batches = ctx.get::<u64>(BATCHES).await?.unwrap_or(0);
+        let mut records = Vec::new();
+        for i in 0..batches {
+            let Some(text) = ctx.get::<String>(&format!("{RECORDS_STEP}{i}")).await? else {
+                continue;
+            };
+            let batch: Vec<Record> = serde_json::from_str(&text)
+                .map_err(|e| TerminalError::new(format!("batch {i} of the run's records: {e}")))?;
+            records.extend(batch);
+        }
+        Ok(Json(records))
     }
 }

@@ -52,11 +52,17 @@ pub fn run(args: Args) -> CliResult {
     if let super::engine::Target::Restate { ingress } = args.engine.target(&state_dir)? {
         // The run waits on the engine: the answer resolves its pause.
         let answer = args.answer.unwrap_or_default();
-        super::engine_run::answer(&ingress, &args.run_id, &answer)?;
+        let answered = super::engine_run::answer(&ingress, &args.run_id, &answer)?;
         if args.engine.detach {
             return super::engine_run::detached(&args.run_id);
         }
-        return super::engine_run::wait_and_print(&ingress, &args.run_id, args.common.json, None);
+        return super::engine_run::wait_and_print(
+            &ingress,
+            &args.run_id,
+            args.common.json,
+            None,
+            answered.as_deref(),
+        );
     }
     let (run_id, checked) = super::run::recorded_run(&state_dir, &args.run_id)?;
     let (state_dir, worktree) = super::run::recorded_tree(state_dir, &run_id)?;

@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 
 use spur_engine::diagnostic::Code;
+use spur_engine::run::engine_config::EngineConfig;
 use spur_engine::store::state_dir::StateDir;
-use spur_restate::config::{engine_of, EngineConfig};
 
 use super::{CliResult, Failure};
 
@@ -45,6 +45,33 @@ pub struct EngineArgs {
     /// Start the run on the engine and print its id at once, without waiting.
     #[arg(long)]
     pub detach: bool,
+}
+
+/// Which engine `spur runs` and `spur trace` read runs from.
+#[derive(Debug, clap::Args)]
+pub struct ReadEngineArgs {
+    /// Read runs from `local` (this machine's .spur/, the default) or `restate` (the server
+    /// named by --ingress or `engine:` of .spur/config.yaml).
+    #[arg(long, value_name = "KIND", value_parser = ["local", "restate"])]
+    pub engine: Option<String>,
+    /// The Restate server's ingress URL (with --engine restate).
+    #[arg(long, value_name = "URL", env = "SPUR_INGRESS")]
+    pub ingress: Option<String>,
+}
+
+impl ReadEngineArgs {
+    /// The engine's ingress, or `None` for this machine.
+    pub fn ingress(&self, state_dir: &StateDir) -> Result<Option<String>, Failure> {
+        let args = EngineArgs {
+            engine: self.engine.clone(),
+            ingress: self.ingress.clone(),
+            detach: false,
+        };
+        Ok(match args.target(state_dir)? {
+            Target::Local => None,
+            Target::Restate { ingress } => Some(ingress),
+        })
+    }
 }
 
 /// Where a run goes.
@@ -88,29 +115,11 @@ impl EngineArgs {
     }
 }
 
-/// `engine:` of `.spur/config.yaml` (local when the file or the key is absent).
+/// `engine:` of `.spur/config.yaml` (local when the file or the key is absent), read by
+/// the engine's strict reader (an unknown key is an error pointing at it).
 fn configured(state_dir: &StateDir) -> Result<EngineConfig, Failure> {
-    let path = state_dir.config_path();
-    // The one bounded reader: a FIFO or a huge file here is refused, never waited on.
-    let text = match spur_engine::store::bounded_read::read_string(&path, 1024 * 1024) {
-        Ok(text) => text,
-        Err(e) if e.is_missing() => return Ok(EngineConfig::Local),
-        Err(e) => {
-            return Err(Failure::usage(miette::miette!(
-                code = Code::UsageEngine,
-                "cannot read {}: {e}",
-                path.display()
-            )))
-        }
-    };
-    engine_of(&text).map_err(|why| {
-        Failure::usage(miette::miette!(
-            code = Code::UsageEngine,
-            help = "write `engine: {kind: restate, ingress: URL, admin: URL}` or `engine: {kind: local}`",
-            "{}: `engine` cannot be read: {why}",
-            path.display()
-        ))
-    })
+    EngineConfig::load(state_dir)
+        .map_err(|e| super::config_errors::config_failure(state_dir, miette::Report::new(e)))
 }
 
 pub fn run(args: Args) -> CliResult {

@@ -45,6 +45,11 @@ pub fn install_miette_hook() {
             miette::MietteHandlerOpts::new()
                 .terminal_links(false)
                 .context_lines(1)
+                // Wrap only at spaces: a path or an id stays whole (and can be copied),
+                // running past the width rather than cut after a '/' or '-' or mid-word.
+                .break_words(false)
+                .word_separator(textwrap::WordSeparator::AsciiSpace)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation)
                 .build(),
         )
     }));

@@ -215,6 +215,7 @@ pub fn run(args: Args) -> CliResult {
             &run_id,
             args.common.json,
             Some((&state_dir, &checked)),
+            None,
         );
     }
     let worktree = match args.worktree || worktree_by_default(&state_dir)? {

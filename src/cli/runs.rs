@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use spur_engine::run::runs_list::list_runs;
+use spur_engine::run::runs_list::{list_runs, summary_of, RunSummary};
+use spur_engine::run::RunId;
 use spur_engine::store::state_dir::StateDir;
 
 use super::{CliResult, Failure};
@@ -23,13 +24,40 @@ pub struct Args {
     /// The state directory (default: the nearest `.spur/` up from here).
     #[arg(long, value_name = "D", env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    engine: super::engine::ReadEngineArgs,
+}
+
+/// The runs the engine at `ingress` knows, newest first (a run whose records the engine
+/// no longer keeps is left out).
+fn engine_runs(ingress: &str) -> Result<Vec<RunSummary>, Failure> {
+    let fail = |e| super::engine_run::engine_failure("cannot list the engine's runs", e);
+    let ids = spur_restate::client::runs(ingress).map_err(fail)?;
+    let mut runs = Vec::new();
+    for id in ids.iter().rev() {
+        let Ok(run_id) = RunId::parse(id) else {
+            continue;
+        };
+        let records = spur_restate::client::records(ingress, id).map_err(fail)?;
+        if let Some(summary) = summary_of(&run_id, &records) {
+            runs.push(summary);
+        }
+    }
+    Ok(runs)
 }
 
 pub fn run(args: Args) -> CliResult {
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::usage(miette::miette!("cannot read the current directory: {e}")))?;
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
-    let runs: Vec<_> = list_runs(&state_dir)
+    let (all, place) = match args.engine.ingress(&state_dir)? {
+        Some(ingress) => (engine_runs(&ingress)?, format!("the engine at {ingress}")),
+        None => (
+            list_runs(&state_dir),
+            state_dir.root().display().to_string(),
+        ),
+    };
+    let runs: Vec<_> = all
         .into_iter()
         .filter(|r| args.task.is_none() || r.wbs.as_deref() == args.task.as_deref())
         .filter(|r| args.status.as_deref().is_none_or(|s| r.outcome == s))
@@ -47,7 +75,7 @@ pub fn run(args: Args) -> CliResult {
         } else {
             "no runs"
         };
-        outln!("{which} in {}", state_dir.root().display());
+        outln!("{which} in {place}");
         return Ok(ExitCode::SUCCESS);
     }
     outln!(

@@ -26,12 +26,66 @@ pub struct Args {
     /// The state directory (default: the nearest `.spur/` up from here).
     #[arg(long, value_name = "D", env = "SPUR_STATE_DIR")]
     state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    engine: super::engine::ReadEngineArgs,
+}
+
+/// The run `reference` names among the engine's runs: a full id as it is, `latest` (the
+/// run sent last), or a prefix of exactly one run's id.
+fn engine_run_id(ingress: &str, reference: &str) -> Result<String, Failure> {
+    if spur_engine::run::RunId::parse(reference).is_ok() {
+        return Ok(reference.to_owned());
+    }
+    let ids = spur_restate::client::runs(ingress)
+        .map_err(|e| super::engine_run::engine_failure("cannot list the engine's runs", e))?;
+    let matching: Vec<&String> = if reference == "latest" {
+        ids.last().into_iter().collect()
+    } else {
+        ids.iter().filter(|id| id.starts_with(reference)).collect()
+    };
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        found => Err(Failure::with_code(
+            miette::miette!(
+                code = spur_engine::diagnostic::Code::UsageEngine,
+                help = "see `spur runs --engine restate` for the runs the engine knows",
+                "{} run on the engine at {ingress} is `{reference}`",
+                if found.is_empty() {
+                    "no"
+                } else {
+                    "more than one"
+                }
+            ),
+            exit::USAGE,
+        )),
+    }
+}
+
+/// The records of run `run_id` on the engine at `ingress`.
+fn engine_records(ingress: &str, run_id: &str) -> Result<Vec<Record>, Failure> {
+    let records = spur_restate::client::records(ingress, run_id).map_err(|e| {
+        super::engine_run::engine_failure(&format!("cannot read run {run_id} on the engine"), e)
+    })?;
+    if records.is_empty() {
+        return Err(Failure::with_code(
+            miette::miette!(
+                code = spur_engine::diagnostic::Code::UsageEngine,
+                help = "see `spur runs --engine restate` for the runs the engine knows",
+                "no run {run_id} on the engine at {ingress}"
+            ),
+            exit::USAGE,
+        ));
+    }
+    Ok(records)
 }
 
 pub fn run(args: Args) -> CliResult {
     let cwd = std::env::current_dir()
         .map_err(|e| Failure::usage(miette::miette!("cannot read the current directory: {e}")))?;
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
+    if let Some(ingress) = args.engine.ingress(&state_dir)? {
+        return run_on_engine(&args, &ingress);
+    }
     let run_id = super::run_ref::resolve(&state_dir, &args.run_id)?;
     let content = read_run(&state_dir, &run_id)
         .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))?;
@@ -84,6 +138,54 @@ pub fn run(args: Args) -> CliResult {
         let records = read_run(&state_dir, &run_id)
             .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))?
             .records;
+        let before = shown;
+        for r in records.iter().filter(|r| r.seq > before) {
+            show(r);
+            shown = r.seq;
+        }
+        finished = ends_run(records.last());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `spur trace` of a run on the engine: its records as the engine keeps them (the
+/// engine's journal; action logs stay on the worker that ran them).
+fn run_on_engine(args: &Args, ingress: &str) -> CliResult {
+    let run_id = engine_run_id(ingress, &args.run_id)?;
+    let records = engine_records(ingress, &run_id)?;
+    if args.json && !args.follow {
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&records).unwrap_or_else(|_| "[]".into())
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let show = |r: &Record| {
+        if args.json {
+            outln!("{}", serde_json::to_string(r).unwrap_or_default());
+        } else {
+            outln!(
+                "{:>4} {} {:<16} {}",
+                r.seq,
+                r.at,
+                r.event.name(),
+                describe(&r.event, None)
+            );
+        }
+    };
+    records.iter().for_each(show);
+    if !args.follow {
+        let total = spur_engine::run::runs_list::run_usage(&records);
+        if total.steps > 0 {
+            outln!("spent: {}", total_text(&total));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut shown = records.last().map_or(0, |r| r.seq);
+    let mut finished = ends_run(records.last());
+    while !finished {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let records = engine_records(ingress, &run_id)?;
         let before = shown;
         for r in records.iter().filter(|r| r.seq > before) {
             show(r);

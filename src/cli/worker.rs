@@ -10,11 +10,11 @@ use std::sync::Arc;
 use spur_engine::diagnostic::Code;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::journal::Record;
-use spur_engine::run::{self, RunError, RunId, RunObserver, StepJournal};
+use spur_engine::run::{self, LockError, RunError, RunId, RunObserver, StepJournal};
 use spur_engine::source::SourceFile;
 use spur_engine::task::lifecycle_done_gate::LifecycleDoneGate;
 use spur_guards::jq_shim::JqMode;
-use spur_restate::protocol::{AmbiguousAction, ReplyError, RunReply, RunRequest};
+use spur_restate::protocol::{AmbiguousAction, LockedTask, ReplyError, RunReply, RunRequest};
 
 use super::run::CommonRunArgs;
 use super::{CliResult, Failure};
@@ -99,6 +99,7 @@ impl CliWorker {
                 code: code.to_string(),
                 message,
                 ambiguous: None,
+                locked: None,
             })
         };
         let checked = checked(&request.pipeline_path, &request.pipeline_text)
@@ -155,6 +156,14 @@ fn reply_error(e: &RunError) -> ReplyError {
                 index: *index,
                 kind: kind.clone(),
                 log: log.clone(),
+            }),
+            _ => None,
+        },
+        locked: match e {
+            RunError::Locked(LockError::Held { wbs, holder, path }) => Some(LockedTask {
+                wbs: wbs.clone(),
+                holder: holder.clone(),
+                path: path.clone(),
             }),
             _ => None,
         },

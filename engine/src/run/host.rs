@@ -10,6 +10,7 @@ use super::done_gate_port::{GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
 use super::journal::{Event, JournalContent, Record};
 use super::observer::RunObserver;
+use super::outcome::RunOutcome;
 use super::run_error::RunError;
 use super::run_id::RunId;
 use super::secrets::RunSecrets;
@@ -34,12 +35,27 @@ pub(crate) type GuardBody<'b> = dyn FnMut() -> GuardResult + 'b;
 #[allow(dead_code)]
 pub(crate) enum Pause<'a> {
     /// The state declares `pause: true`.
-    State { state: &'a str },
+    State {
+        state: &'a str,
+        /// What the run stops with when no answer comes in this call.
+        outcome: &'a RunOutcome,
+    },
     /// An hitl action asks this and no one at a terminal answered.
     Question {
         state: &'a str,
         question: &'a HitlQuestion,
+        /// What the run stops with when no answer comes in this call.
+        outcome: &'a RunOutcome,
     },
+}
+
+impl Pause<'_> {
+    /// What the run stops with when no answer comes in this call.
+    pub(crate) fn outcome(&self) -> &RunOutcome {
+        match self {
+            Pause::State { outcome, .. } | Pause::Question { outcome, .. } => outcome,
+        }
+    }
 }
 
 /// How a paused run goes on within the same call.

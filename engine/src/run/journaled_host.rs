@@ -25,6 +25,7 @@ use super::done_gate_port::{DoneGate, GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
 use super::host::{ActionBody, GuardBody, Pause, Resume, RunHost};
 use super::journal::{Event, JournalContent, Record};
+use super::lock::LockError;
 use super::observer::RunObserver;
 use super::outcome::RunOutcome;
 use super::run_error::RunError;
@@ -47,8 +48,27 @@ pub trait StepJournal {
     /// in the same order with the same names on every replay.
     fn step(&mut self, name: &str, body: &mut dyn FnMut() -> String) -> Result<String, String>;
 
-    /// Wait until the durable promise `name` is resolved, and its value.
-    fn promise(&mut self, name: &str) -> Result<String, String>;
+    /// Wait until the durable promise `name` is resolved, and its value. `note` (a
+    /// [`PauseNote`] as JSON) tells a client what the run waits for meanwhile.
+    fn promise(&mut self, name: &str, note: &str) -> Result<String, String>;
+
+    /// Take the run lock of task `wbs` for this run, held until the run ends: `None` when
+    /// taken (or this run holds it already), else the run that holds it. Journaled like a
+    /// step. An engine without task locks takes every lock.
+    fn lock_task(&mut self, _wbs: &str) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+}
+
+/// What a run waiting at a pause tells its clients: the outcome a local run stops with
+/// there (state, question, choices), so `spur run` prints the same, and `spur continue`
+/// refuses an answer the question does not accept before it reaches the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PauseNote {
+    /// The paused outcome.
+    pub outcome: RunOutcome,
+    /// Its sentence for people (not part of the outcome's JSON).
+    pub detail: Option<String>,
 }
 
 /// Start a run whose host calls are steps of `journal`, with the run id the engine keys
@@ -224,10 +244,18 @@ impl RunHost for JournaledHost<'_> {
         self.run_id.clone()
     }
 
-    /// Not held on the engine yet: the task lock of a fleet is the `Task` object to come
-    /// (book: *Running a fleet*).
-    fn lock_task(&mut self, _wbs: &Wbs, _run_id: &RunId) -> Result<(), RunError> {
-        Ok(())
+    /// The engine's lock of the task (the `Task` object of a fleet): a second run of the
+    /// task, on any worker, is refused as a local one is.
+    fn lock_task(&mut self, wbs: &Wbs, _run_id: &RunId) -> Result<(), RunError> {
+        match self.journal.lock_task(wbs.as_str()) {
+            Ok(None) => Ok(()),
+            Ok(Some(holder)) => Err(RunError::Locked(LockError::Held {
+                wbs: wbs.as_str().to_owned(),
+                holder: Some(holder),
+                path: format!("the engine's Task object {}", wbs.as_str()),
+            })),
+            Err(why) => Err(engine_error("lock-task", why)),
+        }
     }
 
     /// The journal is the engine's; this worker keeps only the run's action logs.
@@ -429,7 +457,13 @@ impl RunHost for JournaledHost<'_> {
         self.flush().ok()?;
         self.pauses += 1;
         let name = format!("answer-{}", self.pauses);
-        let answer = self.journal.promise(&name).ok()?;
+        let outcome = pause.outcome();
+        let note = serde_json::to_string(&PauseNote {
+            outcome: outcome.clone(),
+            detail: outcome.detail.clone(),
+        })
+        .unwrap_or_default();
+        let answer = self.journal.promise(&name, &note).ok()?;
         Some(Resume {
             answer: match pause {
                 Pause::State { .. } => None,
@@ -570,7 +604,7 @@ mod tests {
             Ok(value)
         }
 
-        fn promise(&mut self, _name: &str) -> Result<String, String> {
+        fn promise(&mut self, _name: &str, _note: &str) -> Result<String, String> {
             Ok("yes".into())
         }
     }

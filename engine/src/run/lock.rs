@@ -21,15 +21,22 @@ pub(crate) struct TaskLock {
 /// The lock could not be taken.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
+    /// Another run holds the task's lock.
     #[error("task {wbs} is already being run{}", holder.as_deref().map(|h| format!(" by run {h}")).unwrap_or_default())]
     Held {
+        /// The task.
         wbs: String,
+        /// The run holding it, when known.
         holder: Option<String>,
+        /// Where the lock is (a file, or the engine's object).
         path: String,
     },
+    /// The lock file could not be opened.
     #[error("cannot open the task lock {path}: {source}")]
     Io {
+        /// The lock file.
         path: String,
+        /// Why.
         #[source]
         source: io::Error,
     },

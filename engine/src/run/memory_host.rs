@@ -153,7 +153,7 @@ impl RunHost for MemoryHost {
 
     fn wait_for_answer(&mut self, pause: &Pause<'_>) -> Option<Resume> {
         self.pauses.push(match pause {
-            Pause::State { state } => format!("state {state}"),
+            Pause::State { state, .. } => format!("state {state}"),
             Pause::Question { question, .. } => format!("question {}", question.prompt),
         });
         (!self.answers.is_empty()).then(|| self.answers.remove(0))

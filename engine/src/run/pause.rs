@@ -26,20 +26,21 @@ impl Run<'_, '_> {
             action: Some(index),
             prompt: Some(question.prompt.clone()),
         })?;
+        let mut paused = self.paused(
+            c,
+            format!(
+                "waiting for an answer to {:?} ({})",
+                question.prompt,
+                question.shown_choices("/")
+            ),
+        );
+        paused.question = Some(question.clone());
         let pause = Pause::Question {
             state: &state,
             question,
+            outcome: &paused,
         };
         let Some(resume) = self.host.wait_for_answer(&pause) else {
-            let mut paused = self.paused(
-                c,
-                format!(
-                    "waiting for an answer to {:?} ({})",
-                    question.prompt,
-                    question.shown_choices("/")
-                ),
-            );
-            paused.question = Some(question.clone());
             return Ok(Some(paused));
         };
         self.go_on(c, resume, Some((index, question)))?;
@@ -55,10 +56,13 @@ impl Run<'_, '_> {
             action: None,
             prompt: None,
         })?;
-        let Some(resume) = self.host.wait_for_answer(&Pause::State { state: &state }) else {
-            return Ok(Some(
-                self.paused(c, format!("state {state:?} pauses for the operator")),
-            ));
+        let paused = self.paused(c, format!("state {state:?} pauses for the operator"));
+        let pause = Pause::State {
+            state: &state,
+            outcome: &paused,
+        };
+        let Some(resume) = self.host.wait_for_answer(&pause) else {
+            return Ok(Some(paused));
         };
         self.go_on(c, resume, None)?;
         Ok(None)
