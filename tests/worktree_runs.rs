@@ -108,6 +108,7 @@ fn two_tasks_in_two_worktrees_keep_their_own_evidence_and_certify_in_the_project
     let a = start(&project, "0592");
     let a_id = a["runId"].as_str().unwrap().to_owned();
     let a_tree = worktree_of(&project, &a_id);
+    assert_eq!(a["worktree"]["branch"], format!("spur/{a_id}"), "{a}");
     assert_eq!(
         std::fs::read_to_string(a_tree.join("wip-0592.txt")).unwrap(),
         "work of 0592\n"
@@ -129,6 +130,11 @@ fn two_tasks_in_two_worktrees_keep_their_own_evidence_and_certify_in_the_project
     let b_done = b_done.stdout_json();
     assert_eq!(b_done["outcome"], "done", "{b_done}");
     assert_eq!(b_done["doneGate"]["decision"], "allow", "{b_done}");
+    assert_eq!(
+        b_done["worktree"]["branch"],
+        format!("spur/{b_id}"),
+        "{b_done}"
+    );
     // 0592's evidence is of its own tree: 0593's change did not invalidate it.
     let a_done = project
         .args(["continue", &a_id, "--json"])

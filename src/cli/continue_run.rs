@@ -5,7 +5,7 @@
 use spur_engine::run;
 use spur_engine::task::lifecycle_done_gate::LifecycleDoneGate;
 
-use super::run::{finish, CommonRunArgs};
+use super::run::CommonRunArgs;
 use super::run_progress::Progress;
 use super::CliResult;
 
@@ -85,10 +85,11 @@ pub fn run(args: Args) -> CliResult {
         &mut LifecycleDoneGate::new(settings.clone()),
     );
     drop(progress);
-    let result = finish(
+    let result = super::run::finish_in_worktree(
         outcome,
         args.common.json,
         Some((&settings.state_dir, &checked)),
+        worktree.as_ref(),
     );
     if let Some(record) = &worktree {
         super::run::worktree_notice(&settings.state_dir, record, false);

@@ -260,10 +260,11 @@ pub fn run(args: Args) -> CliResult {
         &outcome,
         Ok(o) if matches!(o.outcome, Outcome::Done | Outcome::Completed)
     );
-    let result = finish(
+    let result = finish_in_worktree(
         outcome,
         args.common.json,
         Some((&settings.state_dir, &checked)),
+        worktree.as_ref().map(|(_, record)| record),
     );
     if let Some((_, record)) = &worktree {
         worktree_notice(
@@ -377,6 +378,26 @@ pub fn finish_recorded(
     ran: Option<(&StateDir, &CheckedPipeline)>,
     records: Option<&[spur_engine::run::journal::Record]>,
 ) -> CliResult {
+    finish_shown(outcome, json, ran, records, None)
+}
+
+/// [`finish`] of a run in a worktree: `--json` carries it (`worktree: {path, branch, tree}`).
+pub fn finish_in_worktree(
+    outcome: Result<RunOutcome, RunError>,
+    json: bool,
+    ran: Option<(&StateDir, &CheckedPipeline)>,
+    worktree: Option<&WorktreeRecord>,
+) -> CliResult {
+    finish_shown(outcome, json, ran, None, worktree)
+}
+
+fn finish_shown(
+    outcome: Result<RunOutcome, RunError>,
+    json: bool,
+    ran: Option<(&StateDir, &CheckedPipeline)>,
+    records: Option<&[spur_engine::run::journal::Record]>,
+    worktree: Option<&WorktreeRecord>,
+) -> CliResult {
     let outcome = outcome.map_err(|e| {
         let code = match e.class() {
             ErrorClass::Usage => exit::USAGE,
@@ -412,6 +433,7 @@ pub fn finish_recorded(
         let shown = Shown {
             outcome: &outcome,
             failure: why.as_ref(),
+            worktree,
         };
         let text = serde_json::to_string_pretty(&shown).unwrap_or_else(|_| "{}".into());
         outln!("{text}");
@@ -445,6 +467,8 @@ struct Shown<'a> {
     outcome: &'a RunOutcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     failure: Option<&'a FailureExplanation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worktree: Option<&'a WorktreeRecord>,
 }
 
 /// Why the run failed, read back from its journal (nothing when it cannot be read).
