@@ -101,51 +101,11 @@ pub fn run(args: Args) -> CliResult {
         _ => {}
     }
     let run_dir = state_dir.runs_dir().join(run_id.to_string());
-    if args.json && !args.follow {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&content.records).unwrap_or_else(|_| "[]".into())
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let show = |r: &Record| {
-        if args.json {
-            outln!("{}", serde_json::to_string(r).unwrap_or_default());
-        } else {
-            outln!(
-                "{:>4} {} {:<16} {}",
-                r.seq,
-                r.at,
-                r.event.name(),
-                describe(&r.event, Some(&run_dir))
-            );
-        }
-    };
-    content.records.iter().for_each(show);
-    if !args.follow {
-        let total = spur_engine::run::runs_list::run_usage(&content.records);
-        if total.steps > 0 {
-            outln!("spent: {}", total_text(&total));
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    // Follow: read the journal again until its last record ends the run. (Polling: a
-    // journal is appended by another process, and a few reads a second cost nothing.)
-    let mut shown = content.records.last().map_or(0, |r| r.seq);
-    let mut finished = ends_run(content.records.last());
-    while !finished {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let records = read_run(&state_dir, &run_id)
-            .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))?
-            .records;
-        let before = shown;
-        for r in records.iter().filter(|r| r.seq > before) {
-            show(r);
-            shown = r.seq;
-        }
-        finished = ends_run(records.last());
-    }
-    Ok(ExitCode::SUCCESS)
+    print_records(&args, content.records, Some(&run_dir), || {
+        read_run(&state_dir, &run_id)
+            .map(|content| content.records)
+            .map_err(|e| Failure::with_code(miette::Report::new(e), exit::USAGE))
+    })
 }
 
 /// `spur trace` of a run on the engine: its records as the engine keeps them (the
@@ -153,6 +113,19 @@ pub fn run(args: Args) -> CliResult {
 fn run_on_engine(args: &Args, ingress: &str) -> CliResult {
     let run_id = engine_run_id(ingress, &args.run_id)?;
     let records = engine_records(ingress, &run_id)?;
+    print_records(args, records, None, || engine_records(ingress, &run_id))
+}
+
+/// Print `records` (JSON or a line each, then what the run spent); with `--follow`, read
+/// them again with `reread` until the last one ends the run. (Polling: a journal is
+/// appended by another process, and a few reads a second cost nothing.) Action logs are
+/// named under `run_dir` when they are on this machine.
+fn print_records(
+    args: &Args,
+    records: Vec<Record>,
+    run_dir: Option<&Path>,
+    mut reread: impl FnMut() -> Result<Vec<Record>, Failure>,
+) -> CliResult {
     if args.json && !args.follow {
         outln!(
             "{}",
@@ -169,7 +142,7 @@ fn run_on_engine(args: &Args, ingress: &str) -> CliResult {
                 r.seq,
                 r.at,
                 r.event.name(),
-                describe(&r.event, None)
+                describe(&r.event, run_dir)
             );
         }
     };
@@ -185,7 +158,7 @@ fn run_on_engine(args: &Args, ingress: &str) -> CliResult {
     let mut finished = ends_run(records.last());
     while !finished {
         std::thread::sleep(std::time::Duration::from_millis(200));
-        let records = engine_records(ingress, &run_id)?;
+        let records = reread()?;
         let before = shown;
         for r in records.iter().filter(|r| r.seq > before) {
             show(r);
