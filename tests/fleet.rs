@@ -24,20 +24,30 @@ fn spawn(p: &Spur, args: &[&str]) -> Child {
     cmd.spawn().expect("start spur")
 }
 
-const TWO_STEPS: &str = r#"
-name: two-steps
+/// Three states a → b → c, named `name`: a appends `a` to steps.txt, b runs `b_command`.
+fn two_steps(name: &str, b_command: &str) -> String {
+    format!(
+        r#"
+name: {name}
 initialState: a
 terminalStates: [c]
 states:
   - id: a
     onEnter:
-      - {kind: shell, options: {command: 'echo a >> steps.txt'}}
+      - {{kind: shell, options: {{command: 'echo a >> steps.txt'}}}}
   - id: b
     onEnter:
-      - {kind: shell, options: {command: 'echo b >> steps.txt'}}
-  - {id: c}
-transitions: [{from: a, to: b}, {from: b, to: c}]
-"#;
+      - {{kind: shell, options: {{command: '{b_command}'}}}}
+  - {{id: c}}
+transitions: [{{from: a, to: b}}, {{from: b, to: c}}]
+"#
+    )
+}
+
+/// [`two_steps`] whose b appends `b`.
+fn plain_two_steps() -> String {
+    two_steps("two-steps", "echo b >> steps.txt")
+}
 
 /// `text` with run ids and step durations replaced (they differ between any two runs).
 fn normalised(text: &str) -> String {
@@ -64,7 +74,7 @@ fn normalised(text: &str) -> String {
 #[test]
 fn a_run_on_restate_prints_what_a_local_run_prints_and_does_each_step_once() {
     let (server, _turn) = shared();
-    let p = Spur::new().file("pipeline.yaml", TWO_STEPS);
+    let p = Spur::new().file("pipeline.yaml", &plain_two_steps());
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
     let local = p
         .args(["run", "pipeline.yaml"])
@@ -111,7 +121,7 @@ fn a_run_on_restate_prints_what_a_local_run_prints_and_does_each_step_once() {
 #[test]
 fn engine_restate_in_the_config_sends_runs_there_and_detach_returns_the_run_id() {
     let (server, _turn) = shared();
-    let p = Spur::new().file("pipeline.yaml", TWO_STEPS).file(
+    let p = Spur::new().file("pipeline.yaml", &plain_two_steps()).file(
         ".spur/config.yaml",
         format!(
             "engine: {{kind: restate, ingress: '{}', admin: '{}'}}\n",
@@ -143,20 +153,7 @@ fn a_worker_killed_mid_action_leaves_the_run_to_the_other_and_the_action_ambiguo
     // child for a file that never comes.
     let p = Spur::new().file(
         "pipeline.yaml",
-        r#"
-name: crash
-initialState: a
-terminalStates: [c]
-states:
-  - id: a
-    onEnter:
-      - {kind: shell, options: {command: 'echo a >> steps.txt'}}
-  - id: b
-    onEnter:
-      - {kind: shell, options: {command: '(while [ ! -f never ]; do sleep 0.05; done) & echo "$PPID $$ $!" > b.pid; echo b >> steps.txt; wait'}}
-  - {id: c}
-transitions: [{from: a, to: b}, {from: b, to: c}]
-"#,
+        &two_steps("crash", r#"(while [ ! -f never ]; do sleep 0.05; done) & echo "$PPID $$ $!" > b.pid; echo b >> steps.txt; wait"#),
     );
     let fleet = Fleet::start(server, p.path(), p.home(), 2);
     let ingress = server.ingress();
@@ -215,29 +212,7 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
 #[test]
 fn a_server_killed_while_a_run_is_paused_comes_back_and_the_run_goes_on() {
     let mut server = Server::start();
-    let p = Spur::new().file(
-        "pipeline.yaml",
-        r#"
-name: approval
-initialState: implement
-terminalStates: [done]
-states:
-  - id: implement
-    onEnter:
-      - {kind: shell, options: {command: 'echo implement >> steps.txt'}}
-  - id: approve
-    onEnter:
-      - {kind: hitl.confirm, options: {prompt: 'ship it?'}}
-  - id: ship
-    onEnter:
-      - {kind: shell, options: {command: 'echo ship >> steps.txt'}}
-  - {id: done}
-transitions:
-  - {from: implement, to: approve}
-  - {from: approve, to: ship}
-  - {from: ship, to: done}
-"#,
-    );
+    let p = Spur::new().file("pipeline.yaml", APPROVAL);
     let _fleet = Fleet::start(&server, p.path(), p.home(), 1);
     let paused = p
         .args(["run", "pipeline.yaml", "--engine", "restate", "--ingress"])
@@ -284,7 +259,7 @@ transitions:
 #[test]
 fn twenty_runs_over_two_workers_all_reach_a_terminal() {
     let (server, _turn) = shared();
-    let p = Spur::new().file("pipeline.yaml", TWO_STEPS);
+    let p = Spur::new().file("pipeline.yaml", &plain_two_steps());
     let _fleet = Fleet::start(server, p.path(), p.home(), 2);
     let ingress = server.ingress();
     let args = [
@@ -317,7 +292,7 @@ fn twenty_runs_over_two_workers_all_reach_a_terminal() {
 
 #[test]
 fn a_run_for_an_engine_that_is_not_there_cannot_start() {
-    let p = Spur::new().file("pipeline.yaml", TWO_STEPS);
+    let p = Spur::new().file("pipeline.yaml", &plain_two_steps());
     let port = crate::common::restate::free_port();
     let out = p
         .args(["run", "pipeline.yaml", "--engine", "restate", "--ingress"])
@@ -347,20 +322,10 @@ fn runs_and_trace_read_a_run_on_the_engine_while_it_runs_and_after() {
     // b waits for a file the test writes once it has seen the run in flight.
     let p = Spur::new().file(
         "pipeline.yaml",
-        r#"
-name: traced
-initialState: a
-terminalStates: [c]
-states:
-  - id: a
-    onEnter:
-      - {kind: shell, options: {command: 'echo a >> steps.txt'}}
-  - id: b
-    onEnter:
-      - {kind: shell, options: {command: 'while [ ! -f go ]; do sleep 0.05; done; echo b >> steps.txt'}}
-  - {id: c}
-transitions: [{from: a, to: b}, {from: b, to: c}]
-"#,
+        &two_steps(
+            "traced",
+            "while [ ! -f go ]; do sleep 0.05; done; echo b >> steps.txt",
+        ),
     );
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
     let ingress = server.ingress();
@@ -694,7 +659,7 @@ fn a_paused_fleet_run_prints_the_local_pause_and_an_invalid_answer_is_refused() 
 
 #[test]
 fn engine_in_the_config_is_read_strictly_with_every_error_of_the_file() {
-    let p = Spur::new().file("pipeline.yaml", TWO_STEPS).file(
+    let p = Spur::new().file("pipeline.yaml", &plain_two_steps()).file(
         ".spur/config.yaml",
         "http: {allo: []}\nengine: {kind: restate, ingres: 'http://127.0.0.1:1'}\n",
     );
