@@ -74,7 +74,7 @@ fn normalised(text: &str) -> String {
 #[test]
 fn a_run_on_restate_prints_what_a_local_run_prints_and_does_each_step_once() {
     let (server, _turn) = shared();
-    let p = Spur::new().file("pipeline.yaml", &plain_two_steps());
+    let p = Spur::new().file("pipeline.yaml", plain_two_steps());
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
     let local = p
         .args(["run", "pipeline.yaml"])
@@ -121,7 +121,7 @@ fn a_run_on_restate_prints_what_a_local_run_prints_and_does_each_step_once() {
 #[test]
 fn engine_restate_in_the_config_sends_runs_there_and_detach_returns_the_run_id() {
     let (server, _turn) = shared();
-    let p = Spur::new().file("pipeline.yaml", &plain_two_steps()).file(
+    let p = Spur::new().file("pipeline.yaml", plain_two_steps()).file(
         ".spur/config.yaml",
         format!(
             "engine: {{kind: restate, ingress: '{}', admin: '{}'}}\n",
@@ -153,7 +153,7 @@ fn a_worker_killed_mid_action_leaves_the_run_to_the_other_and_the_action_ambiguo
     // child for a file that never comes.
     let p = Spur::new().file(
         "pipeline.yaml",
-        &two_steps("crash", r#"(while [ ! -f never ]; do sleep 0.05; done) & echo "$PPID $$ $!" > b.pid; echo b >> steps.txt; wait"#),
+        two_steps("crash", r#"(while [ ! -f never ]; do sleep 0.05; done) & echo "$PPID $$ $!" > b.pid; echo b >> steps.txt; wait"#),
     );
     let fleet = Fleet::start(server, p.path(), p.home(), 2);
     let ingress = server.ingress();
@@ -259,7 +259,7 @@ fn a_server_killed_while_a_run_is_paused_comes_back_and_the_run_goes_on() {
 #[test]
 fn twenty_runs_over_two_workers_all_reach_a_terminal() {
     let (server, _turn) = shared();
-    let p = Spur::new().file("pipeline.yaml", &plain_two_steps());
+    let p = Spur::new().file("pipeline.yaml", plain_two_steps());
     let _fleet = Fleet::start(server, p.path(), p.home(), 2);
     let ingress = server.ingress();
     let args = [
@@ -292,7 +292,7 @@ fn twenty_runs_over_two_workers_all_reach_a_terminal() {
 
 #[test]
 fn a_run_for_an_engine_that_is_not_there_cannot_start() {
-    let p = Spur::new().file("pipeline.yaml", &plain_two_steps());
+    let p = Spur::new().file("pipeline.yaml", plain_two_steps());
     let port = crate::common::restate::free_port();
     let out = p
         .args(["run", "pipeline.yaml", "--engine", "restate", "--ingress"])
@@ -322,7 +322,7 @@ fn runs_and_trace_read_a_run_on_the_engine_while_it_runs_and_after() {
     // b waits for a file the test writes once it has seen the run in flight.
     let p = Spur::new().file(
         "pipeline.yaml",
-        &two_steps(
+        two_steps(
             "traced",
             "while [ ! -f go ]; do sleep 0.05; done; echo b >> steps.txt",
         ),
@@ -659,7 +659,7 @@ fn a_paused_fleet_run_prints_the_local_pause_and_an_invalid_answer_is_refused() 
 
 #[test]
 fn engine_in_the_config_is_read_strictly_with_every_error_of_the_file() {
-    let p = Spur::new().file("pipeline.yaml", &plain_two_steps()).file(
+    let p = Spur::new().file("pipeline.yaml", plain_two_steps()).file(
         ".spur/config.yaml",
         "http: {allo: []}\nengine: {kind: restate, ingres: 'http://127.0.0.1:1'}\n",
     );
