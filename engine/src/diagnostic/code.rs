@@ -114,6 +114,8 @@ codes! {
     CheckMissingOption = "spur::check::missing-option",
     /// an option the action or guard does not know (warning; ignored)
     CheckUnknownOption = "spur::check::unknown-option",
+    /// an option written without templates whose value its action or guard cannot take (e.g. `timeoutMs: soon`)
+    CheckOptionType = "spur::check::option-type",
     /// a `decision:` of an hitl action that the reference would refuse
     CheckDecision = "spur::check::decision",
     /// an `agent.run` whose agent `.spur/config.yaml` does not map (warning)
