@@ -7,6 +7,7 @@
 //! has it. Outside runs, every record of a gate decision or verify run names the policy it
 //! was made under, and `spur audit verify` lists where it changed.
 
+pub mod approval;
 mod canonical;
 mod history;
 mod source;
@@ -16,6 +17,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::diagnostic::{coded_diagnostic, Code};
+use crate::store::chain_key::KeyError;
 use crate::store::atomic_file::write_atomic;
 use crate::store::bounded_read::read_string;
 use crate::store::digest::sha256_hex;
@@ -59,7 +61,8 @@ impl Policy {
         &self.text
     }
 
-    fn tree(&self) -> Value {
+    /// The canonical form as a JSON value (keys sorted), for output.
+    pub fn tree(&self) -> Value {
         serde_json::from_str(&self.text).unwrap_or(Value::Null)
     }
 
@@ -67,6 +70,23 @@ impl Policy {
     /// difference of key order only is named as such.
     pub fn changes_since(&self, old: &Policy) -> Vec<String> {
         let found = canonical::changes(&old.tree(), &self.tree());
+        if found.is_empty() && self.sha256 != old.sha256 {
+            return vec!["the order of its keys changed".to_owned()];
+        }
+        found
+    }
+
+    /// Each value of the policy on a line, for a person (`verify.gates.tests.command: cargo
+    /// test`); empty for a config with neither `verify` nor `doneGate`.
+    pub fn described_fields(&self) -> Vec<String> {
+        canonical::fields(&self.tree())
+    }
+
+    /// [`Policy::changes_since`] for a person reviewing them: each change with its values
+    /// (`doneGate.externalVerdicts: deny → allow`), the gates counted (`verify.gates: 3 gates
+    /// → 0 (removed: …)`).
+    pub fn described_changes_since(&self, old: &Policy) -> Vec<String> {
+        let found = canonical::described_changes(&old.tree(), &self.tree());
         if found.is_empty() && self.sha256 != old.sha256 {
             return vec!["the order of its keys changed".to_owned()];
         }
@@ -149,11 +169,60 @@ pub enum PolicyError {
         /// Why.
         why: String,
     },
+    /// The config's policy is not the one a person approved.
+    #[error(
+        "the gate's policy in {} ({now}) is not the one approved by {by} at {at} ({approved}): {}",
+        config.display(),
+        changes.join("; ")
+    )]
+    Unapproved {
+        /// `.spur/config.yaml`.
+        config: PathBuf,
+        /// The config's policy (short hash).
+        now: String,
+        /// The approved policy (short hash).
+        approved: String,
+        /// Who approved it.
+        by: String,
+        /// When.
+        at: String,
+        /// What changed since, for a reviewer.
+        changes: Vec<String>,
+    },
+    /// The approval record was edited, or written without the key.
+    #[error("the approval of the gate's policy {path} was tampered with: {why}")]
+    ApprovalTampered {
+        /// The record.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// The approval record was sealed with a key that is not at hand.
+    #[error("the approval of the gate's policy {path} cannot be verified: {why}")]
+    ApprovalUnverifiable {
+        /// The record.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// The approval record cannot be read or written.
+    #[error("the approval of the gate's policy {path} cannot be {doing}: {why}")]
+    ApprovalUnusable {
+        /// The record.
+        path: PathBuf,
+        /// `read` or `written`.
+        doing: &'static str,
+        /// Why.
+        why: String,
+    },
+    /// The key to seal an approval with cannot be had.
+    #[error(transparent)]
+    Key(#[from] KeyError),
 }
 
 coded_diagnostic! {
     PolicyError {
-        forward { Config }
+        forward { Config, Key }
         Self::Store { .. } => Code::PolicyStoreFailed,
             help("make the protected state's policies/ (`spur state show`) writable");
         Self::Snapshot { .. } => Code::PolicyPinned,
@@ -162,5 +231,17 @@ coded_diagnostic! {
         Self::Pinned { .. } => Code::PolicyPinned,
             help("spur calls from a run's steps use the policy the run started with; this one cannot be \
                   found or verified. Start a new run with `spur run`");
+        Self::Unapproved { .. } => Code::PolicyUnapproved,
+            help("review .spur/config.yaml; if the change is yours, run `spur policy approve` \
+                  (`spur policy show` shows both policies)");
+        Self::ApprovalTampered { .. } => Code::PolicyApprovalTampered,
+            help("spur seals the approval with your key; an edited one approves nothing. Review \
+                  .spur/config.yaml, then run `spur policy approve` (book: The approved policy)");
+        Self::ApprovalUnverifiable { .. } => Code::PolicyApprovalUnverifiable,
+            help("restore the key that sealed it (or point SPUR_KEY_FILE at it), or review \
+                  .spur/config.yaml and run `spur policy approve` (book: Keys)");
+        Self::ApprovalUnusable { .. } => Code::PolicyApprovalUnusable,
+            help("the approval lives in the protected state (`spur state show`): make it readable \
+                  and writable by you");
     }
 }

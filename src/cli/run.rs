@@ -116,6 +116,10 @@ impl CommonRunArgs {
             let exe = spur_bin.as_deref()?;
             spur_guards::jq_shim::ensure_shim_dir(&dir, exe).ok()
         });
+        // A run started from a step of another run keeps that run's pin; a person's run
+        // (or `continue`, `retry`) needs the config's policy to be the approved one.
+        let policy = super::run_policy::policy_for(&state_dir, None)?;
+        super::run_policy::require_approved(&state_dir, &policy, exit::CANNOT_START)?;
         // Steps run sandboxed from here on; where they cannot be, the run says so once.
         let sandbox = spur_engine::sandbox::confine_steps(&state_dir);
         if let Some(notice) = sandbox.fallback_notice() {
@@ -135,8 +139,6 @@ impl CommonRunArgs {
             )),
             None => None,
         };
-        // A run started from a step of another run keeps that run's pin.
-        let policy = super::run_policy::policy_for(&state_dir, None)?;
         Ok(RunSettings {
             state_dir,
             durability,

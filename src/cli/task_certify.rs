@@ -115,6 +115,10 @@ pub(super) fn certify_done(
     force: Option<&ForceReason>,
 ) -> Result<Outcome, Failure> {
     let policy = super::run_policy::policy_for(state_dir, Some(wbs))?;
+    // A person's decision needs the approved policy; an override does not read it.
+    if force.is_none() {
+        super::run_policy::require_approved(state_dir, &policy, exit::USAGE)?;
+    }
     // A call from a run's step is on record as the run's.
     let run_id = match &policy {
         PolicySource::Pinned(pinned) => Some(pinned.run_id().to_owned()),

@@ -386,6 +386,9 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     if let Err(message) = policy_unchanged(request.state_dir, wbs, &gate_policy) {
         return deny(message, evaluation);
     }
+    if let Err(message) = policy_approved(request, wbs, &gate_policy) {
+        return deny(message, evaluation);
+    }
     let (reason, via, how) = match provenance::check(
         wbs,
         &path,
@@ -478,6 +481,27 @@ fn policy_unchanged(
         policy::short(now.sha256()),
         policy::short(pinned.policy.sha256()),
     ))
+}
+
+/// Outside runs: `Err(deny message)` when the policy the gate read is not the one a person
+/// approved (`policy::approval`), or the approval approves nothing. A run's pin was held
+/// to the approval when the run started.
+fn policy_approved(
+    request: &DoneRequest<'_>,
+    wbs: &Wbs,
+    gate_policy: &GatePolicy,
+) -> Result<(), String> {
+    if gate_policy.pinned.is_some() {
+        return Ok(());
+    }
+    policy::approval::require(request.state_dir, &gate_policy.policy)
+        .map(drop)
+        .map_err(|e| {
+            let help = miette::Diagnostic::help(&e)
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default();
+            format!("task {wbs} cannot be marked done: {e}{help}")
+        })
 }
 
 /// In a run: the deny message when the task was marked done since the run started, under

@@ -173,9 +173,15 @@ pub(crate) fn start_on(
         settings.jq.start_early();
     }
     let secrets = RunSecrets::new(pipeline, &config_secrets(&settings.state_dir)?, &vars);
-    // The gate's policy as the run starts: the run and its steps' spur calls keep it.
+    // The gate's policy as the run starts: the run and its steps' spur calls keep it. The
+    // config's must be the one a person approved (the approval was made before any step
+    // of this run could write the config; a nested run keeps its outer run's pin).
     let policy = match &settings.policy {
-        PolicySource::Project => project_policy(&settings.state_dir)?.0,
+        PolicySource::Project => {
+            let policy = project_policy(&settings.state_dir)?.0;
+            crate::policy::approval::require(&settings.state_dir, &policy)?;
+            policy
+        }
         PolicySource::Pinned(outer) => outer.policy().clone(),
     };
     let initial = plan
