@@ -127,7 +127,9 @@ fn diff(old: &Value, new: &Value, path: &str, detail: Detail, found: &mut Vec<St
                 match new.get(key) {
                     None if counted => {}
                     None if detail == Detail::Values => {
-                        found.push(format!("{} removed (was {})", at(key), shown(value)));
+                        for (path, value) in leaves(value, &at(key)) {
+                            found.push(format!("{path} removed (was {})", shown(value)));
+                        }
                     }
                     None => found.push(format!("{} removed", at(key))),
                     Some(other) => diff(value, other, &at(key), detail, found),
@@ -136,7 +138,9 @@ fn diff(old: &Value, new: &Value, path: &str, detail: Detail, found: &mut Vec<St
             for key in added.into_iter().filter(|_| !counted) {
                 match (detail, new.get(key)) {
                     (Detail::Values, Some(value)) => {
-                        found.push(format!("{} added: {}", at(key), shown(value)));
+                        for (path, value) in leaves(value, &at(key)) {
+                            found.push(format!("{path} added: {}", shown(value)));
+                        }
                     }
                     _ => found.push(format!("{} added", at(key))),
                 }
@@ -156,25 +160,28 @@ fn diff(old: &Value, new: &Value, path: &str, detail: Detail, found: &mut Vec<St
 /// Every value of a policy on a line of its own, for a person: `verify.gates.tests.command:
 /// cargo test`, `doneGate.fingerprintExclude: *.log, target/**`; an empty mapping as `{}`.
 pub(crate) fn fields(value: &Value) -> Vec<String> {
-    let mut found = Vec::new();
-    push_fields(value, "", &mut found);
-    found
+    leaves(value, "")
+        .into_iter()
+        .filter(|(path, _)| !path.is_empty())
+        .map(|(path, value)| format!("{path}: {}", shown(value)))
+        .collect()
 }
 
-fn push_fields(value: &Value, path: &str, found: &mut Vec<String>) {
+/// The values of `value` under `path` that are not non-empty mappings, each with its path.
+fn leaves<'a>(value: &'a Value, path: &str) -> Vec<(String, &'a Value)> {
     match value {
-        Value::Object(entries) if !entries.is_empty() => {
-            for (key, inner) in entries {
+        Value::Object(entries) if !entries.is_empty() => entries
+            .iter()
+            .flat_map(|(key, inner)| {
                 let at = if path.is_empty() {
                     key.clone()
                 } else {
                     format!("{path}.{key}")
                 };
-                push_fields(inner, &at, found);
-            }
-        }
-        _ if path.is_empty() => {}
-        _ => found.push(format!("{path}: {}", shown(value))),
+                leaves(inner, &at)
+            })
+            .collect(),
+        _ => vec![(path.to_owned(), value)],
     }
 }
 
@@ -304,7 +311,10 @@ mod tests {
                 .unwrap();
         let described = described_changes(&one, &gone);
         assert_eq!(described.len(), 1, "{described:?}");
-        assert!(described[0].starts_with(r#"verify removed (was {"gates":"#), "{described:?}");
+        assert!(
+            described[0].starts_with("verify.gates.t.command removed (was xxx"),
+            "{described:?}"
+        );
         assert!(described[0].ends_with("…)"), "{described:?}");
         assert_eq!(
             fields(&new),
@@ -317,7 +327,7 @@ mod tests {
         assert!(fields(&gone).is_empty());
         assert_eq!(
             described_changes(&gone, &one)[0].chars().count(),
-            "verify added: ".chars().count() + MAX_SHOWN + 1
+            "verify.gates.t.command added: ".chars().count() + MAX_SHOWN + 1
         );
     }
 }
