@@ -2,7 +2,7 @@
 //! for its steps, or the task's run lock held by a run), the policy that run pinned; else
 //! `.spur/config.yaml` as it is now, which must be the policy a person approved.
 
-use spur_engine::policy::{approval, short, PolicySource};
+use spur_engine::policy::{approval, short, PolicyError, PolicySource};
 use spur_engine::store::audit::current_user;
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::wbs::Wbs;
@@ -18,30 +18,26 @@ pub fn policy_for(state_dir: &StateDir, wbs: Option<&Wbs>) -> Result<PolicySourc
 }
 
 /// For a person's call that decides under the project's policy — a run that starts or goes
-/// on, a gate decision outside runs — the config's policy must be the approved one
-/// (`spur::policy::unapproved`, exit `code`, otherwise). The first such call approves it,
-/// and says so once on stderr (trust on first use). A call under a run's pin was held to
-/// the approval when that run started.
-pub fn require_approved(
-    state_dir: &StateDir,
-    source: &PolicySource,
-    code: u8,
-) -> Result<(), Failure> {
+/// on, a gate decision outside runs: when no policy was approved yet, approve the config's
+/// (trust on first use), saying so once on stderr when it has a `verify` or `doneGate`
+/// section. A call under a run's pin was held to the approval when that run started.
+/// Whether the config's policy is the approved one is the error (`spur::policy::unapproved`,
+/// or the record's own when it approves nothing).
+pub fn approve_on_first_use(state_dir: &StateDir, source: &PolicySource) -> Result<(), PolicyError> {
     if let PolicySource::Pinned(_) = source {
         return Ok(());
     }
-    match approval::approve_on_first_use(state_dir, &current_user()) {
-        Ok(None) => Ok(()),
-        Ok(Some(approved)) => {
-            eprintln!(
-                "note: approved the gate's policy of {} on first use ({}): from now on a change \
-                 to its verify or doneGate sections needs `spur policy approve` (`spur policy \
-                 show` shows it)",
-                state_dir.config_path().display(),
-                short(approved.policy().sha256())
-            );
-            Ok(())
-        }
-        Err(e) => Err(Failure::with_code(miette::Report::new(e), code)),
+    let Some(approved) = approval::approve_on_first_use(state_dir, &current_user())? else {
+        return Ok(());
+    };
+    if !approved.policy().described_fields().is_empty() {
+        eprintln!(
+            "note: approved the gate's policy of {} on first use ({}): from now on a change \
+             to its verify or doneGate sections needs `spur policy approve` (`spur policy \
+             show` shows it)",
+            state_dir.config_path().display(),
+            short(approved.policy().sha256())
+        );
     }
+    Ok(())
 }

@@ -244,6 +244,7 @@ pub(crate) fn resume_on(
 ) -> Result<RunOutcome, RunError> {
     serve_nested_calls_for(settings, &request.run_id);
     let resumable = resumable::check(&request, GoOn::Continue, settings, host)?;
+    held_to_approval(settings)?;
     let state = resumable.state;
     let (mut run, position) = reopen(&request, resumable, settings, host, observer)?;
     run.entered_via = position.transitions.last().map(|t| t.transition);
@@ -299,6 +300,7 @@ pub(crate) fn retry_on(
     };
     serve_nested_calls_for(settings, &request.run_id);
     let resumable = resumable::check(&request, GoOn::Retry, settings, host)?;
+    held_to_approval(settings)?;
     let state = resumable.state;
     let (mut run, position) = reopen(&request, resumable, settings, host, observer)?;
     run.append(Event::Retried {
@@ -351,6 +353,19 @@ fn reopen<'p, 'h>(
         bound_base: position.bound_base,
     };
     Ok((run, position))
+}
+
+/// A person's resume or retry (not a step's: its run was held to the approval when it
+/// started) goes on only while the config's policy is the approved one, as a start does:
+/// a step of the run may have weakened it, and the person is told before anything runs.
+/// A config that cannot be read is left to the gate, which denies under it.
+fn held_to_approval(settings: &RunSettings) -> Result<(), RunError> {
+    if let PolicySource::Project = settings.policy {
+        if let Ok((policy, _)) = project_policy(&settings.state_dir) {
+            crate::policy::approval::require(&settings.state_dir, &policy)?;
+        }
+    }
+    Ok(())
 }
 
 /// The policy a resumed run pinned when it started: its snapshot, checked against the hash
