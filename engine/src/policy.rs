@@ -5,7 +5,9 @@
 //! keyed journal's `run-started`), and the run and every spur call from its steps use that
 //! snapshot, and the gate denies naming what changed when the config on disk no longer
 //! has it. Outside runs, every record of a gate decision or verify run names the policy it
-//! was made under, and `spur audit verify` lists where it changed.
+//! was made under, and `spur audit verify` lists where it changed. And the edited config does
+//! not become the next run's policy: a person approves the policy (`approval`), and runs and
+//! gate decisions outside runs are held to the approval.
 
 pub mod approval;
 mod canonical;

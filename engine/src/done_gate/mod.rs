@@ -265,7 +265,8 @@ impl DoneDecision {
 /// (a failed write denies); else the artifact at `.spur/run/<wbs>-verdict.json` (which
 /// must resolve inside the project) must be valid, name this task and be a
 /// self-consistent PASS; in a run, the policy on disk must still be the one the run pinned
-/// (`crate::policy`); the artifact must be the one spur last recorded writing
+/// (`crate::policy`), and outside runs the one a person approved (`policy::approval`); the
+/// artifact must be the one spur last recorded writing
 /// ([`provenance`]; `doneGate.externalVerdicts: allow` accepts another, as `external`);
 /// with a task file, carry a row for each of its requirements and criteria
 /// (`done_gate/complete.rs`); and, when the policy configures verify gates or the task
