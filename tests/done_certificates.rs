@@ -524,7 +524,10 @@ fn a_failed_signature_leaves_the_task_done_and_says_how_to_get_the_certificate()
     let team = team();
     let project = project(&team);
     add_task(&project, "0001");
-    reconfigure(&project, config(Path::new("/nonexistent/key"), "ada@example.com"));
+    reconfigure(
+        &project,
+        config(Path::new("/nonexistent/key"), "ada@example.com"),
+    );
     pass(&project, "0001");
     let (code, json, stderr) = certify(&project, "0001", &[]);
     assert_eq!(code, 0, "{stderr}");

@@ -19,7 +19,8 @@ const WEAKENED: &str = "verify:\n  gates: {}\ndoneGate:\n  fingerprintExclude: [
 const GATED_CANONICAL: &str = r#"{"verify":{"gates":{"tests":{"command":"test -f tests-pass"}}}}"#;
 
 /// A pipeline with nothing to do, for a person's next run.
-const PLAIN: &str = "name: plain\ninitialState: a\nterminalStates: [b]\nstates: [{id: a}, {id: b}]\n\
+const PLAIN: &str =
+    "name: plain\ninitialState: a\nterminalStates: [b]\nstates: [{id: a}, {id: b}]\n\
                      transitions: [{from: a, to: b}]\n";
 
 /// The example project of the answer files, configured with `GATED`, and task 0804's PASS
@@ -121,7 +122,9 @@ fn a_step_that_drops_the_gates_is_denied_and_the_next_run_is_refused_until_a_per
     let text = unwrapped(refused.stderr());
     assert!(text.contains("spur::policy::unapproved"), "{text}");
     assert!(
-        text.contains("verify.gates: 1 gate → 0 (removed: tests); doneGate.fingerprintExclude added: **"),
+        text.contains(
+            "verify.gates: 1 gate → 0 (removed: tests); doneGate.fingerprintExclude added: **"
+        ),
         "{text}"
     );
     assert!(
@@ -165,7 +168,10 @@ fn a_step_that_drops_the_gates_is_denied_and_the_next_run_is_refused_until_a_per
         retry.stderr()
     );
     let show = project.args(["policy", "show"]).run().code(1);
-    insta::assert_snapshot!("policy_show_mismatch", redacted(&project, show.stdout(), &at));
+    insta::assert_snapshot!(
+        "policy_show_mismatch",
+        redacted(&project, show.stdout(), &at)
+    );
 
     // The person reviews and approves: the diff is printed, and runs go again.
     let approve = project
@@ -221,7 +227,10 @@ fn a_step_cannot_approve_a_policy() {
     // Without the socket, SPUR_RUN_ID still says it is a step.
     assert_eq!(project.read("direct.code"), "2\n");
     let direct = unwrapped(&project.read("direct.err"));
-    assert!(direct.contains("spur::policy::approval-from-step"), "{direct}");
+    assert!(
+        direct.contains("spur::policy::approval-from-step"),
+        "{direct}"
+    );
     // Without either, the sandbox keeps it out of the protected state.
     assert_eq!(project.read("bare.code"), "1\n");
     let bare = unwrapped(&project.read("bare.err"));

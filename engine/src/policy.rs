@@ -19,9 +19,9 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::diagnostic::{coded_diagnostic, Code};
-use crate::store::chain_key::KeyError;
 use crate::store::atomic_file::write_atomic;
 use crate::store::bounded_read::read_string;
+use crate::store::chain_key::KeyError;
 use crate::store::digest::sha256_hex;
 use crate::store::ledger_record::is_sha256_hex;
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};

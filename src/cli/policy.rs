@@ -232,11 +232,7 @@ fn show(state_dir: &StateDir, json: bool) -> CliResult {
         Some(approved) if !matches => policy.described_changes_since(approved.policy()),
         _ => Vec::new(),
     };
-    let code = ExitCode::from(if matches {
-        exit::SUCCESS
-    } else {
-        exit::FAILED
-    });
+    let code = ExitCode::from(if matches { exit::SUCCESS } else { exit::FAILED });
     if json {
         let document = serde_json::json!({
             "approval": earlier.state(),

@@ -23,7 +23,10 @@ pub fn policy_for(state_dir: &StateDir, wbs: Option<&Wbs>) -> Result<PolicySourc
 /// section. A call under a run's pin was held to the approval when that run started.
 /// Whether the config's policy is the approved one is the error (`spur::policy::unapproved`,
 /// or the record's own when it approves nothing).
-pub fn approve_on_first_use(state_dir: &StateDir, source: &PolicySource) -> Result<(), PolicyError> {
+pub fn approve_on_first_use(
+    state_dir: &StateDir,
+    source: &PolicySource,
+) -> Result<(), PolicyError> {
     if let PolicySource::Pinned(_) = source {
         return Ok(());
     }

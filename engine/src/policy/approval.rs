@@ -90,7 +90,9 @@ pub fn read(state_dir: &StateDir) -> Result<Option<Approval>, PolicyError> {
     };
     let line = text.strip_suffix('\n').unwrap_or(&text);
     let Some(found) = find_seal(line.as_bytes()) else {
-        return Err(tampered("it is not sealed (spur seals every approval with the key)"));
+        return Err(tampered(
+            "it is not sealed (spur seals every approval with the key)",
+        ));
     };
     match seal::check(&found, &key_for_reading(state_dir)) {
         SealCheck::Valid => {}

@@ -118,8 +118,9 @@ fn diff(old: &Value, new: &Value, path: &str, detail: Detail, found: &mut Vec<St
         (Value::Object(old), Value::Object(new)) => {
             let removed: Vec<&String> = old.keys().filter(|k| !new.contains_key(*k)).collect();
             let added: Vec<&String> = new.keys().filter(|k| !old.contains_key(*k)).collect();
-            let counted =
-                detail == Detail::Values && path == GATES && !(removed.is_empty() && added.is_empty());
+            let counted = detail == Detail::Values
+                && path == GATES
+                && !(removed.is_empty() && added.is_empty());
             if counted {
                 found.push(gate_count(old.len(), new.len(), &removed, &added));
             }
@@ -203,7 +204,10 @@ fn gate_count(old: usize, new: usize, removed: &[&String], added: &[&String]) ->
 }
 
 fn join(keys: &[&String]) -> String {
-    keys.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+    keys.iter()
+        .map(|k| k.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A value as a reviewer reads it: a string bare, a list of strings as its items, anything
@@ -306,9 +310,10 @@ mod tests {
         );
         let gone: Value = serde_json::from_str(r#"{}"#).unwrap();
         let long = "x".repeat(100);
-        let one: Value =
-            serde_json::from_str(&format!(r#"{{"verify":{{"gates":{{"t":{{"command":"{long}"}}}}}}}}"#))
-                .unwrap();
+        let one: Value = serde_json::from_str(&format!(
+            r#"{{"verify":{{"gates":{{"t":{{"command":"{long}"}}}}}}}}"#
+        ))
+        .unwrap();
         let described = described_changes(&one, &gone);
         assert_eq!(described.len(), 1, "{described:?}");
         assert!(
