@@ -136,6 +136,23 @@ impl Policy {
     }
 }
 
+/// A config's policy that is not the approved one, and what changed since.
+#[derive(Debug)]
+pub struct Unapproved {
+    /// `.spur/config.yaml`.
+    pub config: PathBuf,
+    /// The config's policy (short hash).
+    pub now: String,
+    /// The approved policy (short hash).
+    pub approved: String,
+    /// Who approved it.
+    pub by: String,
+    /// When.
+    pub at: String,
+    /// What changed since, for a reviewer.
+    pub changes: Vec<String>,
+}
+
 /// The first 12 hex digits of a policy hash, as shown.
 pub fn short(sha256: &str) -> &str {
     sha256.get(..12).unwrap_or(sha256)
@@ -173,24 +190,15 @@ pub enum PolicyError {
     },
     /// The config's policy is not the one a person approved.
     #[error(
-        "the gate's policy in {} ({now}) is not the one approved by {by} at {at} ({approved}): {}",
-        config.display(),
-        changes.join("; ")
+        "the gate's policy in {} ({}) is not the one approved by {} at {} ({}): {}",
+        .0.config.display(),
+        .0.now,
+        .0.by,
+        .0.at,
+        .0.approved,
+        .0.changes.join("; ")
     )]
-    Unapproved {
-        /// `.spur/config.yaml`.
-        config: PathBuf,
-        /// The config's policy (short hash).
-        now: String,
-        /// The approved policy (short hash).
-        approved: String,
-        /// Who approved it.
-        by: String,
-        /// When.
-        at: String,
-        /// What changed since, for a reviewer.
-        changes: Vec<String>,
-    },
+    Unapproved(Box<Unapproved>),
     /// The approval record was edited, or written without the key.
     #[error("the approval of the gate's policy {path} was tampered with: {why}")]
     ApprovalTampered {
@@ -233,7 +241,7 @@ coded_diagnostic! {
         Self::Pinned { .. } => Code::PolicyPinned,
             help("spur calls from a run's steps use the policy the run started with; this one cannot be \
                   found or verified. Start a new run with `spur run`");
-        Self::Unapproved { .. } => Code::PolicyUnapproved,
+        Self::Unapproved(_) => Code::PolicyUnapproved,
             help("review .spur/config.yaml; if the change is yours, run `spur policy approve` \
                   (`spur policy show` shows both policies)");
         Self::ApprovalTampered { .. } => Code::PolicyApprovalTampered,

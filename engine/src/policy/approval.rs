@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::{project_policy, short, Policy, PolicyError};
+use crate::policy::{project_policy, short, Policy, PolicyError, Unapproved};
 use crate::store::atomic_file::write_atomic;
 use crate::store::bounded_read::read_string;
 use crate::store::chain_key::{key_for_reading, key_for_writing};
@@ -169,14 +169,14 @@ pub fn require(state_dir: &StateDir, policy: &Policy) -> Result<Option<Approval>
     if approval.policy.sha256() == policy.sha256() {
         return Ok(Some(approval));
     }
-    Err(PolicyError::Unapproved {
+    Err(PolicyError::Unapproved(Box::new(Unapproved {
         config: state_dir.config_path(),
         now: short(policy.sha256()).to_owned(),
         approved: short(approval.policy.sha256()).to_owned(),
         by: approval.by.clone(),
         at: approval.at.clone(),
         changes: policy.described_changes_since(&approval.policy),
-    })
+    })))
 }
 
 /// The policy a person approves: `.spur/config.yaml`'s as it is now.
