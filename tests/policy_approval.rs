@@ -167,6 +167,27 @@ fn a_step_that_drops_the_gates_is_denied_and_the_next_run_is_refused_until_a_per
         "{}",
         retry.stderr()
     );
+    // `spur task why` names it among the gate's checks.
+    let why = project
+        .args(["task", "why", "0804", "--json"])
+        .run()
+        .stdout_json();
+    let policy = why["gate"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "policy")
+        .cloned()
+        .unwrap();
+    assert_eq!(policy["ok"], false, "{why}");
+    assert_eq!(why["gate"]["wouldAllow"], false, "{why}");
+    assert!(
+        policy["detail"]
+            .as_str()
+            .unwrap()
+            .contains("is not the one approved by ada"),
+        "{policy}"
+    );
     let show = project.args(["policy", "show"]).run().code(1);
     insta::assert_snapshot!(
         "policy_show_mismatch",
