@@ -151,15 +151,18 @@ fn a_step_that_drops_the_gates_is_denied_and_the_next_run_is_refused_until_a_per
         "the refused run did not start"
     );
     // Every gate decision outside runs is refused too, and so are continue and retry.
-    let update = project
-        .args(["task", "update", "0804", "done", "--no-lifecycle"])
-        .run()
-        .code(2);
-    assert!(
-        update.stderr().contains("spur::policy::unapproved"),
-        "{}",
-        update.stderr()
-    );
+    for args in [
+        &["task", "update", "0804", "done", "--no-lifecycle"][..],
+        &["task", "update", "0804", "done"],
+        &["task", "certify", "0804"],
+    ] {
+        let update = project.args(args).run().code(2);
+        assert!(
+            update.stderr().contains("spur::policy::unapproved"),
+            "{args:?}: {}",
+            update.stderr()
+        );
+    }
     let run_id = run["runId"].as_str().unwrap();
     let retry = project.args(["retry", run_id]).run().code(4);
     assert!(

@@ -698,6 +698,40 @@ mod tests {
     }
 
     #[test]
+    fn outside_runs_a_policy_that_is_not_the_approved_one_denies_and_a_force_is_not_held() {
+        let f = fixture(Some(PASS));
+        std::fs::write(
+            f.state.config_path(),
+            "doneGate:\n  externalVerdicts: deny\n",
+        )
+        .unwrap();
+        crate::policy::approval::approve_on_first_use(&f.state, "ada").unwrap();
+        std::fs::write(
+            f.state.config_path(),
+            "doneGate:\n  externalVerdicts: allow\n",
+        )
+        .unwrap();
+        let decision = decide(&f, "todo", None);
+        assert_eq!(decision.kind(), GateDecision::Deny, "{decision:?}");
+        assert!(
+            decision
+                .message()
+                .contains("is not the one approved by ada")
+                && decision
+                    .message()
+                    .contains("doneGate.externalVerdicts: deny → allow")
+                && decision.message().contains("spur policy approve"),
+            "{}",
+            decision.message()
+        );
+        let reason = ForceReason::new("reviewed by hand").unwrap();
+        assert_eq!(
+            decide(&f, "todo", Some(&reason)).kind(),
+            GateDecision::Allow
+        );
+    }
+
+    #[test]
     fn a_done_view_without_a_ledger_record_is_not_done() {
         let f = fixture(None);
         std::fs::create_dir_all(f.state.tasks_dir()).unwrap();
