@@ -3,7 +3,7 @@
 //! verdict|update|certify`, `feature update`, `verify`, `run`, `continue`, `retry`) reach
 //! the run's own process through a Unix socket named in the step's environment
 //! ([`RUN_SOCKET_VAR`]). The run checks each request ([`check`]: the verbs it takes, no
-//! `--state-dir`, no `--force-done`) and answers it by running its own `spur` binary
+//! `--state-dir`, no `--force-done`, no `spur policy approve`) and answers it by running its own `spur` binary
 //! outside the sandbox, in the run's state directory and under the run's own id (bound by
 //! the runner, [`RunSocket::serve_run`]; not the one a step sends) — so the call takes the
 //! run's pinned policy (`PolicySource::for_invocation`).
@@ -27,6 +27,9 @@ pub const RUN_SOCKET_VAR: &str = "SPUR_RUN_SOCKET";
 /// Why `--force-done` from a step is refused.
 pub const OVERRIDE_REFUSAL: &str = "an override comes from a person, not from a step";
 
+/// Why `spur policy approve` from a step is refused.
+pub const APPROVAL_REFUSAL: &str = "an approval comes from a person, not from a step";
+
 /// The calls that write spur's protected state, which a step's call is forwarded for: a
 /// command, and the subcommands of it that are (empty: all).
 const FORWARDED: &[(&str, &[&str])] = &[
@@ -42,6 +45,8 @@ const FORWARDED: &[(&str, &[&str])] = &[
         ],
     ),
     ("feature", &["create", "update", "sync"]),
+    // Sent to the run only to be refused ([`check`]): a step never approves a policy.
+    ("policy", &["approve"]),
     ("lifecycle", &[]),
     ("verify", &[]),
     ("run", &[]),
@@ -113,6 +118,7 @@ fn positional(argv: &[String]) -> impl Iterator<Item = &str> {
 fn forwarded_list() -> String {
     FORWARDED
         .iter()
+        .filter(|(name, _)| *name != "policy")
         .map(|(name, subs)| match subs.is_empty() {
             true => format!("`spur {name}`"),
             false => format!("`spur {name} {}`", subs.join("|")),
@@ -129,6 +135,9 @@ pub fn check(argv: &[String], cwd: &Path, state_root: &Path) -> Result<(), Strin
             "a run answers only {} from its steps",
             forwarded_list()
         ));
+    }
+    if positional(argv).next() == Some("policy") {
+        return Err(APPROVAL_REFUSAL.to_owned());
     }
     let same_dir = |named: &str| {
         let named = cwd.join(named);
@@ -424,5 +433,13 @@ mod tests {
         assert!(check(&["task", "update", "W", "done", "--state-dir", ".spur"]).is_ok());
         assert!(check(&["audit", "verify"]).is_err());
         assert!(check(&["task", "update", "W", "done"]).is_ok());
+        // A step's approval is sent to the run, to be refused there.
+        assert!(is_forwarded(&argv(&["policy", "approve"])));
+        assert!(!is_forwarded(&argv(&["policy", "show"])));
+        assert_eq!(
+            check(&["policy", "approve"]),
+            Err(APPROVAL_REFUSAL.to_owned())
+        );
+        assert!(!check(&["audit", "verify"]).unwrap_err().contains("policy"));
     }
 }
