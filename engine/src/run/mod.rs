@@ -18,6 +18,7 @@ pub(crate) mod effect;
 pub mod engine_config;
 pub(crate) mod event;
 pub mod explain;
+pub mod fleet_state;
 pub(crate) mod finish;
 pub mod git_worktree;
 pub(crate) mod guard_eval;

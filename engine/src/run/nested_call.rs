@@ -169,7 +169,13 @@ pub struct RunSocket {
     path: PathBuf,
     stop: Arc<AtomicBool>,
     run_id: Arc<Mutex<Option<String>>>,
+    writes_into: Arc<Mutex<Option<WritesInto>>>,
 }
+
+/// Where the calls write spur's protected state instead of the project's (a fleet run's
+/// private copy of its task's records, `run::fleet_state`): their `XDG_STATE_HOME`, and
+/// the key file they seal with (the worker's).
+type WritesInto = (PathBuf, Option<PathBuf>);
 
 impl RunSocket {
     /// Listen in a new directory (mode 0700) under the system's temporary directory (a
@@ -186,7 +192,9 @@ impl RunSocket {
         };
         let stop = Arc::new(AtomicBool::new(false));
         let run_id = Arc::new(Mutex::new(None));
+        let writes_into = Arc::new(Mutex::new(None));
         let server = Server {
+            writes_into: Arc::clone(&writes_into),
             state_root: state_dir.root().to_path_buf(),
             tree: state_dir.tree().map(Path::to_path_buf),
             spur_bin: spur_bin.to_path_buf(),
@@ -212,7 +220,17 @@ impl RunSocket {
             path,
             stop,
             run_id,
+            writes_into,
         })
+    }
+
+    /// Have the calls from now on write spur's protected state under the state home
+    /// `home`, sealing with `key_file` (`None`: the project's own, as before).
+    pub fn write_into(&self, into: Option<(PathBuf, Option<PathBuf>)>) {
+        *self
+            .writes_into
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = into;
     }
 
     /// Answer calls as run `run_id` from now on: they get its id (and so its pinned
@@ -264,6 +282,8 @@ struct Server {
     spur_bin: PathBuf,
     /// The run this socket serves, once it has an id.
     run_id: Arc<Mutex<Option<String>>>,
+    /// Where the calls write protected state, when not the project's.
+    writes_into: Arc<Mutex<Option<WritesInto>>>,
 }
 
 impl Server {
@@ -308,6 +328,17 @@ impl Server {
         }
         if let Some(tree) = &self.tree {
             spec = spec.env(crate::store::state_dir::RUN_TREE_VAR, tree);
+        }
+        let into = self
+            .writes_into
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some((home, key_file)) = into {
+            spec = spec.env("XDG_STATE_HOME", home);
+            if let Some(key_file) = key_file {
+                spec = spec.env(crate::store::chain_key::KEY_FILE_VAR, key_file);
+            }
         }
         let outcome = spec.run();
         let code = match &outcome.status {
