@@ -684,3 +684,109 @@ fn engine_in_the_config_is_read_strictly_with_every_error_of_the_file() {
         out.stderr()
     );
 }
+
+/// Task 0804 of the answer files' example project (nothing configured: done needs a PASS
+/// verdict written through spur), with `pipeline` as pipeline.yaml.
+fn task_project(pipeline: &str) -> Spur {
+    Spur::new()
+        .fixture("examples/answers/project", ".")
+        .fixture("examples/answers/task", "docs/tasks")
+        .fixture("examples/answers/pass.md", "answers/pass.md")
+        .file("pipeline.yaml", pipeline)
+}
+
+/// A step's `spur task verdict`: answered by its run (through the run's socket).
+const VERDICT_STEP: &str = r#""$SPUR_BIN" task verdict 0804 --from-answer answers/pass.md > verdict.out 2>&1; echo $? > verdict.code"#;
+
+/// Task 0804's run: `verify` runs `verify_command`, then `done` (certified by the gate).
+fn certify_pipeline(verify_command: &str) -> String {
+    format!(
+        r#"
+name: certify
+initialState: verify
+terminalStates: [done]
+vars: {{wbs: "0804"}}
+states:
+  - id: verify
+    onEnter:
+      - {{kind: shell, options: {{command: '{verify_command}'}}}}
+  - {{id: done}}
+transitions: [{{from: verify, to: done}}]
+"#
+    )
+}
+
+/// The parsed ledger records of task `wbs` on the server.
+fn server_ledger(server: &Server, wbs: &str) -> Vec<serde_json::Value> {
+    spur_restate::client::task_records(&server.ingress(), wbs)
+        .expect("read the task's records on the server")
+        .ledger
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("a ledger record"))
+        .collect()
+}
+
+/// Whether `records` end in a sealed `done` the gate allowed.
+fn ends_certified(records: &[serde_json::Value]) -> bool {
+    records.last().is_some_and(|r| {
+        r["kind"] == "status" && r["to"] == "done" && r["gate"]["decision"] == "allow" && r["mac"].is_string()
+    })
+}
+
+#[test]
+fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write() {
+    let (server, _turn) = shared();
+    let p = task_project(&certify_pipeline(VERDICT_STEP));
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let out = p
+        .args(["run", "pipeline.yaml", "--json", "--engine", "restate", "--ingress"])
+        .arg(server.ingress())
+        .env("USER", "ada")
+        .within(LIMIT)
+        .run();
+    assert_eq!(
+        p.read("verdict.code"),
+        "0\n",
+        "the step's spur call: {}",
+        p.read("verdict.out")
+    );
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", out.stderr());
+    // The certification is on the server: the verdict spur wrote, then the gate's done.
+    let records = server_ledger(server, "0804");
+    let kinds: Vec<&str> = records.iter().filter_map(|r| r["kind"].as_str()).collect();
+    assert!(kinds.contains(&"verdict-written"), "{records:?}");
+    assert!(ends_certified(&records), "{records:?}");
+    let artifact = spur_restate::client::task_records(&server.ingress(), "0804")
+        .unwrap()
+        .artifact
+        .expect("the server keeps the verdict artifact");
+    assert!(artifact.contains("\"PASS\""), "{artifact}");
+    // The worker kept none of it: its local protected state has no ledger of the task.
+    assert!(
+        !p.protected_path("ledger/tasks/0804.jsonl").exists(),
+        "the worker wrote the task's ledger locally"
+    );
+    // No client of the ingress can write the records: the writing handlers are private.
+    let forged = serde_json::json!({"after": records.len(), "lines": [], "artifact": "{}"});
+    for handler in ["certify", "record"] {
+        let status = post_status(
+            &format!("{}/Task/0804/{handler}", server.ingress()),
+            &forged.to_string(),
+        );
+        assert!(
+            (400..500).contains(&status),
+            "POST Task/0804/{handler} from the ingress answered {status}"
+        );
+    }
+    let status = post_status(
+        &format!("{}/Audit/all/append", server.ingress()),
+        r#"{"after":0,"lines":["forged"]}"#,
+    );
+    assert!((400..500).contains(&status), "Audit/all/append answered {status}");
+    assert_eq!(server_ledger(server, "0804"), records, "nothing was written");
+    assert!(spur_restate::client::audit_lines(&server.ingress())
+        .unwrap()
+        .iter()
+        .all(|l| l != "forged"));
+}
