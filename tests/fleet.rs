@@ -735,7 +735,8 @@ fn ends_certified(records: &[serde_json::Value]) -> bool {
 
 #[test]
 fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write() {
-    let (server, _turn) = shared();
+    // A server of its own: the Task object of 0804 is the test's alone.
+    let server = &Server::start();
     let p = task_project(&certify_pipeline(VERDICT_STEP));
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
     let out = p
@@ -789,4 +790,130 @@ fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write()
         .unwrap()
         .iter()
         .all(|l| l != "forged"));
+}
+
+#[test]
+fn a_run_whose_worker_died_after_verify_is_certified_by_another_worker_with_no_local_state() {
+    // A server of its own: the Task object of 0804 is the test's alone.
+    let server = &Server::start();
+    // verify (a step's spur call) → hold (a pause) → ship (writes its worker's pid) → done.
+    let pipeline = format!(
+        r#"
+name: failover
+initialState: verify
+terminalStates: [done]
+vars: {{wbs: "0804"}}
+states:
+  - id: verify
+    onEnter:
+      - {{kind: shell, options: {{command: '{VERDICT_STEP}'}}}}
+  - {{id: hold, pause: true}}
+  - id: ship
+    onEnter:
+      - {{kind: shell, options: {{command: 'echo $PPID > shipped.txt'}}}}
+  - {{id: done}}
+transitions: [{{from: verify, to: hold}}, {{from: hold, to: ship}}, {{from: ship, to: done}}]
+"#
+    );
+    let first = task_project(&pipeline);
+    // The second worker: another checkout of the project, another home, nothing of the
+    // run's in its local state; the fleet's key (the same on every member).
+    let second = task_project(&pipeline);
+    let mut fleet = Fleet::start(server, first.path(), first.home(), 1);
+    let ingress = server.ingress();
+    let engine = ["--engine", "restate", "--ingress", ingress.as_str()];
+    let paused = first
+        .args(["run", "pipeline.yaml"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(3);
+    let run_id = paused
+        .stdout()
+        .split_whitespace()
+        .find(|w| w.len() == 23 && w.get(8..9) == Some("T"))
+        .expect("the paused run's id")
+        .to_owned();
+    assert_eq!(first.read("verdict.code"), "0\n", "{}", first.read("verdict.out"));
+    let verified = server_ledger(server, "0804");
+    assert!(
+        verified.iter().any(|r| r["kind"] == "verdict-written"),
+        "the verdict is on the server before the worker dies: {verified:?}"
+    );
+    assert!(!ends_certified(&verified));
+    let dead = fleet.pids()[0];
+    Command::new("kill")
+        .args(["-9", &dead.to_string()])
+        .status()
+        .unwrap();
+    assert!(eventually(|| !crate::common::process_is_running(&dead.to_string())));
+    let key = first.key_path();
+    fleet.add_worker(
+        second.path(),
+        second.home(),
+        &[("SPUR_KEY_FILE", key.to_str().unwrap())],
+    );
+    let done = second
+        .args(["continue", &run_id, "--json"])
+        .args(engine)
+        .within(LIMIT)
+        .run();
+    let json = done.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", done.stderr());
+    // The rest ran on the second worker, in its checkout.
+    let second_pid = fleet.pids()[1].to_string();
+    assert_eq!(second.read("shipped.txt"), format!("{second_pid}\n"));
+    assert!(!first.exists("shipped.txt"));
+    // Certified from the server's records: the second worker never had a ledger of the
+    // task, and the first worker's local state has none either.
+    let records = server_ledger(server, "0804");
+    assert!(ends_certified(&records), "{records:?}");
+    assert_eq!(records.len(), verified.len() + 1, "{records:?}");
+    assert_eq!(records.last().unwrap()["run"], run_id.as_str());
+    for p in [&first, &second] {
+        assert!(!p.protected_path("ledger/tasks/0804.jsonl").exists());
+    }
+}
+
+#[test]
+fn a_verdict_a_step_forges_in_its_workers_local_state_is_not_evidence_on_the_fleet() {
+    // A server of its own: the Task object of 0804 is the test's alone.
+    let server = &Server::start();
+    // The step writes spur's own PASS straight into the worker's local state, bypassing its
+    // run (no socket): a verdict artifact and a ledger record sealed with the worker's key.
+    let forge = r#"env -u SPUR_RUN_SOCKET -u SPUR_RUN_ID "$SPUR_BIN" task verdict 0804 --from-answer answers/pass.md > forged.out 2>&1; echo $? > forged.code"#;
+    let pipeline = certify_pipeline(forge);
+    // The same run on this machine: the forgery is as good as a real verdict there.
+    let local = task_project(&pipeline);
+    let out = local
+        .args(["run", "pipeline.yaml", "--json"])
+        .env("SPUR_SANDBOX", "off")
+        .within(LIMIT)
+        .run();
+    assert_eq!(local.read("forged.code"), "0\n", "{}", local.read("forged.out"));
+    assert_eq!(out.stdout_json()["outcome"], "done", "{}", out.stderr());
+
+    let p = task_project(&pipeline);
+    let _fleet = Fleet::start_with(server, p.path(), p.home(), 1, &[("SPUR_SANDBOX", "off")]);
+    let out = p
+        .args(["run", "pipeline.yaml", "--json", "--engine", "restate", "--ingress"])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run();
+    assert_eq!(p.read("forged.code"), "0\n", "{}", p.read("forged.out"));
+    assert!(
+        p.protected_path("ledger/tasks/0804.jsonl").exists(),
+        "the step wrote the worker's local ledger"
+    );
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "failed", "{json}\n{}", out.stderr());
+    let said = format!("{json}");
+    assert!(said.contains("\"deny\""), "{said}");
+    assert!(said.contains("missing verify verdict artifact"), "{said}");
+    // The server has no verdict of the task and no done.
+    let records = server_ledger(server, "0804");
+    assert!(
+        records.iter().all(|r| r["kind"] != "verdict-written" && r["to"] != "done"),
+        "{records:?}"
+    );
 }
