@@ -729,7 +729,10 @@ fn server_ledger(server: &Server, wbs: &str) -> Vec<serde_json::Value> {
 /// Whether `records` end in a sealed `done` the gate allowed.
 fn ends_certified(records: &[serde_json::Value]) -> bool {
     records.last().is_some_and(|r| {
-        r["kind"] == "status" && r["to"] == "done" && r["gate"]["decision"] == "allow" && r["mac"].is_string()
+        r["kind"] == "status"
+            && r["to"] == "done"
+            && r["gate"]["decision"] == "allow"
+            && r["mac"].is_string()
     })
 }
 
@@ -740,7 +743,14 @@ fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write()
     let p = task_project(&certify_pipeline(VERDICT_STEP));
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
     let out = p
-        .args(["run", "pipeline.yaml", "--json", "--engine", "restate", "--ingress"])
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
         .arg(server.ingress())
         .env("USER", "ada")
         .within(LIMIT)
@@ -768,6 +778,41 @@ fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write()
         !p.protected_path("ledger/tasks/0804.jsonl").exists(),
         "the worker wrote the task's ledger locally"
     );
+    // `spur task show` and `spur audit verify` read it there with --engine restate.
+    let engine = ["--engine", "restate", "--ingress"];
+    let shown = p
+        .args(["task", "show", "0804", "--json"])
+        .args(engine)
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(shown["status"], "done", "{shown}");
+    assert_eq!(shown["certification"], "certified", "{shown}");
+    assert_eq!(shown["ledger"]["records"], records.len(), "{shown}");
+    let local = p
+        .args(["task", "show", "0804", "--json"])
+        .run()
+        .success()
+        .stdout_json();
+    assert_ne!(local["certification"], "certified", "{local}");
+    let audit = p
+        .args(["audit", "verify", "--json"])
+        .args(engine)
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(audit["intact"], true, "{audit}");
+    let tasks = audit["tasks"].as_array().expect("the tasks checked");
+    assert!(
+        tasks
+            .iter()
+            .any(|t| t["wbs"] == "0804" && t["certification"] == "certified"),
+        "{audit}"
+    );
     // No client of the ingress can write the records: the writing handlers are private.
     let forged = serde_json::json!({"after": records.len(), "lines": [], "artifact": "{}"});
     for handler in ["certify", "record"] {
@@ -784,8 +829,15 @@ fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write()
         &format!("{}/Audit/all/append", server.ingress()),
         r#"{"after":0,"lines":["forged"]}"#,
     );
-    assert!((400..500).contains(&status), "Audit/all/append answered {status}");
-    assert_eq!(server_ledger(server, "0804"), records, "nothing was written");
+    assert!(
+        (400..500).contains(&status),
+        "Audit/all/append answered {status}"
+    );
+    assert_eq!(
+        server_ledger(server, "0804"),
+        records,
+        "nothing was written"
+    );
     assert!(spur_restate::client::audit_lines(&server.ingress())
         .unwrap()
         .iter()
@@ -834,7 +886,12 @@ transitions: [{{from: verify, to: hold}}, {{from: hold, to: ship}}, {{from: ship
         .find(|w| w.len() == 23 && w.get(8..9) == Some("T"))
         .expect("the paused run's id")
         .to_owned();
-    assert_eq!(first.read("verdict.code"), "0\n", "{}", first.read("verdict.out"));
+    assert_eq!(
+        first.read("verdict.code"),
+        "0\n",
+        "{}",
+        first.read("verdict.out")
+    );
     let verified = server_ledger(server, "0804");
     assert!(
         verified.iter().any(|r| r["kind"] == "verdict-written"),
@@ -846,7 +903,9 @@ transitions: [{{from: verify, to: hold}}, {{from: hold, to: ship}}, {{from: ship
         .args(["-9", &dead.to_string()])
         .status()
         .unwrap();
-    assert!(eventually(|| !crate::common::process_is_running(&dead.to_string())));
+    assert!(eventually(|| !crate::common::process_is_running(
+        &dead.to_string()
+    )));
     let key = first.key_path();
     fleet.add_worker(
         second.path(),
@@ -890,13 +949,25 @@ fn a_verdict_a_step_forges_in_its_workers_local_state_is_not_evidence_on_the_fle
         .env("SPUR_SANDBOX", "off")
         .within(LIMIT)
         .run();
-    assert_eq!(local.read("forged.code"), "0\n", "{}", local.read("forged.out"));
+    assert_eq!(
+        local.read("forged.code"),
+        "0\n",
+        "{}",
+        local.read("forged.out")
+    );
     assert_eq!(out.stdout_json()["outcome"], "done", "{}", out.stderr());
 
     let p = task_project(&pipeline);
     let _fleet = Fleet::start_with(server, p.path(), p.home(), 1, &[("SPUR_SANDBOX", "off")]);
     let out = p
-        .args(["run", "pipeline.yaml", "--json", "--engine", "restate", "--ingress"])
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
         .arg(server.ingress())
         .within(LIMIT)
         .run();
@@ -913,7 +984,56 @@ fn a_verdict_a_step_forges_in_its_workers_local_state_is_not_evidence_on_the_fle
     // The server has no verdict of the task and no done.
     let records = server_ledger(server, "0804");
     assert!(
-        records.iter().all(|r| r["kind"] != "verdict-written" && r["to"] != "done"),
+        records
+            .iter()
+            .all(|r| r["kind"] != "verdict-written" && r["to"] != "done"),
         "{records:?}"
     );
+}
+
+#[test]
+fn a_forced_done_on_the_fleet_is_audited_in_the_servers_chain() {
+    let server = &Server::start();
+    let p = task_project(&certify_pipeline("true"));
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let engine = ["--engine", "restate", "--ingress"];
+    let out = p
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--force-done",
+            "--reason",
+            "hand-checked",
+        ])
+        .args(engine)
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run();
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", out.stderr());
+    assert_eq!(json["forced"], true, "{json}");
+    let listed = p
+        .args(["audit", "list", "--json"])
+        .args(engine)
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    let listed = listed.as_array().expect("the overrides");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["reason"], "hand-checked");
+    assert_eq!(listed[0]["wbs"], "0804");
+    // The worker's local audit log has none of it.
+    assert!(!p.protected_path("audit.jsonl").exists());
+    let records = server_ledger(server, "0804");
+    assert!(ends_certified(&records), "{records:?}");
+    assert_eq!(records.last().unwrap()["gate"]["reason"], "forced");
+    p.args(["audit", "verify"])
+        .args(engine)
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success();
 }

@@ -1,7 +1,8 @@
 //! The `Audit` virtual object: the project's audit hash chain on the fleet (a forced
 //! override's records), one key ([`ALL`]) so its appends are serialised by the server.
 //! Lines keep the local audit log's shape and seals. Appended only from other handlers
-//! (a run's workflow, with what its done gate wrote); read by anyone.
+//! (a run's workflow, with what its done gate wrote); read by anyone. It also lists the
+//! tasks whose ledgers the server holds.
 
 use restate_sdk::prelude::*;
 
@@ -9,6 +10,7 @@ use restate_sdk::prelude::*;
 pub const ALL: &str = "all";
 
 const LINES: &str = "lines";
+const TASKS: &str = "tasks";
 
 /// Lines that follow the chain's first `after` lines.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -31,6 +33,30 @@ impl Audit {
             .get::<Json<Vec<String>>>(LINES)
             .await?
             .unwrap_or(Json(Vec::new())))
+    }
+
+    /// The tasks whose ledgers the server holds (`spur audit verify --engine restate`).
+    #[handler]
+    async fn tasks(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<Json<Vec<String>>> {
+        Ok(ctx
+            .get::<Json<Vec<String>>>(TASKS)
+            .await?
+            .unwrap_or(Json(Vec::new())))
+    }
+
+    /// Note that task `wbs` has a ledger on the server.
+    #[handler(ingress_private)]
+    async fn add_task(&self, ctx: ObjectContext<'_>, wbs: String) -> HandlerResult<()> {
+        let mut tasks = ctx
+            .get::<Json<Vec<String>>>(TASKS)
+            .await?
+            .map(Json::into_inner)
+            .unwrap_or_default();
+        if !tasks.contains(&wbs) {
+            tasks.push(wbs);
+            ctx.set(TASKS, Json(tasks));
+        }
+        Ok(())
     }
 
     /// Append lines, refused when the chain has moved on since the writer read it.

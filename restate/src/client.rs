@@ -131,3 +131,12 @@ pub fn audit_lines(ingress: &str) -> Result<Vec<String>, ClientError> {
     )?;
     serde_json::from_str(&text).map_err(|e| ClientError(format!("the audit chain: {e}")))
 }
+
+/// The tasks whose ledgers the engine holds.
+pub fn tasks(ingress: &str) -> Result<Vec<String>, ClientError> {
+    let text = post(
+        &format!("{}/Audit/{}/tasks", base(ingress), crate::audit::ALL),
+        "",
+    )?;
+    serde_json::from_str(&text).map_err(|e| ClientError(format!("the engine's tasks: {e}")))
+}

@@ -9,10 +9,10 @@ use spur_engine::run::journal::Record;
 use spur_engine::run::PauseNote;
 use tokio::sync::mpsc;
 
+use crate::audit::{AuditAppend, AuditClient, ALL as AUDIT_ALL};
 use crate::bridge::{Call, ChannelJournal, ToRunner};
 use crate::protocol::{RunReply, RunRequest, RunStatus};
 use crate::runs::{RunsClient, ALL};
-use crate::audit::{AuditAppend, AuditClient, ALL as AUDIT_ALL};
 use crate::task::TaskClient;
 use spur_engine::run::fleet_state::{FleetRecords, FleetWrite};
 
@@ -86,7 +86,11 @@ async fn task_write(
     } else {
         task.record(Json(write)).call().await
     };
-    sent.map_err(|e| e.to_string())
+    sent.map_err(|e| e.to_string())?;
+    ctx.object_client::<AuditClient>(AUDIT_ALL)
+        .add_task(wbs.to_owned())
+        .send();
+    Ok(())
 }
 
 /// The workflow, serving runs with `worker`.

@@ -320,9 +320,7 @@ impl Fleet {
         envs: &[(&str, &str)],
     ) -> Self {
         let addr = format!("127.0.0.1:{}", free_port());
-        let workers = (0..n)
-            .map(|_| worker(&addr, project, home, envs))
-            .collect();
+        let workers = (0..n).map(|_| worker(&addr, project, home, envs)).collect();
         let fleet = Self { addr, workers };
         // The endpoint speaks HTTP/2 only: that it accepts connections is enough here.
         assert!(

@@ -319,7 +319,10 @@ impl JournaledHost<'_> {
             return Ok(());
         }
         let Some(wbs) = &self.wbs else {
-            return Err(engine_error(step, "a task's records were written in a run without a task"));
+            return Err(engine_error(
+                step,
+                "a task's records were written in a run without a task",
+            ));
         };
         let text = serde_json::to_string(&write).map_err(|e| engine_error(step, e))?;
         self.journal
@@ -364,7 +367,9 @@ impl JournaledHost<'_> {
             if let Err(e) =
                 fleet_state::restore_artifact(state_dir, wbs, records.artifact.as_deref())
             {
-                return cannot(format!("the server's verdict artifact could not be put back: {e}"));
+                return cannot(format!(
+                    "the server's verdict artifact could not be put back: {e}"
+                ));
             }
             let answer = gate.evaluate(&GateRequest {
                 state_dir: shadow.state(),
@@ -387,7 +392,9 @@ impl JournaledHost<'_> {
         {
             Ok(value) => value,
             Err(why) => {
-                return deny(format!("the done gate's answer could not be journaled: {why}"))
+                return deny(format!(
+                    "the done gate's answer could not be journaled: {why}"
+                ))
             }
         };
         let answer = gate_answer(value.answer);
