@@ -1037,3 +1037,113 @@ fn a_forced_done_on_the_fleet_is_audited_in_the_servers_chain() {
         .run()
         .success();
 }
+
+#[test]
+fn a_steps_done_on_the_fleet_is_refused_and_only_the_runs_gate_certifies() {
+    let server = &Server::start();
+    let steps = format!(
+        r#"{VERDICT_STEP}; "$SPUR_BIN" task update 0804 done > update.out 2>&1; echo $? > update.code"#
+    );
+    let p = task_project(&certify_pipeline(&steps));
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let out = p
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run();
+    assert_eq!(p.read("verdict.code"), "0\n", "{}", p.read("verdict.out"));
+    assert_eq!(p.read("update.code"), "2\n", "{}", p.read("update.out"));
+    let said = p.read("update.out");
+    let flat = said
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains("a task becomes done only at its run's done gate"),
+        "{said}"
+    );
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", out.stderr());
+    let records = server_ledger(server, "0804");
+    let dones: Vec<_> = records.iter().filter(|r| r["to"] == "done").collect();
+    assert_eq!(dones.len(), 1, "{records:?}");
+    assert!(ends_certified(&records), "{records:?}");
+}
+
+#[test]
+fn a_paused_fleet_run_keeps_its_tasks_lock_until_it_ends() {
+    let server = &Server::start();
+    let p = Spur::new().file(
+        "pipeline.yaml",
+        r#"
+name: held
+initialState: a
+vars: {wbs: "4343"}
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo a >> steps.txt'}}
+  - {id: wait, pause: true}
+  - {id: b}
+transitions: [{from: a, to: wait}, {from: wait, to: b}]
+"#,
+    );
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let ingress = server.ingress();
+    // (Forced, so that b, a done terminal, needs no verdict.)
+    let engine = [
+        "--engine",
+        "restate",
+        "--ingress",
+        ingress.as_str(),
+        "--force-done",
+        "--reason",
+        "test",
+    ];
+    let paused = p
+        .args(["run", "pipeline.yaml", "--json"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(3)
+        .stdout_json();
+    let run_id = paused["runId"]
+        .as_str()
+        .expect("the paused run's id")
+        .to_owned();
+    // Paused, it still holds the task: a second run is refused and runs nothing.
+    let second = p
+        .args(["run", "pipeline.yaml"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(4);
+    assert!(
+        second
+            .stderr()
+            .contains(&format!("task 4343 is already being run by run {run_id}")),
+        "{}",
+        second.stderr()
+    );
+    assert_eq!(p.read("steps.txt"), "a\n");
+    p.args(["continue", &run_id])
+        .args(&engine[..4])
+        .within(LIMIT)
+        .run()
+        .success();
+    // Ended, it gave the lock back.
+    p.args(["run", "pipeline.yaml"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(3);
+    assert_eq!(p.read("steps.txt"), "a\na\n");
+}

@@ -27,6 +27,22 @@ pub const RUN_SOCKET_VAR: &str = "SPUR_RUN_SOCKET";
 /// Why `--force-done` from a step is refused.
 pub const OVERRIDE_REFUSAL: &str = "an override comes from a person, not from a step";
 
+/// Why `spur task update W done` or `spur task certify` from a step of a fleet run is
+/// refused (`run::fleet_state`).
+pub const FLEET_DONE_REFUSAL: &str = "on a fleet a task becomes done only at its run's done \
+     gate, whose write the server takes: let the run reach its done terminal";
+
+/// Whether a call asks the done gate to make a task done (`task update W done`, `task
+/// certify`).
+fn asks_for_done(argv: &[String]) -> bool {
+    let words: Vec<&str> = positional(argv).collect();
+    match words.as_slice() {
+        ["task", "certify", ..] => true,
+        ["task", "update", _, status, ..] => crate::store::task_status::Status::names_done(status),
+        _ => false,
+    }
+}
+
 /// The calls that write spur's protected state, which a step's call is forwarded for: a
 /// command, and the subcommands of it that are (empty: all).
 const FORWARDED: &[(&str, &[&str])] = &[
@@ -303,6 +319,14 @@ impl Server {
         if let Err(why) = check(&request.argv, &request.cwd, &self.state_root) {
             return refused(why);
         }
+        let into = self
+            .writes_into
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if into.is_some() && asks_for_done(&request.argv) {
+            return refused(FLEET_DONE_REFUSAL.to_owned());
+        }
         let mut spec = ProcessSpec::new(&self.spur_bin, &request.argv)
             .unconfined()
             .cwd(&request.cwd)
@@ -329,11 +353,6 @@ impl Server {
         if let Some(tree) = &self.tree {
             spec = spec.env(crate::store::state_dir::RUN_TREE_VAR, tree);
         }
-        let into = self
-            .writes_into
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
         if let Some((home, key_file)) = into {
             spec = spec.env("XDG_STATE_HOME", home);
             if let Some(key_file) = key_file {
@@ -415,6 +434,24 @@ mod tests {
         assert!(!is_forwarded(&argv(&["task", "show", "W"])));
         assert!(!is_forwarded(&argv(&["--state-dir", "task", "show"])));
         assert!(!is_forwarded(&argv(&["trace", "run"])));
+    }
+
+    #[test]
+    fn a_fleet_run_refuses_a_steps_done_but_not_its_other_writes() {
+        assert!(asks_for_done(&argv(&["task", "update", "W", "done"])));
+        assert!(asks_for_done(&argv(&[
+            "task", "update", "--json", "W", "DONE"
+        ])));
+        assert!(asks_for_done(&argv(&["task", "certify", "W"])));
+        assert!(!asks_for_done(&argv(&["task", "update", "W", "wip"])));
+        assert!(!asks_for_done(&argv(&[
+            "task",
+            "verdict",
+            "W",
+            "--from-answer",
+            "a.md"
+        ])));
+        assert!(!asks_for_done(&argv(&["verify", "--wbs", "W"])));
     }
 
     #[test]
