@@ -178,7 +178,9 @@ pub fn check(argv: &[String], cwd: &Path, state_root: &Path) -> Result<(), Strin
 }
 
 /// The run's socket: a listener in a private directory, answering calls on threads of
-/// its own until dropped.
+/// its own until dropped. It is bound when made (a failure stops the run before it
+/// starts) and answers from the first time a step is given its path
+/// ([`RunSocket::path_for_steps`]): a run that starts no child starts no thread for it.
 #[derive(Debug)]
 pub struct RunSocket {
     dir: PathBuf,
@@ -186,6 +188,10 @@ pub struct RunSocket {
     stop: Arc<AtomicBool>,
     run_id: Arc<Mutex<Option<String>>>,
     writes_into: Arc<Mutex<Option<WritesInto>>>,
+    /// The bound listener and what answers on it, until the answering thread takes them.
+    pending: Mutex<Option<(UnixListener, Server)>>,
+    /// Whether the answering thread was started (only then does a drop wake it).
+    answering: AtomicBool,
 }
 
 /// Where the calls write spur's protected state instead of the project's (a fleet run's
@@ -206,7 +212,6 @@ impl RunSocket {
                 return Err(e);
             }
         };
-        let stop = Arc::new(AtomicBool::new(false));
         let run_id = Arc::new(Mutex::new(None));
         let writes_into = Arc::new(Mutex::new(None));
         let server = Server {
@@ -216,27 +221,14 @@ impl RunSocket {
             spur_bin: spur_bin.to_path_buf(),
             run_id: Arc::clone(&run_id),
         };
-        let stopping = Arc::clone(&stop);
-        std::thread::Builder::new()
-            .name("spur-run-socket".into())
-            .spawn(move || {
-                for stream in listener.incoming() {
-                    if stopping.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let server = server.clone();
-                    let _ = std::thread::Builder::new()
-                        .name("spur-nested-call".into())
-                        .spawn(move || server.answer(stream));
-                }
-            })?;
         Ok(Self {
             dir,
             path,
-            stop,
+            stop: Arc::new(AtomicBool::new(false)),
             run_id,
             writes_into,
+            pending: Mutex::new(Some((listener, server))),
+            answering: AtomicBool::new(false),
         })
     }
 
@@ -259,17 +251,49 @@ impl RunSocket {
         *bound = Some(run_id.as_str().to_owned());
     }
 
-    /// The socket's path, for [`RUN_SOCKET_VAR`].
-    pub fn path(&self) -> &Path {
+    /// The socket's path, for [`RUN_SOCKET_VAR`] in a step's environment; the first call
+    /// starts answering on it. Should the answering thread not start, the listener is
+    /// closed with it, so a step's call is refused at once rather than left waiting.
+    pub fn path_for_steps(&self) -> &Path {
+        self.start_answering();
         &self.path
+    }
+
+    fn start_answering(&self) {
+        let taken = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some((listener, server)) = taken else {
+            return;
+        };
+        let stopping = Arc::clone(&self.stop);
+        let started = std::thread::Builder::new()
+            .name("spur-run-socket".into())
+            .spawn(move || {
+                for stream in listener.incoming() {
+                    if stopping.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let server = server.clone();
+                    let _ = std::thread::Builder::new()
+                        .name("spur-nested-call".into())
+                        .spawn(move || server.answer(stream));
+                }
+            });
+        self.answering.store(started.is_ok(), Ordering::SeqCst);
     }
 }
 
 impl Drop for RunSocket {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wakes the accept so the thread sees the stop.
-        let _ = UnixStream::connect(&self.path);
+        if self.answering.load(Ordering::SeqCst) {
+            // Wakes the accept so the thread sees the stop.
+            let _ = UnixStream::connect(&self.path);
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
