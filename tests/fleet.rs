@@ -1147,3 +1147,71 @@ transitions: [{from: a, to: wait}, {from: wait, to: b}]
         .code(3);
     assert_eq!(p.read("steps.txt"), "a\na\n");
 }
+
+#[test]
+fn a_fleet_runs_verify_results_are_the_servers_and_a_red_gate_there_denies() {
+    let server = &Server::start();
+    // The README's demo (gate `quality` = ./check on hello.txt), task 0592 without a
+    // lifecycle; the step runs the gates and derives the verdict, through its run (its
+    // own output in .spur/, outside the tree the gates' results are of).
+    let steps = r#"mkdir -p .spur/t; "$SPUR_BIN" verify --wbs 0592 > .spur/t/verify.out 2>&1; echo $? > .spur/t/verify.code; "$SPUR_BIN" task verdict 0592 --from-answer answer.md > .spur/t/verdict.out 2>&1; echo $? > .spur/t/verdict.code"#;
+    let pipeline = certify_pipeline(steps).replace("0804", "0592");
+    let p = Spur::new().fixture("examples/demo", ".");
+    p.file("docs/tasks/0592_hello.md", "# 0592 Say hello\n\n## Requirements\n\n- R1: hello.txt holds the greeting `hello, world`.\n\n## Acceptance Criteria\n\n- [ ] AC-1: `./check` passes\n");
+    p.file("answer.md", "Verdict: PASS\n\n## Requirements\n\n| Req | Status | Evidence |\n|-----|--------|----------|\n| R1 | MET | `hello.txt:1` |\n\n## Acceptance Criteria\n\n| AC | Status | Evidence Type | Evidence |\n|----|--------|---------------|----------|\n| AC-1 | MET | command | `./check` passes against `hello.txt:1` |\n");
+    p.file("pipeline.yaml", pipeline);
+    p.file("hello.txt", "hello, wrold\n");
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let run = || {
+        p.args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+    };
+    // Red: the gate fails, the answer's verdict says PASS; the gate reads the red result
+    // from the server and denies.
+    let red = run();
+    assert_eq!(
+        p.read(".spur/t/verify.code"),
+        "1\n",
+        "{}",
+        p.read(".spur/t/verify.out")
+    );
+    assert_eq!(
+        p.read(".spur/t/verdict.code"),
+        "0\n",
+        "{}",
+        p.read(".spur/t/verdict.out")
+    );
+    let said = format!("{}", red.stdout_json());
+    assert!(said.contains("\"failed\""), "{said}");
+    assert!(said.contains("gate-quality FAIL"), "{said}");
+    let records = server_ledger(server, "0592");
+    assert!(
+        records.iter().any(|r| r["kind"] == "verified"),
+        "{records:?}"
+    );
+    assert!(!ends_certified(&records));
+    // Fixed: the next run's green result follows the red one on the server; certified.
+    p.file("hello.txt", "hello, world\n");
+    let green = run();
+    assert_eq!(
+        p.read(".spur/t/verify.code"),
+        "0\n",
+        "{}",
+        p.read(".spur/t/verify.out")
+    );
+    let json = green.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", green.stderr());
+    let after = server_ledger(server, "0592");
+    assert_eq!(after.get(..records.len()), Some(records.as_slice()));
+    assert!(ends_certified(&after), "{after:?}");
+    assert!(!p.protected_path("ledger/tasks/0592.jsonl").exists());
+}
