@@ -204,3 +204,77 @@ fn read_lines(path: &Path) -> std::io::Result<Vec<String>> {
         Err(e) => Err(e),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn append(path: &Path, line: &str) {
+        use std::io::Write as _;
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .unwrap();
+        writeln!(file, "{line}").unwrap();
+    }
+
+    #[test]
+    fn a_shadow_holds_the_servers_records_and_gives_back_only_what_was_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = StateDir::at(dir.path().join(".spur"));
+        let wbs = Wbs::parse("T1").unwrap();
+        let records = FleetRecords {
+            ledger: vec![r#"{"seq":0}"#.to_owned()],
+            artifact: Some("{}".to_owned()),
+            audit: vec![r#"{"a":0}"#.to_owned()],
+        };
+        let shadow = Shadow::new(&real, &wbs, &records, None, None).unwrap();
+        assert!(
+            !real.task_ledger_path(&wbs).exists(),
+            "the worker's own state"
+        );
+        let ledger = shadow.state().task_ledger_path(&wbs);
+        assert!(ledger.starts_with(shadow.home()));
+        assert_eq!(read_lines(&ledger).unwrap(), records.ledger);
+        assert_eq!(
+            shadow.written().unwrap(),
+            FleetWrite {
+                after: 1,
+                audit_after: 1,
+                ..FleetWrite::default()
+            }
+        );
+        append(&ledger, r#"{"seq":1}"#);
+        append(&shadow.state().audit_path(), r#"{"a":1}"#);
+        let written = shadow.written().unwrap();
+        assert_eq!(written.lines, vec![r#"{"seq":1}"#.to_owned()]);
+        assert_eq!(written.audit, vec![r#"{"a":1}"#.to_owned()]);
+        // No verdict-written record: the project's artifact is not sent.
+        assert_eq!(written.artifact, None);
+        let mut applied = records.clone();
+        applied.apply(&written);
+        assert_eq!(applied.ledger.len(), 2);
+        assert_eq!(applied.artifact, records.artifact, "kept when none is sent");
+        let home = shadow.home().to_path_buf();
+        drop(shadow);
+        assert!(!home.exists(), "the shadow is removed");
+    }
+
+    #[test]
+    fn the_servers_artifact_replaces_the_workers_and_none_removes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = StateDir::at(dir.path().join(".spur"));
+        let wbs = Wbs::parse("T1").unwrap();
+        std::fs::create_dir_all(real.run_dir()).unwrap();
+        std::fs::write(real.verdict_path(&wbs), "forged").unwrap();
+        restore_artifact(&real, &wbs, Some("the server's")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(real.verdict_path(&wbs)).unwrap(),
+            "the server's"
+        );
+        restore_artifact(&real, &wbs, None).unwrap();
+        assert!(!real.verdict_path(&wbs).exists());
+        restore_artifact(&real, &wbs, None).unwrap();
+    }
+}
