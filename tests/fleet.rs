@@ -844,12 +844,10 @@ fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write()
         .all(|l| l != "forged"));
 }
 
-#[test]
-fn a_run_whose_worker_died_after_verify_is_certified_by_another_worker_with_no_local_state() {
-    // A server of its own: the Task object of 0804 is the test's alone.
-    let server = &Server::start();
-    // verify (a step's spur call) → hold (a pause) → ship (writes its worker's pid) → done.
-    let pipeline = format!(
+/// Task 0804's run: verify (a step's spur call) → hold (a pause) → ship (writes its
+/// worker's pid) → done.
+fn failover_pipeline() -> String {
+    format!(
         r#"
 name: failover
 initialState: verify
@@ -866,17 +864,20 @@ states:
   - {{id: done}}
 transitions: [{{from: verify, to: hold}}, {{from: hold, to: ship}}, {{from: ship, to: done}}]
 "#
-    );
-    let first = task_project(&pipeline);
-    // The second worker: another checkout of the project, another home, nothing of the
-    // run's in its local state; the fleet's key (the same on every member).
-    let second = task_project(&pipeline);
-    let mut fleet = Fleet::start(server, first.path(), first.home(), 1);
-    let ingress = server.ingress();
-    let engine = ["--engine", "restate", "--ingress", ingress.as_str()];
+    )
+}
+
+/// Start [`failover_pipeline`] on a one-worker fleet in `first` until it pauses after its
+/// verdict reached the server, then kill -9 that worker: the fleet (no live worker), the
+/// run id, and the server's records then.
+fn paused_then_worker_killed(
+    server: &Server,
+    first: &Spur,
+) -> (Fleet, String, Vec<serde_json::Value>) {
+    let fleet = Fleet::start(server, first.path(), first.home(), 1);
     let paused = first
-        .args(["run", "pipeline.yaml"])
-        .args(engine)
+        .args(["run", "pipeline.yaml", "--engine", "restate", "--ingress"])
+        .arg(server.ingress())
         .within(LIMIT)
         .run()
         .code(3);
@@ -898,14 +899,20 @@ transitions: [{{from: verify, to: hold}}, {{from: hold, to: ship}}, {{from: ship
         "the verdict is on the server before the worker dies: {verified:?}"
     );
     assert!(!ends_certified(&verified));
-    let dead = fleet.pids()[0];
-    Command::new("kill")
-        .args(["-9", &dead.to_string()])
-        .status()
-        .unwrap();
-    assert!(eventually(|| !crate::common::process_is_running(
-        &dead.to_string()
-    )));
+    let dead = fleet.pids()[0].to_string();
+    Command::new("kill").args(["-9", &dead]).status().unwrap();
+    assert!(eventually(|| !crate::common::process_is_running(&dead)));
+    (fleet, run_id, verified)
+}
+
+#[test]
+fn a_run_whose_worker_died_after_verify_is_certified_by_another_worker_with_no_local_state() {
+    let server = &Server::start();
+    let first = task_project(&failover_pipeline());
+    // The second worker: another checkout of the project, another home, nothing of the
+    // run's in its local state; the fleet's key (the same on every member).
+    let second = task_project(&failover_pipeline());
+    let (mut fleet, run_id, verified) = paused_then_worker_killed(server, &first);
     let key = first.key_path();
     fleet.add_worker(
         second.path(),
@@ -913,8 +920,15 @@ transitions: [{{from: verify, to: hold}}, {{from: hold, to: ship}}, {{from: ship
         &[("SPUR_KEY_FILE", key.to_str().unwrap())],
     );
     let done = second
-        .args(["continue", &run_id, "--json"])
-        .args(engine)
+        .args([
+            "continue",
+            &run_id,
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
         .within(LIMIT)
         .run();
     let json = done.stdout_json();
@@ -932,6 +946,46 @@ transitions: [{{from: verify, to: hold}}, {{from: hold, to: ship}}, {{from: ship
     for p in [&first, &second] {
         assert!(!p.protected_path("ledger/tasks/0804.jsonl").exists());
     }
+}
+
+#[test]
+fn a_worker_with_another_key_cannot_certify_the_fleets_records() {
+    let server = &Server::start();
+    let first = task_project(&failover_pipeline());
+    let second = task_project(&failover_pipeline());
+    // The second member has a key of its own, not the fleet's.
+    second.args(["key", "init"]).run().success();
+    assert_ne!(
+        std::fs::read(first.key_path()).ok(),
+        std::fs::read(second.key_path()).ok()
+    );
+    let (mut fleet, run_id, verified) = paused_then_worker_killed(server, &first);
+    fleet.add_worker(second.path(), second.home(), &[]);
+    let out = second
+        .args([
+            "continue",
+            &run_id,
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run();
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "failed", "{json}\n{}", out.stderr());
+    let said = format!("{json}");
+    assert!(said.contains("\"deny\""), "{said}");
+    assert!(
+        said.contains("cannot be verified from seq 0: it was sealed with key"),
+        "{said}"
+    );
+    assert_eq!(
+        server_ledger(server, "0804"),
+        verified,
+        "nothing was certified"
+    );
 }
 
 #[test]
