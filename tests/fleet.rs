@@ -773,11 +773,13 @@ fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write()
         .artifact
         .expect("the server keeps the verdict artifact");
     assert!(artifact.contains("\"PASS\""), "{artifact}");
-    // The worker kept none of it: its local protected state has no ledger of the task.
+    // The worker kept none of it: its local protected state has no ledger of the task,
+    // its checkout no view of the server's.
     assert!(
         !p.protected_path("ledger/tasks/0804.jsonl").exists(),
         "the worker wrote the task's ledger locally"
     );
+    assert!(!p.exists(".spur/tasks/0804.json"), "the worker kept a view");
     // `spur task show` and `spur audit verify` read it there with --engine restate.
     let engine = ["--engine", "restate", "--ingress"];
     let shown = p

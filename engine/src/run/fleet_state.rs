@@ -181,6 +181,31 @@ pub(crate) fn restore_artifact(
     }
 }
 
+/// The worker's task view (`.spur/tasks/<wbs>.json`) as it was before the gate, which
+/// rewrites it from the ledger it reads (the server's): put back after, so the worker's
+/// checkout keeps the view of its own ledger.
+pub(crate) struct KeptView {
+    path: PathBuf,
+    bytes: Option<Vec<u8>>,
+}
+
+impl KeptView {
+    pub(crate) fn keep(state: &StateDir, wbs: &Wbs) -> Self {
+        let path = state.task_path(wbs);
+        let bytes = std::fs::read(&path).ok();
+        Self { path, bytes }
+    }
+
+    /// Best effort: a view that disagrees with its ledger is reported by `spur audit
+    /// verify` and rewritten at the next change, never read as a status.
+    pub(crate) fn put_back(self) {
+        let _ = match &self.bytes {
+            Some(bytes) => crate::store::atomic_file::write_atomic(&self.path, bytes),
+            None => std::fs::remove_file(&self.path),
+        };
+    }
+}
+
 fn write_lines(path: &Path, lines: &[String]) -> std::io::Result<()> {
     if lines.is_empty() {
         return Ok(());
@@ -276,5 +301,25 @@ mod tests {
         restore_artifact(&real, &wbs, None).unwrap();
         assert!(!real.verdict_path(&wbs).exists());
         restore_artifact(&real, &wbs, None).unwrap();
+    }
+
+    #[test]
+    fn a_kept_view_is_put_back_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = StateDir::at(dir.path().join(".spur"));
+        let wbs = Wbs::parse("T1").unwrap();
+        std::fs::create_dir_all(real.tasks_dir()).unwrap();
+        let missing = KeptView::keep(&real, &wbs);
+        std::fs::write(real.task_path(&wbs), "rewritten").unwrap();
+        missing.put_back();
+        assert!(!real.task_path(&wbs).exists());
+        std::fs::write(real.task_path(&wbs), "mine").unwrap();
+        let kept = KeptView::keep(&real, &wbs);
+        std::fs::write(real.task_path(&wbs), "rewritten").unwrap();
+        kept.put_back();
+        assert_eq!(
+            std::fs::read_to_string(real.task_path(&wbs)).unwrap(),
+            "mine"
+        );
     }
 }

@@ -371,10 +371,13 @@ impl JournaledHost<'_> {
                     "the server's verdict artifact could not be put back: {e}"
                 ));
             }
+            // The view the gate rewrites is of the server's ledger: the worker's is put back.
+            let view = fleet_state::KeptView::keep(state_dir, wbs);
             let answer = gate.evaluate(&GateRequest {
                 state_dir: shadow.state(),
                 ..request.clone()
             });
+            view.put_back();
             match shadow.written() {
                 Ok(write) => FleetGateValue {
                     answer: gate_value(answer),
