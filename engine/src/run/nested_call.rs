@@ -13,7 +13,7 @@ use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -178,9 +178,9 @@ pub fn check(argv: &[String], cwd: &Path, state_root: &Path) -> Result<(), Strin
 }
 
 /// The run's socket: a listener in a private directory, answering calls on threads of
-/// its own until dropped. It is bound when made (a failure stops the run before it
-/// starts) and answers from the first time a step is given its path
-/// ([`RunSocket::path_for_steps`]): a run that starts no child starts no thread for it.
+/// its own until dropped. It listens from the first time a step is given its path
+/// ([`RunSocket::path_for_steps`]): a run that starts no child makes no directory, socket
+/// or thread for it.
 #[derive(Debug)]
 pub struct RunSocket {
     dir: PathBuf,
@@ -188,10 +188,9 @@ pub struct RunSocket {
     stop: Arc<AtomicBool>,
     run_id: Arc<Mutex<Option<String>>>,
     writes_into: Arc<Mutex<Option<WritesInto>>>,
-    /// The bound listener and what answers on it, until the answering thread takes them.
-    pending: Mutex<Option<(UnixListener, Server)>>,
-    /// Whether the answering thread was started (only then does a drop wake it).
-    answering: AtomicBool,
+    server: Server,
+    /// Whether it listens (set by the first step given its path).
+    listening: OnceLock<bool>,
 }
 
 /// Where the calls write spur's protected state instead of the project's (a fleet run's
@@ -200,18 +199,11 @@ pub struct RunSocket {
 type WritesInto = (PathBuf, Option<PathBuf>);
 
 impl RunSocket {
-    /// Listen in a new directory (mode 0700) under the system's temporary directory (a
-    /// socket's path must be short) and answer calls with `spur_bin` in `state_dir`.
+    /// A socket in a new directory (mode 0700) under the system's temporary directory (a
+    /// socket's path must be short), answering calls with `spur_bin` in `state_dir`.
     pub fn serve(state_dir: &StateDir, spur_bin: &Path) -> io::Result<Self> {
-        let dir = private_dir()?;
+        let dir = private_dir_path()?;
         let path = dir.join("run.sock");
-        let listener = match UnixListener::bind(&path) {
-            Ok(listener) => listener,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(e);
-            }
-        };
         let run_id = Arc::new(Mutex::new(None));
         let writes_into = Arc::new(Mutex::new(None));
         let server = Server {
@@ -227,8 +219,8 @@ impl RunSocket {
             stop: Arc::new(AtomicBool::new(false)),
             run_id,
             writes_into,
-            pending: Mutex::new(Some((listener, server))),
-            answering: AtomicBool::new(false),
+            server,
+            listening: OnceLock::new(),
         })
     }
 
@@ -252,54 +244,53 @@ impl RunSocket {
     }
 
     /// The socket's path, for [`RUN_SOCKET_VAR`] in a step's environment; the first call
-    /// starts answering on it. Should the answering thread not start, the listener is
-    /// closed with it, so a step's call is refused at once rather than left waiting.
+    /// starts listening on it. Should that fail (the temporary directory full or not
+    /// writable), nothing listens there and a step's call says it cannot reach the run.
     pub fn path_for_steps(&self) -> &Path {
-        self.start_answering();
+        self.listening.get_or_init(|| self.listen().is_ok());
         &self.path
     }
 
-    fn start_answering(&self) {
-        let taken = self
-            .pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        let Some((listener, server)) = taken else {
-            return;
-        };
-        let stopping = Arc::clone(&self.stop);
-        let started = std::thread::Builder::new()
-            .name("spur-run-socket".into())
-            .spawn(move || {
-                for stream in listener.incoming() {
-                    if stopping.load(Ordering::SeqCst) {
-                        break;
+    fn listen(&self) -> io::Result<()> {
+        std::fs::DirBuilder::new().mode(0o700).create(&self.dir)?;
+        let started = UnixListener::bind(&self.path).and_then(|listener| {
+            let server = self.server.clone();
+            let stopping = Arc::clone(&self.stop);
+            std::thread::Builder::new()
+                .name("spur-run-socket".into())
+                .spawn(move || {
+                    for stream in listener.incoming() {
+                        if stopping.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        let Ok(stream) = stream else { continue };
+                        let server = server.clone();
+                        let _ = std::thread::Builder::new()
+                            .name("spur-nested-call".into())
+                            .spawn(move || server.answer(stream));
                     }
-                    let Ok(stream) = stream else { continue };
-                    let server = server.clone();
-                    let _ = std::thread::Builder::new()
-                        .name("spur-nested-call".into())
-                        .spawn(move || server.answer(stream));
-                }
-            });
-        self.answering.store(started.is_ok(), Ordering::SeqCst);
+                })
+        });
+        if started.is_err() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+        started.map(|_| ())
     }
 }
 
 impl Drop for RunSocket {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if self.answering.load(Ordering::SeqCst) {
+        if self.listening.get() == Some(&true) {
+            self.stop.store(true, Ordering::SeqCst);
             // Wakes the accept so the thread sees the stop.
             let _ = UnixStream::connect(&self.path);
+            let _ = std::fs::remove_dir_all(&self.dir);
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
-/// `<tmp>/spur-run-<pid>-<random>/`, mode 0700, made new.
-fn private_dir() -> io::Result<PathBuf> {
+/// `<tmp>/spur-run-<pid>-<random>/`, not made yet.
+fn private_dir_path() -> io::Result<PathBuf> {
     let mut random = [0u8; 8];
     getrandom::fill(&mut random).map_err(|e| io::Error::other(e.to_string()))?;
     let name = format!(
@@ -309,9 +300,7 @@ fn private_dir() -> io::Result<PathBuf> {
             .get(..12)
             .unwrap_or_default()
     );
-    let dir = std::env::temp_dir().join(name);
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir)
+    Ok(std::env::temp_dir().join(name))
 }
 
 #[derive(Debug, Clone)]
