@@ -14,6 +14,11 @@
 //! ambiguous, and the run stops with [`RunError::Ambiguous`] for a person to decide. A
 //! pause waits on a durable promise of the engine. This module knows nothing of Restate
 //! or of async code: the engine's side is the [`StepJournal`] trait.
+//!
+//! When the engine keeps task records ([`StepJournal::task_records`], a fleet), the done
+//! gate and the spur calls of a task's steps work in a private copy of the task's records
+//! on the server, and what they append goes back to the server (`run::fleet_state`): the
+//! worker's own protected state is never read as evidence.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
