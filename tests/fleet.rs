@@ -684,3 +684,590 @@ fn engine_in_the_config_is_read_strictly_with_every_error_of_the_file() {
         out.stderr()
     );
 }
+
+/// Task 0804 of the answer files' example project (nothing configured: done needs a PASS
+/// verdict written through spur), with `pipeline` as pipeline.yaml.
+fn task_project(pipeline: &str) -> Spur {
+    Spur::new()
+        .fixture("examples/answers/project", ".")
+        .fixture("examples/answers/task", "docs/tasks")
+        .fixture("examples/answers/pass.md", "answers/pass.md")
+        .file("pipeline.yaml", pipeline)
+}
+
+/// A step's `spur task verdict`: answered by its run (through the run's socket).
+const VERDICT_STEP: &str = r#""$SPUR_BIN" task verdict 0804 --from-answer answers/pass.md > verdict.out 2>&1; echo $? > verdict.code"#;
+
+/// Task 0804's run: `verify` runs `verify_command`, then `done` (certified by the gate).
+fn certify_pipeline(verify_command: &str) -> String {
+    format!(
+        r#"
+name: certify
+initialState: verify
+terminalStates: [done]
+vars: {{wbs: "0804"}}
+states:
+  - id: verify
+    onEnter:
+      - {{kind: shell, options: {{command: '{verify_command}'}}}}
+  - {{id: done}}
+transitions: [{{from: verify, to: done}}]
+"#
+    )
+}
+
+/// The parsed ledger records of task `wbs` on the server.
+fn server_ledger(server: &Server, wbs: &str) -> Vec<serde_json::Value> {
+    spur_restate::client::task_records(&server.ingress(), wbs)
+        .expect("read the task's records on the server")
+        .ledger
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("a ledger record"))
+        .collect()
+}
+
+/// Whether `records` end in a sealed `done` the gate allowed.
+fn ends_certified(records: &[serde_json::Value]) -> bool {
+    records.last().is_some_and(|r| {
+        r["kind"] == "status"
+            && r["to"] == "done"
+            && r["gate"]["decision"] == "allow"
+            && r["mac"].is_string()
+    })
+}
+
+#[test]
+fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write() {
+    // A server of its own: the Task object of 0804 is the test's alone.
+    let server = &Server::start();
+    let p = task_project(&certify_pipeline(VERDICT_STEP));
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let out = p
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .env("USER", "ada")
+        .within(LIMIT)
+        .run();
+    assert_eq!(
+        p.read("verdict.code"),
+        "0\n",
+        "the step's spur call: {}",
+        p.read("verdict.out")
+    );
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", out.stderr());
+    // The certification is on the server: the verdict spur wrote, then the gate's done.
+    let records = server_ledger(server, "0804");
+    let kinds: Vec<&str> = records.iter().filter_map(|r| r["kind"].as_str()).collect();
+    assert!(kinds.contains(&"verdict-written"), "{records:?}");
+    assert!(ends_certified(&records), "{records:?}");
+    let artifact = spur_restate::client::task_records(&server.ingress(), "0804")
+        .unwrap()
+        .artifact
+        .expect("the server keeps the verdict artifact");
+    assert!(artifact.contains("\"PASS\""), "{artifact}");
+    // The worker kept none of it: its local protected state has no ledger of the task,
+    // its checkout no view of the server's.
+    assert!(
+        !p.protected_path("ledger/tasks/0804.jsonl").exists(),
+        "the worker wrote the task's ledger locally"
+    );
+    assert!(!p.exists(".spur/tasks/0804.json"), "the worker kept a view");
+    // `spur task show` and `spur audit verify` read it there with --engine restate.
+    let engine = ["--engine", "restate", "--ingress"];
+    let shown = p
+        .args(["task", "show", "0804", "--json"])
+        .args(engine)
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(shown["status"], "done", "{shown}");
+    assert_eq!(shown["certification"], "certified", "{shown}");
+    assert_eq!(shown["ledger"]["records"], records.len(), "{shown}");
+    let local = p
+        .args(["task", "show", "0804", "--json"])
+        .run()
+        .success()
+        .stdout_json();
+    assert_ne!(local["certification"], "certified", "{local}");
+    let audit = p
+        .args(["audit", "verify", "--json"])
+        .args(engine)
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    assert_eq!(audit["intact"], true, "{audit}");
+    let tasks = audit["tasks"].as_array().expect("the tasks checked");
+    assert!(
+        tasks
+            .iter()
+            .any(|t| t["wbs"] == "0804" && t["certification"] == "certified"),
+        "{audit}"
+    );
+    // No client of the ingress can write the records: the writing handlers are private.
+    let forged = serde_json::json!({"after": records.len(), "lines": [], "artifact": "{}"});
+    for handler in ["certify", "record"] {
+        let status = post_status(
+            &format!("{}/Task/0804/{handler}", server.ingress()),
+            &forged.to_string(),
+        );
+        assert!(
+            (400..500).contains(&status),
+            "POST Task/0804/{handler} from the ingress answered {status}"
+        );
+    }
+    let status = post_status(
+        &format!("{}/Audit/all/append", server.ingress()),
+        r#"{"after":0,"lines":["forged"]}"#,
+    );
+    assert!(
+        (400..500).contains(&status),
+        "Audit/all/append answered {status}"
+    );
+    assert_eq!(
+        server_ledger(server, "0804"),
+        records,
+        "nothing was written"
+    );
+    assert!(spur_restate::client::audit_lines(&server.ingress())
+        .unwrap()
+        .iter()
+        .all(|l| l != "forged"));
+}
+
+/// Task 0804's run: verify (a step's spur call) → hold (a pause) → ship (writes its
+/// worker's pid) → done.
+fn failover_pipeline() -> String {
+    format!(
+        r#"
+name: failover
+initialState: verify
+terminalStates: [done]
+vars: {{wbs: "0804"}}
+states:
+  - id: verify
+    onEnter:
+      - {{kind: shell, options: {{command: '{VERDICT_STEP}'}}}}
+  - {{id: hold, pause: true}}
+  - id: ship
+    onEnter:
+      - {{kind: shell, options: {{command: 'echo $PPID > shipped.txt'}}}}
+  - {{id: done}}
+transitions: [{{from: verify, to: hold}}, {{from: hold, to: ship}}, {{from: ship, to: done}}]
+"#
+    )
+}
+
+/// Start [`failover_pipeline`] on a one-worker fleet in `first` until it pauses after its
+/// verdict reached the server, then kill -9 that worker: the fleet (no live worker), the
+/// run id, and the server's records then.
+fn paused_then_worker_killed(
+    server: &Server,
+    first: &Spur,
+) -> (Fleet, String, Vec<serde_json::Value>) {
+    let fleet = Fleet::start(server, first.path(), first.home(), 1);
+    let paused = first
+        .args(["run", "pipeline.yaml", "--engine", "restate", "--ingress"])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .code(3);
+    let run_id = paused
+        .stdout()
+        .split_whitespace()
+        .find(|w| w.len() == 23 && w.get(8..9) == Some("T"))
+        .expect("the paused run's id")
+        .to_owned();
+    assert_eq!(
+        first.read("verdict.code"),
+        "0\n",
+        "{}",
+        first.read("verdict.out")
+    );
+    let verified = server_ledger(server, "0804");
+    assert!(
+        verified.iter().any(|r| r["kind"] == "verdict-written"),
+        "the verdict is on the server before the worker dies: {verified:?}"
+    );
+    assert!(!ends_certified(&verified));
+    let dead = fleet.pids()[0].to_string();
+    Command::new("kill").args(["-9", &dead]).status().unwrap();
+    assert!(eventually(|| !crate::common::process_is_running(&dead)));
+    (fleet, run_id, verified)
+}
+
+#[test]
+fn a_run_whose_worker_died_after_verify_is_certified_by_another_worker_with_no_local_state() {
+    let server = &Server::start();
+    let first = task_project(&failover_pipeline());
+    // The second worker: another checkout of the project, another home, nothing of the
+    // run's in its local state; the fleet's key (the same on every member).
+    let second = task_project(&failover_pipeline());
+    let (mut fleet, run_id, verified) = paused_then_worker_killed(server, &first);
+    let key = first.key_path();
+    fleet.add_worker(
+        second.path(),
+        second.home(),
+        &[("SPUR_KEY_FILE", key.to_str().unwrap())],
+    );
+    let done = second
+        .args([
+            "continue",
+            &run_id,
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run();
+    let json = done.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", done.stderr());
+    // The rest ran on the second worker, in its checkout.
+    let second_pid = fleet.pids()[1].to_string();
+    assert_eq!(second.read("shipped.txt"), format!("{second_pid}\n"));
+    assert!(!first.exists("shipped.txt"));
+    // Certified from the server's records: the second worker never had a ledger of the
+    // task, and the first worker's local state has none either.
+    let records = server_ledger(server, "0804");
+    assert!(ends_certified(&records), "{records:?}");
+    assert_eq!(records.len(), verified.len() + 1, "{records:?}");
+    assert_eq!(records.last().unwrap()["run"], run_id.as_str());
+    for p in [&first, &second] {
+        assert!(!p.protected_path("ledger/tasks/0804.jsonl").exists());
+    }
+}
+
+#[test]
+fn a_worker_with_another_key_cannot_certify_the_fleets_records() {
+    let server = &Server::start();
+    let first = task_project(&failover_pipeline());
+    let second = task_project(&failover_pipeline());
+    // The second member has a key of its own, not the fleet's.
+    second.args(["key", "init"]).run().success();
+    assert_ne!(
+        std::fs::read(first.key_path()).ok(),
+        std::fs::read(second.key_path()).ok()
+    );
+    let (mut fleet, run_id, verified) = paused_then_worker_killed(server, &first);
+    fleet.add_worker(second.path(), second.home(), &[]);
+    let out = second
+        .args([
+            "continue",
+            &run_id,
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run();
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "failed", "{json}\n{}", out.stderr());
+    let said = format!("{json}");
+    assert!(said.contains("\"deny\""), "{said}");
+    assert!(
+        said.contains("cannot be verified from seq 0: it was sealed with key"),
+        "{said}"
+    );
+    assert_eq!(
+        server_ledger(server, "0804"),
+        verified,
+        "nothing was certified"
+    );
+}
+
+#[test]
+fn a_verdict_a_step_forges_in_its_workers_local_state_is_not_evidence_on_the_fleet() {
+    // A server of its own: the Task object of 0804 is the test's alone.
+    let server = &Server::start();
+    // The step writes spur's own PASS straight into the worker's local state, bypassing its
+    // run (no socket): a verdict artifact and a ledger record sealed with the worker's key.
+    let forge = r#"env -u SPUR_RUN_SOCKET -u SPUR_RUN_ID "$SPUR_BIN" task verdict 0804 --from-answer answers/pass.md > forged.out 2>&1; echo $? > forged.code"#;
+    let pipeline = certify_pipeline(forge);
+    // The same run on this machine: the forgery is as good as a real verdict there.
+    let local = task_project(&pipeline);
+    let out = local
+        .args(["run", "pipeline.yaml", "--json"])
+        .env("SPUR_SANDBOX", "off")
+        .within(LIMIT)
+        .run();
+    assert_eq!(
+        local.read("forged.code"),
+        "0\n",
+        "{}",
+        local.read("forged.out")
+    );
+    assert_eq!(out.stdout_json()["outcome"], "done", "{}", out.stderr());
+
+    let p = task_project(&pipeline);
+    let _fleet = Fleet::start_with(server, p.path(), p.home(), 1, &[("SPUR_SANDBOX", "off")]);
+    let out = p
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run();
+    assert_eq!(p.read("forged.code"), "0\n", "{}", p.read("forged.out"));
+    assert!(
+        p.protected_path("ledger/tasks/0804.jsonl").exists(),
+        "the step wrote the worker's local ledger"
+    );
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "failed", "{json}\n{}", out.stderr());
+    let said = format!("{json}");
+    assert!(said.contains("\"deny\""), "{said}");
+    assert!(said.contains("missing verify verdict artifact"), "{said}");
+    // The server has no verdict of the task and no done.
+    let records = server_ledger(server, "0804");
+    assert!(
+        records
+            .iter()
+            .all(|r| r["kind"] != "verdict-written" && r["to"] != "done"),
+        "{records:?}"
+    );
+}
+
+#[test]
+fn a_forced_done_on_the_fleet_is_audited_in_the_servers_chain() {
+    let server = &Server::start();
+    let p = task_project(&certify_pipeline("true"));
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let engine = ["--engine", "restate", "--ingress"];
+    let out = p
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--force-done",
+            "--reason",
+            "hand-checked",
+        ])
+        .args(engine)
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run();
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", out.stderr());
+    assert_eq!(json["forced"], true, "{json}");
+    let listed = p
+        .args(["audit", "list", "--json"])
+        .args(engine)
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    let listed = listed.as_array().expect("the overrides");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["reason"], "hand-checked");
+    assert_eq!(listed[0]["wbs"], "0804");
+    // The worker's local audit log has none of it.
+    assert!(!p.protected_path("audit.jsonl").exists());
+    let records = server_ledger(server, "0804");
+    assert!(ends_certified(&records), "{records:?}");
+    assert_eq!(records.last().unwrap()["gate"]["reason"], "forced");
+    p.args(["audit", "verify"])
+        .args(engine)
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success();
+}
+
+#[test]
+fn a_steps_done_on_the_fleet_is_refused_and_only_the_runs_gate_certifies() {
+    let server = &Server::start();
+    let steps = format!(
+        r#"{VERDICT_STEP}; "$SPUR_BIN" task update 0804 done > update.out 2>&1; echo $? > update.code"#
+    );
+    let p = task_project(&certify_pipeline(&steps));
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let out = p
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run();
+    assert_eq!(p.read("verdict.code"), "0\n", "{}", p.read("verdict.out"));
+    assert_eq!(p.read("update.code"), "2\n", "{}", p.read("update.out"));
+    let said = p.read("update.out");
+    let flat = said
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains("a task becomes done only at its run's done gate"),
+        "{said}"
+    );
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", out.stderr());
+    let records = server_ledger(server, "0804");
+    let dones: Vec<_> = records.iter().filter(|r| r["to"] == "done").collect();
+    assert_eq!(dones.len(), 1, "{records:?}");
+    assert!(ends_certified(&records), "{records:?}");
+}
+
+#[test]
+fn a_paused_fleet_run_keeps_its_tasks_lock_until_it_ends() {
+    let server = &Server::start();
+    let p = Spur::new().file(
+        "pipeline.yaml",
+        r#"
+name: held
+initialState: a
+vars: {wbs: "4343"}
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo a >> steps.txt'}}
+  - {id: wait, pause: true}
+  - {id: b}
+transitions: [{from: a, to: wait}, {from: wait, to: b}]
+"#,
+    );
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let ingress = server.ingress();
+    // (Forced, so that b, a done terminal, needs no verdict.)
+    let engine = [
+        "--engine",
+        "restate",
+        "--ingress",
+        ingress.as_str(),
+        "--force-done",
+        "--reason",
+        "test",
+    ];
+    let paused = p
+        .args(["run", "pipeline.yaml", "--json"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(3)
+        .stdout_json();
+    let run_id = paused["runId"]
+        .as_str()
+        .expect("the paused run's id")
+        .to_owned();
+    // Paused, it still holds the task: a second run is refused and runs nothing.
+    let second = p
+        .args(["run", "pipeline.yaml"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(4);
+    assert!(
+        second
+            .stderr()
+            .contains(&format!("task 4343 is already being run by run {run_id}")),
+        "{}",
+        second.stderr()
+    );
+    assert_eq!(p.read("steps.txt"), "a\n");
+    p.args(["continue", &run_id])
+        .args(&engine[..4])
+        .within(LIMIT)
+        .run()
+        .success();
+    // Ended, it gave the lock back.
+    p.args(["run", "pipeline.yaml"])
+        .args(engine)
+        .within(LIMIT)
+        .run()
+        .code(3);
+    assert_eq!(p.read("steps.txt"), "a\na\n");
+}
+
+#[test]
+fn a_fleet_runs_verify_results_are_the_servers_and_a_red_gate_there_denies() {
+    let server = &Server::start();
+    // The README's demo (gate `quality` = ./check on hello.txt), task 0592 without a
+    // lifecycle; the step runs the gates and derives the verdict, through its run (its
+    // own output in .spur/, outside the tree the gates' results are of).
+    let steps = r#"mkdir -p .spur/t; "$SPUR_BIN" verify --wbs 0592 > .spur/t/verify.out 2>&1; echo $? > .spur/t/verify.code; "$SPUR_BIN" task verdict 0592 --from-answer answer.md > .spur/t/verdict.out 2>&1; echo $? > .spur/t/verdict.code"#;
+    let pipeline = certify_pipeline(steps).replace("0804", "0592");
+    let p = Spur::new().fixture("examples/demo", ".");
+    p.file("docs/tasks/0592_hello.md", "# 0592 Say hello\n\n## Requirements\n\n- R1: hello.txt holds the greeting `hello, world`.\n\n## Acceptance Criteria\n\n- [ ] AC-1: `./check` passes\n");
+    p.file("answer.md", "Verdict: PASS\n\n## Requirements\n\n| Req | Status | Evidence |\n|-----|--------|----------|\n| R1 | MET | `hello.txt:1` |\n\n## Acceptance Criteria\n\n| AC | Status | Evidence Type | Evidence |\n|----|--------|---------------|----------|\n| AC-1 | MET | command | `./check` passes against `hello.txt:1` |\n");
+    p.file("pipeline.yaml", pipeline);
+    p.file("hello.txt", "hello, wrold\n");
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let run = || {
+        p.args([
+            "run",
+            "pipeline.yaml",
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+    };
+    // Red: the gate fails, the answer's verdict says PASS; the gate reads the red result
+    // from the server and denies.
+    let red = run();
+    assert_eq!(
+        p.read(".spur/t/verify.code"),
+        "1\n",
+        "{}",
+        p.read(".spur/t/verify.out")
+    );
+    assert_eq!(
+        p.read(".spur/t/verdict.code"),
+        "0\n",
+        "{}",
+        p.read(".spur/t/verdict.out")
+    );
+    let said = format!("{}", red.stdout_json());
+    assert!(said.contains("\"failed\""), "{said}");
+    assert!(said.contains("gate-quality FAIL"), "{said}");
+    let records = server_ledger(server, "0592");
+    assert!(
+        records.iter().any(|r| r["kind"] == "verified"),
+        "{records:?}"
+    );
+    assert!(!ends_certified(&records));
+    // Fixed: the next run's green result follows the red one on the server; certified.
+    p.file("hello.txt", "hello, world\n");
+    let green = run();
+    assert_eq!(
+        p.read(".spur/t/verify.code"),
+        "0\n",
+        "{}",
+        p.read(".spur/t/verify.out")
+    );
+    let json = green.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", green.stderr());
+    let after = server_ledger(server, "0592");
+    assert_eq!(after.get(..records.len()), Some(records.as_slice()));
+    assert!(ends_certified(&after), "{after:?}");
+    assert!(!p.protected_path("ledger/tasks/0592.jsonl").exists());
+}

@@ -19,6 +19,19 @@ pub(crate) enum Call {
         wbs: String,
         reply: oneshot::Sender<Result<Option<String>, String>>,
     },
+    /// Read the server's records of task `wbs` (`FleetRecords` as JSON).
+    TaskRecords {
+        wbs: String,
+        reply: oneshot::Sender<Result<String, String>>,
+    },
+    /// Append a writer's `FleetWrite` (JSON) to task `wbs`'s records; `certify`: the
+    /// done gate's.
+    TaskWrite {
+        wbs: String,
+        write: String,
+        certify: bool,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
     /// Wait on the durable promise `name`; `note` tells clients what for.
     Promise {
         name: String,
@@ -91,5 +104,35 @@ impl StepJournal for ChannelJournal {
             })
             .map_err(|_| GONE.to_owned())?;
         holder.blocking_recv().map_err(|_| GONE.to_owned())?
+    }
+
+    fn task_records(&mut self, wbs: &str) -> Option<Result<String, String>> {
+        let (reply, records) = oneshot::channel();
+        let sent = self.calls.send(Call::TaskRecords {
+            wbs: wbs.to_owned(),
+            reply,
+        });
+        if sent.is_err() {
+            return Some(Err(GONE.to_owned()));
+        }
+        Some(
+            records
+                .blocking_recv()
+                .map_err(|_| GONE.to_owned())
+                .and_then(|r| r),
+        )
+    }
+
+    fn task_write(&mut self, wbs: &str, write: &str, certify: bool) -> Result<(), String> {
+        let (reply, done) = oneshot::channel();
+        self.calls
+            .send(Call::TaskWrite {
+                wbs: wbs.to_owned(),
+                write: write.to_owned(),
+                certify,
+                reply,
+            })
+            .map_err(|_| GONE.to_owned())?;
+        done.blocking_recv().map_err(|_| GONE.to_owned())?
     }
 }

@@ -116,3 +116,27 @@ pub fn runs(ingress: &str) -> Result<Vec<String>, ClientError> {
     )?;
     serde_json::from_str(&text).map_err(|e| ClientError(format!("the engine's runs: {e}")))
 }
+
+/// Task `wbs`'s records on the engine: its ledger's lines and verdict artifact.
+pub fn task_records(ingress: &str, wbs: &str) -> Result<crate::task::TaskRecords, ClientError> {
+    let text = post(&format!("{}/Task/{wbs}/records", base(ingress)), "")?;
+    serde_json::from_str(&text).map_err(|e| ClientError(format!("task {wbs}'s records: {e}")))
+}
+
+/// The audit chain's lines on the engine.
+pub fn audit_lines(ingress: &str) -> Result<Vec<String>, ClientError> {
+    let text = post(
+        &format!("{}/Audit/{}/lines", base(ingress), crate::audit::ALL),
+        "",
+    )?;
+    serde_json::from_str(&text).map_err(|e| ClientError(format!("the audit chain: {e}")))
+}
+
+/// The tasks whose ledgers the engine holds.
+pub fn tasks(ingress: &str) -> Result<Vec<String>, ClientError> {
+    let text = post(
+        &format!("{}/Audit/{}/tasks", base(ingress), crate::audit::ALL),
+        "",
+    )?;
+    serde_json::from_str(&text).map_err(|e| ClientError(format!("the engine's tasks: {e}")))
+}

@@ -7,10 +7,15 @@
 //!   ([`bridge`]); a pause waits on a durable promise.
 //! - [`worker`]: the HTTP endpoint a worker serves and the server calls.
 //! - [`runs`]: the `Runs` object, the ids of the runs sent to the engine.
-//! - [`task`]: the `Task` object, keyed by wbs: the run lock of the task on the fleet.
+//! - [`task`]: the `Task` object, keyed by wbs: the run lock of the task on the fleet, and
+//!   the task's ledger and verdict artifact the done gate decides from.
+//! - [`audit`]: the `Audit` object, the audit hash chain on the fleet.
 //! - [`client`]: the ingress and admin calls of `spur run`, `spur continue` and
 //!   `spur engine register` (blocking, no async runtime).
 
+// The object macro writes undocumented methods of its own.
+#[allow(missing_docs)]
+pub mod audit;
 mod bridge;
 pub mod client;
 pub mod protocol;

@@ -56,6 +56,7 @@ pub fn serve(listen: SocketAddr, worker: Arc<dyn Worker>) -> std::io::Result<()>
             )
             .bind(crate::runs::Runs.into_service_definition())
             .bind(crate::task::Task.into_service_definition())
+            .bind(crate::audit::Audit.into_service_definition())
             .build();
         HttpServer::new(endpoint).serve(listener).await;
         Ok(())

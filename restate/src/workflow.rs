@@ -9,10 +9,12 @@ use spur_engine::run::journal::Record;
 use spur_engine::run::PauseNote;
 use tokio::sync::mpsc;
 
+use crate::audit::{AuditAppend, AuditClient, ALL as AUDIT_ALL};
 use crate::bridge::{Call, ChannelJournal, ToRunner};
 use crate::protocol::{RunReply, RunRequest, RunStatus};
 use crate::runs::{RunsClient, ALL};
 use crate::task::TaskClient;
+use spur_engine::run::fleet_state::{FleetRecords, FleetWrite};
 
 fn run_id_of(ctx: &WorkflowContext<'_>) -> String {
     ctx.key().to_owned()
@@ -31,6 +33,65 @@ const BATCHES: &str = "batches";
 
 /// The step names the journaled host gives its batches of records.
 const RECORDS_STEP: &str = "records ";
+
+/// The server's records of task `wbs` and the audit chain, as `FleetRecords` JSON.
+async fn task_records(ctx: &WorkflowContext<'_>, wbs: &str) -> Result<String, String> {
+    let task = ctx
+        .object_client::<TaskClient>(wbs.to_owned())
+        .records()
+        .call()
+        .await
+        .map_err(|e| e.to_string())?
+        .into_inner();
+    let audit = ctx
+        .object_client::<AuditClient>(AUDIT_ALL)
+        .lines()
+        .call()
+        .await
+        .map_err(|e| e.to_string())?
+        .into_inner();
+    serde_json::to_string(&FleetRecords {
+        ledger: task.ledger,
+        artifact: task.artifact,
+        audit,
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// Send a writer's `FleetWrite` (JSON) to the handlers: its audit lines first (only the
+/// gate's write has any), then its ledger lines.
+async fn task_write(
+    ctx: &WorkflowContext<'_>,
+    wbs: &str,
+    write: &str,
+    certify: bool,
+) -> Result<(), String> {
+    let write: FleetWrite = serde_json::from_str(write).map_err(|e| e.to_string())?;
+    if !write.audit.is_empty() {
+        if !certify {
+            return Err("only the done gate appends to the audit chain".to_owned());
+        }
+        ctx.object_client::<AuditClient>(AUDIT_ALL)
+            .append(Json(AuditAppend {
+                after: write.audit_after,
+                lines: write.audit.clone(),
+            }))
+            .call()
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let task = ctx.object_client::<TaskClient>(wbs.to_owned());
+    let sent = if certify {
+        task.certify(Json(write)).call().await
+    } else {
+        task.record(Json(write)).call().await
+    };
+    sent.map_err(|e| e.to_string())?;
+    ctx.object_client::<AuditClient>(AUDIT_ALL)
+        .add_task(wbs.to_owned())
+        .send();
+    Ok(())
+}
 
 /// The workflow, serving runs with `worker`.
 pub struct SpurRun {
@@ -106,6 +167,19 @@ impl SpurRun {
                         locked = Some(wbs);
                     }
                     let _ = reply.send(holder.map_err(|e| e.to_string()));
+                }
+                Call::TaskRecords { wbs, reply } => {
+                    let records = task_records(&ctx, &wbs).await;
+                    let _ = reply.send(records);
+                }
+                Call::TaskWrite {
+                    wbs,
+                    write,
+                    certify,
+                    reply,
+                } => {
+                    let written = task_write(&ctx, &wbs, &write, certify).await;
+                    let _ = reply.send(written);
                 }
                 Call::Promise { name, note, reply } => {
                     ctx.set(PAUSE, name.clone());

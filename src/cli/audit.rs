@@ -13,6 +13,7 @@ use spur_engine::store::chain_key::key_for_reading;
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::store::task_status;
 
+use super::engine::ReadEngineArgs;
 use super::failure::exit;
 use super::{CliResult, Failure};
 
@@ -35,12 +36,18 @@ enum AuditCommand {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Check a fleet's records on the server instead (book: *Running a fleet*).
+        #[command(flatten)]
+        engine: ReadEngineArgs,
     },
     /// Show every forced override.
     List {
         /// Print a JSON array instead of text.
         #[arg(long)]
         json: bool,
+        /// List a fleet's overrides on the server instead.
+        #[command(flatten)]
+        engine: ReadEngineArgs,
     },
 }
 
@@ -81,9 +88,18 @@ struct TaskJson<'a> {
 pub fn run(args: Args) -> CliResult {
     let cwd = std::env::current_dir().map_err(|e| Failure::usage(miette::miette!("{e}")))?;
     let state_dir = StateDir::resolve(args.state_dir.as_deref(), &cwd);
+    let engine = match &args.command {
+        AuditCommand::Verify { engine, .. } | AuditCommand::List { engine, .. } => engine,
+    };
+    // A fleet's records, laid out privately while this command reads them.
+    let server = match engine.ingress(&state_dir)? {
+        Some(ingress) => Some(super::server_records::read(&state_dir, &ingress, None)?),
+        None => None,
+    };
+    let state_dir = server.as_ref().map_or(state_dir, |s| s.state.clone());
     let path = state_dir.audit_path();
     match args.command {
-        AuditCommand::Verify { json } => {
+        AuditCommand::Verify { json, .. } => {
             let anchors = task_status::audit_anchors(&state_dir);
             let key = key_for_reading(&state_dir);
             let check = audit::verify_anchored(&path, &key, &anchors).map_err(Failure::usage)?;
@@ -124,7 +140,7 @@ pub fn run(args: Args) -> CliResult {
                 exit::SUCCESS
             }))
         }
-        AuditCommand::List { json } => {
+        AuditCommand::List { json, .. } => {
             let records = audit::list(&path).map_err(Failure::usage)?;
             if json {
                 outln!(

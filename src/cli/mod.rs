@@ -50,6 +50,7 @@ mod run_progress;
 mod run_ref;
 mod runs;
 mod schema;
+mod server_records;
 mod state;
 mod task;
 mod task_certify;

@@ -106,6 +106,9 @@ struct ShowArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Show a fleet's task: its ledger on the server (book: *Running a fleet*).
+    #[command(flatten)]
+    engine: super::engine::ReadEngineArgs,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -268,6 +271,16 @@ impl TaskUsage {
 
 fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
     let wbs = Wbs::parse(&args.wbs).map_err(Failure::usage)?;
+    // A fleet's task: its ledger on the server, laid out privately while it is shown.
+    let server = match args.engine.ingress(state_dir)? {
+        Some(ingress) => Some(super::server_records::read(
+            state_dir,
+            &ingress,
+            Some(std::slice::from_ref(&wbs)),
+        )?),
+        None => None,
+    };
+    let state_dir = server.as_ref().map_or(state_dir, |s| &s.state);
     // A task file that cannot be used is said, and the ledger's part still shown.
     let document = match task_document(state_dir, &wbs) {
         Ok(document) => document,

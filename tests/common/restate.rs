@@ -308,19 +308,19 @@ pub struct Fleet {
 impl Fleet {
     /// Start `n` workers in `project` (with `home` as HOME) and register their address.
     pub fn start(server: &Server, project: &Path, home: &Path, n: usize) -> Self {
+        Self::start_with(server, project, home, n, &[])
+    }
+
+    /// [`Fleet::start`], the workers' environment with `envs` too.
+    pub fn start_with(
+        server: &Server,
+        project: &Path,
+        home: &Path,
+        n: usize,
+        envs: &[(&str, &str)],
+    ) -> Self {
         let addr = format!("127.0.0.1:{}", free_port());
-        let workers = (0..n)
-            .map(|_| {
-                let mut cmd = Command::new(bin());
-                cmd.current_dir(project)
-                    .args(["worker", "--listen", &addr])
-                    .env("NO_COLOR", "1")
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null());
-                isolate(&mut cmd, home);
-                cmd.spawn().expect("start a worker")
-            })
-            .collect();
+        let workers = (0..n).map(|_| worker(&addr, project, home, envs)).collect();
         let fleet = Self { addr, workers };
         // The endpoint speaks HTTP/2 only: that it accepts connections is enough here.
         assert!(
@@ -346,10 +346,31 @@ impl Fleet {
         fleet
     }
 
+    /// One more worker at the fleet's address, in `project` with `home` as HOME and
+    /// `envs` (another checkout, another machine's local state).
+    pub fn add_worker(&mut self, project: &Path, home: &Path, envs: &[(&str, &str)]) {
+        self.workers.push(worker(&self.addr, project, home, envs));
+    }
+
     /// The workers' pids.
     pub fn pids(&self) -> Vec<u32> {
         self.workers.iter().map(Child::id).collect()
     }
+}
+
+/// `spur worker --listen addr` in `project`, isolated in `home`, with `envs`.
+fn worker(addr: &str, project: &Path, home: &Path, envs: &[(&str, &str)]) -> Child {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(project)
+        .args(["worker", "--listen", addr])
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    isolate(&mut cmd, home);
+    for (name, value) in envs {
+        cmd.env(name, value);
+    }
+    cmd.spawn().expect("start a worker")
 }
 
 impl Drop for Fleet {

@@ -14,6 +14,11 @@
 //! ambiguous, and the run stops with [`RunError::Ambiguous`] for a person to decide. A
 //! pause waits on a durable promise of the engine. This module knows nothing of Restate
 //! or of async code: the engine's side is the [`StepJournal`] trait.
+//!
+//! When the engine keeps task records ([`StepJournal::task_records`], a fleet), the done
+//! gate and the spur calls of a task's steps work in a private copy of the task's records
+//! on the server, and what they append goes back to the server (`run::fleet_state`): the
+//! worker's own protected state is never read as evidence.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -23,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use super::actions::{ActionResult, ActionRun, HitlQuestion};
 use super::done_gate_port::{DoneGate, GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
+use super::fleet_state::{self, FleetRecords, FleetWrite, Shadow};
 use super::host::{ActionBody, GuardBody, Pause, Resume, RunHost};
 use super::journal::{Event, JournalContent, Record};
 use super::lock::LockError;
@@ -57,6 +63,20 @@ pub trait StepJournal {
     /// step. An engine without task locks takes every lock.
     fn lock_task(&mut self, _wbs: &str) -> Result<Option<String>, String> {
         Ok(None)
+    }
+
+    /// The server's records of task `wbs` ([`FleetRecords`] as JSON), read like a step.
+    /// `None`: this engine keeps no task records, and the gate reads the worker's state
+    /// as a local run's does.
+    fn task_records(&mut self, _wbs: &str) -> Option<Result<String, String>> {
+        None
+    }
+
+    /// Append `write` ([`FleetWrite`] as JSON) to task `wbs`'s records on the server,
+    /// through its handlers. `certify`: the done gate's write, the only one that may hold
+    /// a `done` record.
+    fn task_write(&mut self, _wbs: &str, _write: &str, _certify: bool) -> Result<(), String> {
+        Err("this engine keeps no task records".to_owned())
     }
 }
 
@@ -94,6 +114,11 @@ pub fn start_journaled(
         run_dir: None,
         pauses: 0,
         clock: 0,
+        wbs: None,
+        fleet: None,
+        started: None,
+        policy: None,
+        socket: settings.run_socket.clone(),
     };
     let outcome = start_on(request, settings, &mut host, observer);
     // The run's last records, journaled whatever its end.
@@ -121,14 +146,30 @@ struct JournaledHost<'j> {
     pauses: u32,
     /// `now` calls so far: names the next one's step.
     clock: u32,
+    /// The run's task, once its lock is taken.
+    wbs: Option<Wbs>,
+    /// The server's records of the task, as this run last read or wrote them (`None`:
+    /// not read yet, or the engine keeps none).
+    fleet: Option<FleetRecords>,
+    /// The run's `run-started` record (a shadow's journal, for its steps' spur calls).
+    started: Option<Record>,
+    /// The policy the run pinned.
+    policy: Option<Policy>,
+    /// The run's socket for its steps' spur calls.
+    socket: Option<std::sync::Arc<super::nested_call::RunSocket>>,
 }
 
 /// How a journaled action ended.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 enum ActionValue {
-    /// It ran to the end; its `action-finished` record.
-    Finished { record: Box<Record> },
+    /// It ran to the end; its `action-finished` record, and on a fleet what its spur
+    /// calls appended to the task's records (or why that could not be read).
+    Finished {
+        record: Box<Record>,
+        #[serde(default)]
+        fleet: Option<Result<FleetWrite, String>>,
+    },
     /// It asks this question.
     NeedsAnswer {
         prompt: String,
@@ -229,6 +270,155 @@ impl JournaledHost<'_> {
     }
 }
 
+/// The fleet gate's answer as journaled: the gate's, and what it appended to the task's
+/// records (sent to the server's `certify` after the step).
+#[derive(Debug, Serialize, Deserialize)]
+struct FleetGateValue {
+    answer: GateValue,
+    write: Option<FleetWrite>,
+}
+
+impl JournaledHost<'_> {
+    /// The server's records of the run's task, read now (a journaled call); `None` when
+    /// the run has no task or the engine keeps no records.
+    fn read_fleet(&mut self) -> Result<Option<FleetRecords>, RunError> {
+        let Some(wbs) = &self.wbs else {
+            return Ok(None);
+        };
+        let Some(text) = self.journal.task_records(wbs.as_str()) else {
+            return Ok(None);
+        };
+        let text = text.map_err(|e| engine_error("task-records", e))?;
+        let records: FleetRecords =
+            serde_json::from_str(&text).map_err(|e| engine_error("task-records", e))?;
+        self.fleet = Some(records.clone());
+        Ok(Some(records))
+    }
+
+    /// On a fleet, a shadow of the server's records for the next action's spur calls,
+    /// which the run's socket points them at; `None` for a local run or a run without a
+    /// task. The records are read once per run, then kept as this run writes them (it
+    /// holds the task's lock: no other run writes them meanwhile).
+    fn shadow_for_steps(&mut self) -> Result<Option<Shadow>, RunError> {
+        if self.fleet.is_none() && self.read_fleet()?.is_none() {
+            return Ok(None);
+        }
+        let (Some(records), Some(wbs)) = (&self.fleet, &self.wbs) else {
+            return Ok(None);
+        };
+        let run = self.started.as_ref().map(|r| (&self.run_id, r));
+        let shadow = Shadow::new(&self.state_dir, wbs, records, run, self.policy.as_ref())
+            .map_err(|e| engine_error("task-records", format!("a private copy: {e}")))?;
+        if let Some(socket) = &self.socket {
+            socket.write_into(Some((
+                shadow.home().to_path_buf(),
+                self.state_dir.key_file().path().map(PathBuf::from),
+            )));
+        }
+        Ok(Some(shadow))
+    }
+
+    /// Send what a writer appended to the server (`certify`: the gate's write).
+    fn send_write(&mut self, step: &str, write: FleetWrite, certify: bool) -> Result<(), RunError> {
+        if write.is_empty() {
+            return Ok(());
+        }
+        let Some(wbs) = &self.wbs else {
+            return Err(engine_error(
+                step,
+                "a task's records were written in a run without a task",
+            ));
+        };
+        let text = serde_json::to_string(&write).map_err(|e| engine_error(step, e))?;
+        self.journal
+            .task_write(wbs.as_str(), &text, certify)
+            .map_err(|e| engine_error(step, format!("the task's records on the server: {e}")))?;
+        if let Some(records) = &mut self.fleet {
+            records.apply(&write);
+        }
+        Ok(())
+    }
+
+    /// The gate on a fleet: asked in a shadow of `records` (the server's), with the
+    /// server's artifact where the gate reads it; what it appended (the `done` record, a
+    /// forced override's audit record) goes to the server's `certify` handler. An allow
+    /// the server does not record is a deny.
+    fn fleet_gate(
+        &mut self,
+        name: &str,
+        request: &GateRequest<'_>,
+        records: FleetRecords,
+    ) -> GateAnswer {
+        let deny = |message: String| GateAnswer::Deny {
+            verdict: "UNKNOWN".to_owned(),
+            message,
+        };
+        let wbs = request.wbs;
+        let run = self.started.as_ref().map(|r| (&self.run_id, r));
+        let (state_dir, policy) = (&self.state_dir, self.policy.as_ref());
+        let gate = &mut *self.gate;
+        let mut ask = || -> FleetGateValue {
+            let cannot = |why: String| FleetGateValue {
+                answer: gate_value(GateAnswer::Deny {
+                    verdict: "UNKNOWN".to_owned(),
+                    message: format!("task {wbs} cannot be marked done: {why}"),
+                }),
+                write: None,
+            };
+            let shadow = match Shadow::new(state_dir, wbs, &records, run, policy) {
+                Ok(shadow) => shadow,
+                Err(e) => return cannot(format!("a private copy of its records: {e}")),
+            };
+            if let Err(e) =
+                fleet_state::restore_artifact(state_dir, wbs, records.artifact.as_deref())
+            {
+                return cannot(format!(
+                    "the server's verdict artifact could not be put back: {e}"
+                ));
+            }
+            // The view the gate rewrites is of the server's ledger: the worker's is put back.
+            let view = fleet_state::KeptView::keep(state_dir, wbs);
+            let answer = gate.evaluate(&GateRequest {
+                state_dir: shadow.state(),
+                ..request.clone()
+            });
+            view.put_back();
+            match shadow.written() {
+                Ok(write) => FleetGateValue {
+                    answer: gate_value(answer),
+                    write: Some(write),
+                },
+                Err(e) => cannot(format!("what the gate wrote could not be read: {e}")),
+            }
+        };
+        let text = self.journal.step(name, &mut || {
+            serde_json::to_string(&ask()).unwrap_or_default()
+        });
+        let value = match text
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<FleetGateValue>(&t).map_err(|e| e.to_string()))
+        {
+            Ok(value) => value,
+            Err(why) => {
+                return deny(format!(
+                    "the done gate's answer could not be journaled: {why}"
+                ))
+            }
+        };
+        let answer = gate_answer(value.answer);
+        let Some(write) = value.write else {
+            return answer;
+        };
+        match (self.send_write(name, write, true), answer) {
+            (Ok(()), answer) => answer,
+            (Err(e), GateAnswer::Allow { .. }) => deny(format!(
+                "task {wbs} was certified but the server did not record it, so it is not done: {e}"
+            )),
+            (Err(_), answer) => answer,
+        }
+    }
+}
+
 impl RunHost for JournaledHost<'_> {
     fn now(&mut self) -> Timestamp {
         self.clock += 1;
@@ -247,6 +437,7 @@ impl RunHost for JournaledHost<'_> {
     /// The engine's lock of the task (the `Task` object of a fleet): a second run of the
     /// task, on any worker, is refused as a local one is.
     fn lock_task(&mut self, wbs: &Wbs, _run_id: &RunId) -> Result<(), RunError> {
+        self.wbs = Some(wbs.clone());
         match self.journal.lock_task(wbs.as_str()) {
             Ok(None) => Ok(()),
             Ok(Some(holder)) => Err(RunError::Locked(LockError::Held {
@@ -282,6 +473,7 @@ impl RunHost for JournaledHost<'_> {
     }
 
     fn keep_policy(&mut self, policy: &Policy) -> Result<(), RunError> {
+        self.policy = Some(policy.clone());
         Ok(policy.store(&self.state_dir)?)
     }
 
@@ -309,6 +501,7 @@ impl RunHost for JournaledHost<'_> {
         self.pending.push(record);
         if starts {
             self.flush()?;
+            self.started = self.records.first().cloned();
             self.tell(observer);
             return self
                 .records
@@ -328,6 +521,8 @@ impl RunHost for JournaledHost<'_> {
         observer: &mut dyn RunObserver,
         body: &mut ActionBody<'_>,
     ) -> Result<ActionRun, RunError> {
+        // On a fleet, the action's spur calls write into a shadow of the server's records.
+        let shadow = self.shadow_for_steps()?;
         let seq = self.next_seq();
         let log = step.log(seq);
         // The started marker: journaled (with the records before it) before the action runs.
@@ -355,6 +550,9 @@ impl RunHost for JournaledHost<'_> {
                             at: Timestamp::now().rfc3339(),
                             event: secrets.event(step.finished(&result, ms)),
                         }),
+                        fleet: shadow
+                            .as_ref()
+                            .map(|s| s.written().map_err(|e| e.to_string())),
                     }
                 }
                 ActionRun::NeedsAnswer(q) => ActionValue::NeedsAnswer {
@@ -366,10 +564,24 @@ impl RunHost for JournaledHost<'_> {
         let text = self.journal.step(&name, &mut || {
             serde_json::to_string(&run_body()).unwrap_or_default()
         });
+        if let Some(socket) = &self.socket {
+            socket.write_into(None);
+        }
+        drop(shadow);
         let text = text.map_err(|e| engine_error(&name, e))?;
         let value: ActionValue = serde_json::from_str(&text).map_err(|e| engine_error(&name, e))?;
         match value {
-            ActionValue::Finished { record } => {
+            ActionValue::Finished { record, fleet } => {
+                match fleet {
+                    Some(Ok(write)) => self.send_write(&name, write, false)?,
+                    Some(Err(why)) => {
+                        return Err(engine_error(
+                            &name,
+                            format!("what the action's spur calls wrote could not be read: {why}"),
+                        ))
+                    }
+                    None => {}
+                }
                 let result = result_of(&record);
                 self.pending.push(*record);
                 Ok(ActionRun::Finished(result))
@@ -435,6 +647,20 @@ impl RunHost for JournaledHost<'_> {
 
     fn done_gate(&mut self, request: &GateRequest<'_>) -> GateAnswer {
         let name = format!("done-gate {}", self.next_seq());
+        // On a fleet the gate decides from the server's records, read now.
+        match self.read_fleet() {
+            Ok(Some(records)) => return self.fleet_gate(&name, request, records),
+            Ok(None) => {}
+            Err(e) => {
+                return GateAnswer::Deny {
+                    verdict: "UNKNOWN".to_owned(),
+                    message: format!(
+                        "task {} cannot be marked done: its records on the server could not be read: {e}",
+                        request.wbs
+                    ),
+                }
+            }
+        }
         let gate = &mut *self.gate;
         let mut ask = || gate_value(gate.evaluate(request));
         let text = self.journal.step(&name, &mut || {

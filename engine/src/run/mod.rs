@@ -19,6 +19,7 @@ pub mod engine_config;
 pub(crate) mod event;
 pub mod explain;
 pub(crate) mod finish;
+pub mod fleet_state;
 pub mod git_worktree;
 pub(crate) mod guard_eval;
 pub(crate) mod host;

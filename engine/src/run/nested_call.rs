@@ -30,6 +30,22 @@ pub const OVERRIDE_REFUSAL: &str = "an override comes from a person, not from a 
 /// Why `spur policy approve` from a step is refused.
 pub const APPROVAL_REFUSAL: &str = "an approval comes from a person, not from a step";
 
+/// Why `spur task update W done` or `spur task certify` from a step of a fleet run is
+/// refused (`run::fleet_state`).
+pub const FLEET_DONE_REFUSAL: &str = "on a fleet a task becomes done only at its run's done \
+     gate, whose write the server takes: let the run reach its done terminal";
+
+/// Whether a call asks the done gate to make a task done (`task update W done`, `task
+/// certify`).
+fn asks_for_done(argv: &[String]) -> bool {
+    let words: Vec<&str> = positional(argv).collect();
+    match words.as_slice() {
+        ["task", "certify", ..] => true,
+        ["task", "update", _, status, ..] => crate::store::task_status::Status::names_done(status),
+        _ => false,
+    }
+}
+
 /// The calls that write spur's protected state, which a step's call is forwarded for: a
 /// command, and the subcommands of it that are (empty: all).
 const FORWARDED: &[(&str, &[&str])] = &[
@@ -180,10 +196,16 @@ pub struct RunSocket {
     path: PathBuf,
     stop: Arc<AtomicBool>,
     run_id: Arc<Mutex<Option<String>>>,
+    writes_into: Arc<Mutex<Option<WritesInto>>>,
     server: Server,
     /// Whether it listens (set by the first step given its path).
     listening: OnceLock<bool>,
 }
+
+/// Where the calls write spur's protected state instead of the project's (a fleet run's
+/// private copy of its task's records, `run::fleet_state`): their `XDG_STATE_HOME`, and
+/// the key file they seal with (the worker's).
+type WritesInto = (PathBuf, Option<PathBuf>);
 
 impl RunSocket {
     /// A socket in a new directory (mode 0700) under the system's temporary directory (a
@@ -192,7 +214,9 @@ impl RunSocket {
         let dir = private_dir_path()?;
         let path = dir.join("run.sock");
         let run_id = Arc::new(Mutex::new(None));
+        let writes_into = Arc::new(Mutex::new(None));
         let server = Server {
+            writes_into: Arc::clone(&writes_into),
             state_root: state_dir.root().to_path_buf(),
             tree: state_dir.tree().map(Path::to_path_buf),
             spur_bin: spur_bin.to_path_buf(),
@@ -203,9 +227,19 @@ impl RunSocket {
             path,
             stop: Arc::new(AtomicBool::new(false)),
             run_id,
+            writes_into,
             server,
             listening: OnceLock::new(),
         })
+    }
+
+    /// Have the calls from now on write spur's protected state under the state home
+    /// `home`, sealing with `key_file` (`None`: the project's own, as before).
+    pub fn write_into(&self, into: Option<(PathBuf, Option<PathBuf>)>) {
+        *self
+            .writes_into
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = into;
     }
 
     /// Answer calls as run `run_id` from now on: they get its id (and so its pinned
@@ -286,6 +320,8 @@ struct Server {
     spur_bin: PathBuf,
     /// The run this socket serves, once it has an id.
     run_id: Arc<Mutex<Option<String>>>,
+    /// Where the calls write protected state, when not the project's.
+    writes_into: Arc<Mutex<Option<WritesInto>>>,
 }
 
 impl Server {
@@ -304,6 +340,14 @@ impl Server {
     fn reply_to(&self, request: &NestedRequest) -> NestedReply {
         if let Err(why) = check(&request.argv, &request.cwd, &self.state_root) {
             return refused(why);
+        }
+        let into = self
+            .writes_into
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if into.is_some() && asks_for_done(&request.argv) {
+            return refused(FLEET_DONE_REFUSAL.to_owned());
         }
         let mut spec = ProcessSpec::new(&self.spur_bin, &request.argv)
             .unconfined()
@@ -330,6 +374,12 @@ impl Server {
         }
         if let Some(tree) = &self.tree {
             spec = spec.env(crate::store::state_dir::RUN_TREE_VAR, tree);
+        }
+        if let Some((home, key_file)) = into {
+            spec = spec.env("XDG_STATE_HOME", home);
+            if let Some(key_file) = key_file {
+                spec = spec.env(crate::store::chain_key::KEY_FILE_VAR, key_file);
+            }
         }
         let outcome = spec.run();
         let code = match &outcome.status {
@@ -406,6 +456,24 @@ mod tests {
         assert!(!is_forwarded(&argv(&["task", "show", "W"])));
         assert!(!is_forwarded(&argv(&["--state-dir", "task", "show"])));
         assert!(!is_forwarded(&argv(&["trace", "run"])));
+    }
+
+    #[test]
+    fn a_fleet_run_refuses_a_steps_done_but_not_its_other_writes() {
+        assert!(asks_for_done(&argv(&["task", "update", "W", "done"])));
+        assert!(asks_for_done(&argv(&[
+            "task", "update", "--json", "W", "DONE"
+        ])));
+        assert!(asks_for_done(&argv(&["task", "certify", "W"])));
+        assert!(!asks_for_done(&argv(&["task", "update", "W", "wip"])));
+        assert!(!asks_for_done(&argv(&[
+            "task",
+            "verdict",
+            "W",
+            "--from-answer",
+            "a.md"
+        ])));
+        assert!(!asks_for_done(&argv(&["verify", "--wbs", "W"])));
     }
 
     #[test]

@@ -1,0 +1,67 @@
+//! `--engine restate` for the commands that read the done gate's records (`spur task
+//! show`, `spur audit verify`): a fleet's task ledgers and audit chain live on the server
+//! (the `Task` and `Audit` objects), not in this machine's protected state. They are laid
+//! out in a private directory as the local protected state is, and read by the same code;
+//! the paths those commands print name that directory.
+
+use spur_engine::store::state_dir::StateDir;
+use spur_engine::wbs::Wbs;
+use spur_restate::client;
+
+use super::engine_run::engine_failure;
+use super::Failure;
+
+/// The server's records laid out as a state directory (removed on drop). It has no task
+/// views: on a fleet the ledger alone is the status.
+pub struct ServerRecords {
+    _dir: tempfile::TempDir,
+    /// The state directory to read them from: the project's tree, the server's records.
+    pub state: StateDir,
+}
+
+/// The server's ledgers of `tasks` (every task it holds when `None`) and audit chain.
+pub fn read(
+    state_dir: &StateDir,
+    ingress: &str,
+    tasks: Option<&[Wbs]>,
+) -> Result<ServerRecords, Failure> {
+    let failed = |what: &str, e: &dyn std::fmt::Display| engine_failure(what, e);
+    let dir = tempfile::Builder::new()
+        .prefix("spur-server-records-")
+        .tempdir()
+        .map_err(|e| failed("cannot make a private directory", &e))?;
+    let state = StateDir::at(dir.path().join(".spur"))
+        .with_protected_dir(dir.path().join("protected"))
+        .with_key_file(state_dir.key_file().clone())
+        .with_tree(state_dir.project_root());
+    let wbs_list: Vec<String> = match tasks {
+        Some(tasks) => tasks.iter().map(|w| w.as_str().to_owned()).collect(),
+        None => client::tasks(ingress).map_err(|e| failed("cannot read the engine's tasks", &e))?,
+    };
+    for wbs in &wbs_list {
+        let Ok(parsed) = Wbs::parse(wbs) else {
+            continue;
+        };
+        let records = client::task_records(ingress, wbs)
+            .map_err(|e| failed(&format!("cannot read task {wbs} on the engine"), &e))?;
+        write_lines(&state.task_ledger_path(&parsed), &records.ledger)
+            .map_err(|e| failed("cannot lay out the server's records", &e))?;
+    }
+    let audit =
+        client::audit_lines(ingress).map_err(|e| failed("cannot read the audit chain", &e))?;
+    write_lines(&state.audit_path(), &audit)
+        .map_err(|e| failed("cannot lay out the server's records", &e))?;
+    Ok(ServerRecords { _dir: dir, state })
+}
+
+fn write_lines(path: &std::path::Path, lines: &[String]) -> std::io::Result<()> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::fs::write(path, text)
+}
