@@ -5,7 +5,7 @@
 //! `POST /Floor/ID/run/send`, then `GET /restate/workflow/Floor/ID/attach` for the reply.
 //!
 //! ```sh
-//! floor serve 127.0.0.1:9080          # the endpoint (register it with the admin API)
+//! floor serve 127.0.0.1:9080 [nodelay]   # the endpoint (register it with the admin API)
 //! floor call http://127.0.0.1:8080 [STEPS]   # one run, waits for its reply
 //! floor call http://127.0.0.1:8080 STEPS thread   # each step's value made on a thread
 //! ```
@@ -63,7 +63,9 @@ impl FloorThread {
     }
 }
 
-fn serve(listen: SocketAddr) -> std::io::Result<()> {
+/// Serve both workflows on `listen`; with `nodelay`, the accepted connections send each
+/// write at once (TCP_NODELAY, set on the listener: Linux hands it to accepted sockets).
+fn serve(listen: SocketAddr, nodelay: bool) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -72,9 +74,16 @@ fn serve(listen: SocketAddr) -> std::io::Result<()> {
             .bind(Floor.into_service_definition())
             .bind(FloorThread.into_service_definition())
             .build();
-        HttpServer::new(endpoint).listen_and_serve(listen).await;
-    });
-    Ok(())
+        let socket = if listen.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        socket.set_nodelay(nodelay)?;
+        socket.bind(listen)?;
+        HttpServer::new(endpoint).serve(socket.listen(1024)?).await;
+        Ok(())
+    })
 }
 
 /// One run of `service` (`Floor` or `FloorThread`) with `steps` steps: send it, then
@@ -110,8 +119,8 @@ fn steps_of(text: &str) -> Result<u32, String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["serve", addr] => match addr.parse() {
-            Ok(addr) => serve(addr).map_err(|e| e.to_string()),
+        ["serve", addr] | ["serve", addr, "nodelay"] => match addr.parse() {
+            Ok(a) => serve(a, args.len() == 3).map_err(|e| e.to_string()),
             Err(e) => Err(format!("{addr}: {e}")),
         },
         ["call", ingress] => call(ingress, "Floor", 2).map(|_| ()),

@@ -8,11 +8,14 @@
 //! - [`worker`]: the HTTP endpoint a worker serves and the server calls.
 //! - [`runs`]: the `Runs` object, the ids of the runs sent to the engine.
 //! - [`task`]: the `Task` object, keyed by wbs: the run lock of the task on the fleet.
+//! - [`fleet_runs`]: the runs the engine knows, summed up and read as the CLI and the UI
+//!   show them.
 //! - [`client`]: the ingress and admin calls of `spur run`, `spur continue` and
 //!   `spur engine register` (blocking, no async runtime).
 
 mod bridge;
 pub mod client;
+pub mod fleet_runs;
 pub mod protocol;
 // The object macro writes undocumented methods of its own.
 #[allow(missing_docs)]
