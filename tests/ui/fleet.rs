@@ -4,6 +4,8 @@
 //! its question is answered through `POST /runs/RUN/answer` and it finishes; the markup in
 //! its vars reaches the pages as text.
 
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -153,6 +155,25 @@ fn a_fleet_run_is_listed_drawn_and_answered_from_the_ui_until_it_finishes() {
     assert_eq!(refused.status, 400, "{}", refused.body);
     assert_eq!(listed(&ui, &id)["outcome"], "paused");
 
+    // The page's event stream, opened before the answer, follows the run on the engine.
+    let last_seq = api_run.as_array().map_or(0, Vec::len);
+    let mut stream = TcpStream::connect(ui.addr).expect("connect");
+    // A bound on a stuck stream; the events themselves are waited for, not timed.
+    stream
+        .set_read_timeout(Some(LIMIT))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET /events?run={id}&after={last_seq} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        ui.addr
+    )
+    .expect("request");
+    let mut events = BufReader::new(stream);
+    let mut line = String::new();
+    while events.read_line(&mut line).is_ok_and(|n| n > 0) && !line.starts_with(": spur ui") {
+        line.clear();
+    }
+
     // The answer from the page: the run goes on on the worker and finishes.
     let answered = post(format!("answer=ship&csrf={csrf}"));
     assert_eq!(answered.status, 303, "{}", answered.body);
@@ -162,6 +183,28 @@ fn a_fleet_run_is_listed_drawn_and_answered_from_the_ui_until_it_finishes() {
         "the answered run did not finish: {}",
         listed(&ui, &id)
     );
+    let mut seen: Vec<Value> = Vec::new();
+    while !seen.iter().any(|e| e["event"] == "run-finished") {
+        let mut line = String::new();
+        assert!(
+            events.read_line(&mut line).expect("an event") > 0,
+            "the stream ended"
+        );
+        if let Some(data) = line.strip_prefix("data: ") {
+            seen.push(serde_json::from_str(data).unwrap_or_default());
+        }
+    }
+    let seqs: Vec<u64> = seen.iter().filter_map(|e| e["seq"].as_u64()).collect();
+    assert_eq!(
+        seqs.first().copied(),
+        Some(last_seq as u64 + 1),
+        "from the record after the page's last: {seqs:?}"
+    );
+    assert!(
+        seqs.windows(2).all(|w| w.get(1) == w.first().map(|a| a + 1).as_ref()),
+        "each record once, in order: {seqs:?}"
+    );
+    assert!(seen.iter().all(|e| e["runId"] == id.as_str()));
     let finished = get(ui.addr, &format!("/runs/{id}"));
     let shipped = state_class(&finished.body, "shipped");
     assert!(shipped.split(' ').any(|c| c == "current"), "{shipped}");
