@@ -54,7 +54,8 @@ impl FloorThread {
                 .run(|| async move {
                     let (tx, rx) = tokio::sync::oneshot::channel();
                     std::thread::spawn(move || tx.send(i));
-                    rx.await.map_err(|_| HandlerError::from("the thread stopped"))
+                    rx.await
+                        .map_err(|_| HandlerError::from("the thread stopped"))
                 })
                 .name(format!("step {i}"))
                 .await?;
@@ -104,7 +105,9 @@ fn call(ingress: &str, service: &str, steps: u32) -> Result<String, String> {
         .send(steps.to_string())
         .map_err(|e| format!("send: {e}"))?;
     agent
-        .get(&format!("{ingress}/restate/workflow/{service}/{key}/attach"))
+        .get(&format!(
+            "{ingress}/restate/workflow/{service}/{key}/attach"
+        ))
         .call()
         .map_err(|e| format!("attach: {e}"))?
         .body_mut()
@@ -118,13 +121,20 @@ fn steps_of(text: &str) -> Result<u32, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    let result = match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["serve", addr] | ["serve", addr, "nodelay"] => match addr.parse() {
             Ok(a) => serve(a, args.len() == 3).map_err(|e| e.to_string()),
             Err(e) => Err(format!("{addr}: {e}")),
         },
         ["call", ingress] => call(ingress, "Floor", 2).map(|_| ()),
-        ["call", ingress, steps] => steps_of(steps).and_then(|n| call(ingress, "Floor", n).map(|_| ())),
+        ["call", ingress, steps] => {
+            steps_of(steps).and_then(|n| call(ingress, "Floor", n).map(|_| ()))
+        }
         ["call", ingress, steps, "thread"] => {
             steps_of(steps).and_then(|n| call(ingress, "FloorThread", n).map(|_| ()))
         }

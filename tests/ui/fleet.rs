@@ -159,9 +159,7 @@ fn a_fleet_run_is_listed_drawn_and_answered_from_the_ui_until_it_finishes() {
     let last_seq = api_run.as_array().map_or(0, Vec::len);
     let mut stream = TcpStream::connect(ui.addr).expect("connect");
     // A bound on a stuck stream; the events themselves are waited for, not timed.
-    stream
-        .set_read_timeout(Some(LIMIT))
-        .expect("timeout");
+    stream.set_read_timeout(Some(LIMIT)).expect("timeout");
     write!(
         stream,
         "GET /events?run={id}&after={last_seq} HTTP/1.1\r\nHost: {}\r\n\r\n",
@@ -177,7 +175,10 @@ fn a_fleet_run_is_listed_drawn_and_answered_from_the_ui_until_it_finishes() {
     // The answer from the page: the run goes on on the worker and finishes.
     let answered = post(format!("answer=ship&csrf={csrf}"));
     assert_eq!(answered.status, 303, "{}", answered.body);
-    assert_eq!(answered.header("location"), Some(format!("/runs/{id}").as_str()));
+    assert_eq!(
+        answered.header("location"),
+        Some(format!("/runs/{id}").as_str())
+    );
     assert!(
         eventually(|| listed(&ui, &id)["outcome"] == "completed"),
         "the answered run did not finish: {}",
@@ -201,7 +202,8 @@ fn a_fleet_run_is_listed_drawn_and_answered_from_the_ui_until_it_finishes() {
         "from the record after the page's last: {seqs:?}"
     );
     assert!(
-        seqs.windows(2).all(|w| w.get(1) == w.first().map(|a| a + 1).as_ref()),
+        seqs.windows(2)
+            .all(|w| w.get(1) == w.first().map(|a| a + 1).as_ref()),
         "each record once, in order: {seqs:?}"
     );
     assert!(seen.iter().all(|e| e["runId"] == id.as_str()));
@@ -228,7 +230,10 @@ fn a_fleet_run_is_listed_drawn_and_answered_from_the_ui_until_it_finishes() {
         .filter(|r| r["event"] == "resumed")
         .collect();
     assert_eq!(resumed.len(), 1, "{trace}");
-    assert_eq!(resumed.first().map(|r| r["answer"].clone()), Some("ship".into()));
+    assert_eq!(
+        resumed.first().map(|r| r["answer"].clone()),
+        Some("ship".into())
+    );
 }
 
 #[test]

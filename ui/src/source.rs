@@ -41,7 +41,11 @@ pub(crate) fn list(state_dir: &StateDir, engine: &Engine) -> Result<Vec<RunSumma
 }
 
 /// Run `id`'s records (`Err`: why there are none to show).
-pub(crate) fn read(state_dir: &StateDir, engine: &Engine, id: &RunId) -> Result<RunRecords, String> {
+pub(crate) fn read(
+    state_dir: &StateDir,
+    engine: &Engine,
+    id: &RunId,
+) -> Result<RunRecords, String> {
     match engine {
         Engine::Local => {
             let content = read_run(state_dir, id).map_err(|e| e.to_string())?;
