@@ -68,16 +68,31 @@ fn a_fleet_run_is_listed_drawn_and_answered_from_the_ui_until_it_finishes() {
     assert_eq!(local, serde_json::json!([]), "no local run");
 
     let ui = UiServer::start(&p, &engine);
-    // /api/runs is what `spur runs --json` prints for the engine.
-    let cli = p
-        .args(["runs", "--json"])
-        .args(engine)
-        .within(LIMIT)
-        .run()
-        .success()
-        .stdout_json();
+    // /api/runs is what `spur runs --json` prints for the engine. Other tests' runs on the
+    // shared server come and go meanwhile (the server adds a run to its list a moment
+    // after it starts), so this run's entry is compared once both list it.
+    let cli_entry = || {
+        let cli = p
+            .args(["runs", "--json"])
+            .args(engine)
+            .within(LIMIT)
+            .run()
+            .success()
+            .stdout_json();
+        cli.as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["runId"] == id.as_str())
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert!(
+        eventually(|| !listed(&ui, &id).is_null() && !cli_entry().is_null()),
+        "the run is listed"
+    );
+    assert_eq!(listed(&ui, &id), cli_entry());
     let api: Value = serde_json::from_str(&get(ui.addr, "/api/runs").body).unwrap_or_default();
-    assert_eq!(api, cli);
+    assert!(api.as_array().is_some(), "{api}");
     assert_eq!(listed(&ui, &id)["outcome"], "paused", "{api}");
     assert_eq!(listed(&ui, &id)["state"], "review", "{api}");
     // /api/runs/RUN is what `spur trace RUN --json` prints for the engine.
