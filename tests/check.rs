@@ -241,3 +241,21 @@ fn schema_is_json_schema_2020_12_naming_every_top_level_key() {
     accepted.sort_unstable();
     assert_eq!(keys, accepted);
 }
+
+#[test]
+fn literal_option_values_of_the_wrong_type_are_errors_before_the_run() {
+    let out = check_human("broken/option-type.yaml").code(1);
+    let stderr = out.stderr();
+    insta::assert_snapshot!(stderr);
+    let (code, json) = check_json("broken/option-type.yaml");
+    assert_eq!(code, 1);
+    // The two literals; the templated timeout is left to the run.
+    assert_eq!(
+        codes(&json),
+        ["spur::check::option-type", "spur::check::option-type"]
+    );
+    assert_eq!(
+        (json[0]["line"].as_u64(), json[1]["line"].as_u64()),
+        (Some(14), Some(23))
+    );
+}

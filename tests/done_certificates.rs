@@ -63,6 +63,13 @@ fn config(key: &Path, principal: &str) -> String {
     )
 }
 
+/// The person changes the config, and approves its policy, as a person must before the
+/// gate decides under a changed policy.
+fn reconfigure(project: &Spur, config: String) {
+    project.file(".spur/config.yaml", config);
+    project.args(["policy", "approve"]).run().success();
+}
+
 /// A project that signs as ada, with ada (only) in the committed `allowed_signers`.
 fn project(team: &Team) -> Spur {
     Spur::new()
@@ -459,10 +466,7 @@ fn a_certificate_signed_by_a_key_not_allowed_for_its_principal_fails() {
     add_task(&project, "0001");
     add_task(&project, "0002");
     // eve signs as ada: her key is not in the file at all.
-    project.file(
-        ".spur/config.yaml",
-        config(&team.eve.path, "ada@example.com"),
-    );
+    reconfigure(&project, config(&team.eve.path, "ada@example.com"));
     certified(&project, "0001");
     claim_done(&project, "0001");
     let (code, json) = verify_certs_json(&project, &[]);
@@ -501,10 +505,7 @@ fn a_certificate_signed_by_a_key_not_allowed_for_its_principal_fails() {
     // Signed by eve as eve, with eve allowed: fine. (The task file goes back to its bare
     // shape to be reopened: with frontmatter `status:` it would have the lifecycle, whose
     // way back to done goes through testing and `spur task check --as done`.)
-    project.file(
-        ".spur/config.yaml",
-        config(&team.eve.path, "eve@example.com"),
-    );
+    reconfigure(&project, config(&team.eve.path, "eve@example.com"));
     add_task(&project, "0002");
     project
         .args(["task", "update", "0002", "in-progress"])
@@ -523,8 +524,8 @@ fn a_failed_signature_leaves_the_task_done_and_says_how_to_get_the_certificate()
     let team = team();
     let project = project(&team);
     add_task(&project, "0001");
-    project.file(
-        ".spur/config.yaml",
+    reconfigure(
+        &project,
         config(Path::new("/nonexistent/key"), "ada@example.com"),
     );
     pass(&project, "0001");
@@ -551,10 +552,7 @@ fn a_failed_signature_leaves_the_task_done_and_says_how_to_get_the_certificate()
     assert_eq!(show["status"], "done");
 
     // Fixed, and certified again.
-    project.file(
-        ".spur/config.yaml",
-        config(&team.ada.path, "ada@example.com"),
-    );
+    reconfigure(&project, config(&team.ada.path, "ada@example.com"));
     project
         .args(["task", "update", "0001", "in-progress"])
         .run()

@@ -353,7 +353,8 @@ fn without_its_key_every_sealed_record_is_unverifiable_and_nothing_is_written() 
             .replace(&run_id, "[RUN]")
             .replace(&key_id, "[KEY]")
     );
-    // A new run would seal a new journal: no key is made over the sealed records.
+    // A new run would seal a new journal: no key is made over the sealed records. (What
+    // it reads first is the approval of the gate's policy, sealed too: unverifiable.)
     let out = project
         .file(
             "other.yaml",
@@ -363,7 +364,8 @@ fn without_its_key_every_sealed_record_is_unverifiable_and_nothing_is_written() 
         .run()
         .code(4);
     assert!(
-        out.stderr().contains("spur::key::missing"),
+        out.stderr().contains("spur::policy::approval-unverifiable")
+            && unwrapped(out.stderr()).contains("and there is no key file"),
         "{}",
         out.stderr()
     );

@@ -26,6 +26,7 @@ mod jq;
 mod jq_containment;
 mod keyed_chains;
 mod pinned_policy;
+mod policy_approval;
 mod run;
 mod run_crash;
 mod run_injection;

@@ -3,7 +3,8 @@
 //! `run-started`, its snapshot in `.spur/policies/`). A step that edits the config cannot
 //! make done pass: the run and every spur call from its steps use the pinned policy, and
 //! the gate's deny names what changed. Outside runs, every decision names its policy, and
-//! `spur audit verify` lists where it changed.
+//! `spur audit verify` lists where it changed. (A person's change of the config is approved
+//! with `spur policy approve`: tests/policy_approval.rs.)
 
 use serde_json::Value;
 use spur_engine::store::digest::sha256_hex;
@@ -185,8 +186,17 @@ fn a_resumed_run_keeps_its_pin_and_refuses_an_edited_snapshot() {
     let project = project(GATED);
     let paused = project.pipeline(hold).json().run().code(3).stdout_json();
     let run_id = paused["runId"].as_str().unwrap();
-    // While the run waits, the config is weakened: the resumed run still holds the pin.
+    // While the run waits, the config is weakened: a person's continue is refused, naming
+    // the change (see tests/policy_approval.rs)…
     project.file(".spur/config.yaml", WEAKENED);
+    let refused = project.args(["continue", run_id]).run().code(4);
+    assert!(
+        refused.stderr().contains("spur::policy::unapproved"),
+        "{}",
+        refused.stderr()
+    );
+    // …and once the person approves it, the resumed run still holds the pin.
+    project.args(["policy", "approve"]).run().success();
     let out = project
         .args(["continue", run_id, "--json"])
         .run()
@@ -200,6 +210,7 @@ fn a_resumed_run_keeps_its_pin_and_refuses_an_edited_snapshot() {
     );
     // A pinned snapshot that was edited is refused (it is named by its sha256).
     project.file(".spur/config.yaml", GATED);
+    project.args(["policy", "approve"]).run().success();
     let paused = project.pipeline(hold).json().run().code(3).stdout_json();
     let run_id = paused["runId"].as_str().unwrap();
     let sha = sha256_hex(GATED_CANONICAL.as_bytes());

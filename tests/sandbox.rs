@@ -365,3 +365,25 @@ SPUR_RUN_ID=20260101T000000Z-abcdef "$SPUR_BIN" task update 0804 done --json > u
         "{message}"
     );
 }
+
+#[test]
+fn the_run_socket_listens_while_steps_run_and_is_gone_after_the_run() {
+    let project = project();
+    pass_verdict(&project);
+    std::fs::create_dir_all(project.path().join("tmp")).unwrap();
+    let tmp = project.path().join("tmp");
+    let yaml = pipeline(
+        "case \"$SPUR_RUN_SOCKET\" in \"$TMPDIR\"/spur-run-*/run.sock) echo under-tmpdir ;; *) echo elsewhere ;; esac > socket.txt\n\
+         if [ -S \"$SPUR_RUN_SOCKET\" ]; then echo listening; else echo absent; fi >> socket.txt",
+    );
+    let out = project.pipeline(&yaml).json().env("TMPDIR", &tmp).run();
+    assert_eq!(out.stdout_json()["outcome"], "done", "{}", out.stderr());
+    assert_eq!(project.read("socket.txt"), "under-tmpdir\nlistening\n");
+    // The socket's directory goes with the run.
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("spur-run-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

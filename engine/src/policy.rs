@@ -5,8 +5,11 @@
 //! keyed journal's `run-started`), and the run and every spur call from its steps use that
 //! snapshot, and the gate denies naming what changed when the config on disk no longer
 //! has it. Outside runs, every record of a gate decision or verify run names the policy it
-//! was made under, and `spur audit verify` lists where it changed.
+//! was made under, and `spur audit verify` lists where it changed. And the edited config does
+//! not become the next run's policy: a person approves the policy (`approval`), and runs and
+//! gate decisions outside runs are held to the approval.
 
+pub mod approval;
 mod canonical;
 mod history;
 mod source;
@@ -18,6 +21,7 @@ use serde_json::Value;
 use crate::diagnostic::{coded_diagnostic, Code};
 use crate::store::atomic_file::write_atomic;
 use crate::store::bounded_read::read_string;
+use crate::store::chain_key::KeyError;
 use crate::store::digest::sha256_hex;
 use crate::store::ledger_record::is_sha256_hex;
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
@@ -59,7 +63,8 @@ impl Policy {
         &self.text
     }
 
-    fn tree(&self) -> Value {
+    /// The canonical form as a JSON value (keys sorted), for output.
+    pub fn tree(&self) -> Value {
         serde_json::from_str(&self.text).unwrap_or(Value::Null)
     }
 
@@ -67,6 +72,23 @@ impl Policy {
     /// difference of key order only is named as such.
     pub fn changes_since(&self, old: &Policy) -> Vec<String> {
         let found = canonical::changes(&old.tree(), &self.tree());
+        if found.is_empty() && self.sha256 != old.sha256 {
+            return vec!["the order of its keys changed".to_owned()];
+        }
+        found
+    }
+
+    /// Each value of the policy on a line, for a person (`verify.gates.tests.command: cargo
+    /// test`); empty for a config with neither `verify` nor `doneGate`.
+    pub fn described_fields(&self) -> Vec<String> {
+        canonical::fields(&self.tree())
+    }
+
+    /// [`Policy::changes_since`] for a person reviewing them: each change with its values
+    /// (`doneGate.externalVerdicts: deny → allow`), the gates counted (`verify.gates: 3 gates
+    /// → 0 (removed: …)`).
+    pub fn described_changes_since(&self, old: &Policy) -> Vec<String> {
+        let found = canonical::described_changes(&old.tree(), &self.tree());
         if found.is_empty() && self.sha256 != old.sha256 {
             return vec!["the order of its keys changed".to_owned()];
         }
@@ -114,6 +136,23 @@ impl Policy {
     }
 }
 
+/// A config's policy that is not the approved one, and what changed since.
+#[derive(Debug)]
+pub struct Unapproved {
+    /// `.spur/config.yaml`.
+    pub config: PathBuf,
+    /// The config's policy (short hash).
+    pub now: String,
+    /// The approved policy (short hash).
+    pub approved: String,
+    /// Who approved it.
+    pub by: String,
+    /// When.
+    pub at: String,
+    /// What changed since, for a reviewer.
+    pub changes: Vec<String>,
+}
+
 /// The first 12 hex digits of a policy hash, as shown.
 pub fn short(sha256: &str) -> &str {
     sha256.get(..12).unwrap_or(sha256)
@@ -149,11 +188,51 @@ pub enum PolicyError {
         /// Why.
         why: String,
     },
+    /// The config's policy is not the one a person approved.
+    #[error(
+        "the gate's policy in {} ({}) is not the one approved by {} at {} ({}): {}",
+        .0.config.display(),
+        .0.now,
+        .0.by,
+        .0.at,
+        .0.approved,
+        .0.changes.join("; ")
+    )]
+    Unapproved(Box<Unapproved>),
+    /// The approval record was edited, or written without the key.
+    #[error("the approval of the gate's policy {path} was tampered with: {why}")]
+    ApprovalTampered {
+        /// The record.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// The approval record was sealed with a key that is not at hand.
+    #[error("the approval of the gate's policy {path} cannot be verified: {why}")]
+    ApprovalUnverifiable {
+        /// The record.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// The approval record cannot be read or written.
+    #[error("the approval of the gate's policy {path} cannot be {doing}: {why}")]
+    ApprovalUnusable {
+        /// The record.
+        path: PathBuf,
+        /// `read` or `written`.
+        doing: &'static str,
+        /// Why.
+        why: String,
+    },
+    /// The key to seal an approval with cannot be had.
+    #[error(transparent)]
+    Key(#[from] KeyError),
 }
 
 coded_diagnostic! {
     PolicyError {
-        forward { Config }
+        forward { Config, Key }
         Self::Store { .. } => Code::PolicyStoreFailed,
             help("make the protected state's policies/ (`spur state show`) writable");
         Self::Snapshot { .. } => Code::PolicyPinned,
@@ -162,5 +241,17 @@ coded_diagnostic! {
         Self::Pinned { .. } => Code::PolicyPinned,
             help("spur calls from a run's steps use the policy the run started with; this one cannot be \
                   found or verified. Start a new run with `spur run`");
+        Self::Unapproved(_) => Code::PolicyUnapproved,
+            help("review .spur/config.yaml; if the change is yours, run `spur policy approve` \
+                  (`spur policy show` shows both policies)");
+        Self::ApprovalTampered { .. } => Code::PolicyApprovalTampered,
+            help("spur seals the approval with your key; an edited one approves nothing. Review \
+                  .spur/config.yaml, then run `spur policy approve` (book: The approved policy)");
+        Self::ApprovalUnverifiable { .. } => Code::PolicyApprovalUnverifiable,
+            help("restore the key that sealed it (or point SPUR_KEY_FILE at it), or review \
+                  .spur/config.yaml and run `spur policy approve` (book: Keys)");
+        Self::ApprovalUnusable { .. } => Code::PolicyApprovalUnusable,
+            help("the approval lives in the protected state (`spur state show`): make it readable \
+                  and writable by you");
     }
 }

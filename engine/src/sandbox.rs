@@ -125,10 +125,8 @@ fn confine_with(
     match Confinement::new(&writable, &protected) {
         Ok(confinement) => {
             let partial = confinement.partial();
-            match confine_children(confinement) {
-                Ok(()) => SandboxStatus::Enforced { partial },
-                Err(why) => SandboxStatus::Off(SandboxOff::Unavailable(Unconfined::Failed(why))),
-            }
+            confine_children(confinement);
+            SandboxStatus::Enforced { partial }
         }
         Err(why) => SandboxStatus::Off(SandboxOff::Unavailable(why)),
     }

@@ -189,31 +189,28 @@ static CONFINEMENT: OnceLock<Confined> = OnceLock::new();
 /// The installed confinement and the threads that spawn under it: one for children held
 /// before `exec` (actions), one for the rest. A held spawn waits for its start hook, and
 /// a plain spawn is made while its caller holds the live-groups lock the hook needs: one
-/// queue for both could deadlock.
+/// queue for both could deadlock. Each thread is started by the first spawn of its kind,
+/// so a run that starts no child (all guards in process) pays for neither.
 struct Confined {
     confinement: Confinement,
-    held: Mutex<mpsc::Sender<Job>>,
-    plain: Mutex<mpsc::Sender<Job>>,
+    held: OnceLock<Result<Mutex<mpsc::Sender<Job>>, String>>,
+    plain: OnceLock<Result<Mutex<mpsc::Sender<Job>>, String>>,
 }
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// Confine every child started from now on (see the module docs): a spawner thread
-/// restricts itself, and lives as long as spur, since `PR_SET_PDEATHSIG` (which a held
-/// action's child sets) fires when the thread that started the child ends. Once per
+/// Confine every child started from now on (see the module docs): the first spawn of
+/// each kind starts a spawner thread that restricts itself, and lives as long as spur,
+/// since `PR_SET_PDEATHSIG` (which a held action's child sets) fires when the thread that
+/// started the child ends. A spawner that cannot start or restrict itself fails that
+/// spawn and every later one of its kind: no child then starts unconfined. Once per
 /// process: a later call keeps the first confinement.
-pub fn confine_children(confinement: Confinement) -> Result<(), String> {
-    if CONFINEMENT.get().is_some() {
-        return Ok(());
-    }
-    let held = spawner(&confinement, "spur-confined-held")?;
-    let plain = spawner(&confinement, "spur-confined-spawner")?;
+pub fn confine_children(confinement: Confinement) {
     let _ = CONFINEMENT.set(Confined {
         confinement,
-        held: Mutex::new(held),
-        plain: Mutex::new(plain),
+        held: OnceLock::new(),
+        plain: OnceLock::new(),
     });
-    Ok(())
 }
 
 /// A thread that restricts itself under `confinement`, then runs the jobs sent to it for
@@ -270,10 +267,14 @@ pub(crate) fn spawn_confined<T: Send + 'static>(
     let job: Job = Box::new(move || {
         let _ = reply.send(spawn());
     });
-    let jobs = match kind {
-        SpawnKind::Held => &confined.held,
-        SpawnKind::Plain => &confined.plain,
+    let (slot, name) = match kind {
+        SpawnKind::Held => (&confined.held, "spur-confined-held"),
+        SpawnKind::Plain => (&confined.plain, "spur-confined-spawner"),
     };
+    let jobs = slot
+        .get_or_init(|| spawner(&confined.confinement, name).map(Mutex::new))
+        .as_ref()
+        .map_err(|why| format!("cannot start it in the sandbox: {why}"))?;
     jobs.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .send(job)

@@ -26,7 +26,9 @@ fn a_confined_child_cannot_write_beneath_a_protected_path_inside_a_writable_tree
     let writable: Vec<PathBuf> = vec![tree.path().to_path_buf(), PathBuf::from("/dev/null")];
     let confinement = Confinement::new(&writable, std::slice::from_ref(&protected))
         .expect("this machine's kernel must offer Landlock (Linux 5.13+, landlock in lsm=)");
-    confine_children(confinement).unwrap();
+    confine_children(confinement);
+    // The spawner threads start with the first spawn of their kind, not before.
+    assert_eq!(spawner_threads(), 0);
 
     let script = "echo forged >> state/protected/ledger; echo a=$?; \
                   echo new > state/protected/new; echo b=$?; \
@@ -45,6 +47,7 @@ fn a_confined_child_cannot_write_beneath_a_protected_path_inside_a_writable_tree
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"));
+    assert_eq!(spawner_threads(), 1, "one plain spawn: one spawner thread");
     assert_eq!(
         std::fs::read_to_string(protected.join("ledger")).unwrap(),
         "spur's\n"
@@ -60,4 +63,13 @@ fn a_confined_child_cannot_write_beneath_a_protected_path_inside_a_writable_tree
         std::fs::read_to_string(protected.join("ledger")).unwrap(),
         "spur's\nmore\n"
     );
+}
+
+/// This process's threads named like the sandbox's spawners.
+fn spawner_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.unwrap().path().join("comm")).ok())
+        .filter(|name| name.starts_with("spur-confined"))
+        .count()
 }

@@ -41,6 +41,7 @@ mod jq;
 mod key;
 mod lifecycle;
 mod nested_call;
+mod policy;
 mod retry;
 mod run;
 mod run_failure;
@@ -149,6 +150,8 @@ enum Command {
     Audit(audit::Args),
     /// Serve the runs, tasks and audit log as a local web app; answer paused runs there.
     Ui(ui::Args),
+    /// The gate's policy (verify, doneGate of .spur/config.yaml): approve it, show it.
+    Policy(policy::Args),
     /// The key that seals task ledgers, the audit log and run journals.
     Key(key::Args),
     /// Where the project's protected state lives; adopting an older spur's from .spur/.
@@ -196,6 +199,7 @@ pub fn main() -> ExitCode {
         Command::Lifecycle(args) => lifecycle::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Ui(args) => ui::run(args),
+        Command::Policy(args) => policy::run(args),
         Command::Key(args) => key::run(args),
         Command::State(args) => state::run(args),
         Command::Worker(args) => worker::run(args),

@@ -116,6 +116,11 @@ impl CommonRunArgs {
             let exe = spur_bin.as_deref()?;
             spur_guards::jq_shim::ensure_shim_dir(&dir, exe).ok()
         });
+        // A run started from a step of another run keeps that run's pin. A person's run
+        // (or `continue`, `retry`) approves the config's policy when none is yet; the run
+        // itself refuses one that is not the approved one (after its journal's checks).
+        let policy = super::run_policy::policy_for(&state_dir, None)?;
+        let _ = super::run_policy::approve_on_first_use(&state_dir, &policy);
         // Steps run sandboxed from here on; where they cannot be, the run says so once.
         let sandbox = spur_engine::sandbox::confine_steps(&state_dir);
         if let Some(notice) = sandbox.fallback_notice() {
@@ -135,8 +140,6 @@ impl CommonRunArgs {
             )),
             None => None,
         };
-        // A run started from a step of another run keeps that run's pin.
-        let policy = super::run_policy::policy_for(&state_dir, None)?;
         Ok(RunSettings {
             state_dir,
             durability,

@@ -9,7 +9,7 @@ use spur_engine::done_certificate::{CertificateReport, Issued};
 use spur_engine::done_gate::{
     evaluate_done_transition, record_done, DoneDecision, DoneRequest, ForceReason, GateDecision,
 };
-use spur_engine::policy::PolicySource;
+use spur_engine::policy::{PolicyError, PolicySource};
 use spur_engine::store::audit::current_user;
 use spur_engine::store::data_lock::DataLock;
 use spur_engine::store::state_dir::StateDir;
@@ -123,6 +123,14 @@ pub(super) fn certify_done(
     let lock =
         DataLock::acquire(state_dir, wbs).map_err(|e| Failure::with_code(e, exit::FAILED))?;
     let current = task_status::current_status(state_dir, wbs).map_err(Failure::usage)?;
+    // A person's decision needs the approved policy (an override does not read it; a
+    // config that cannot be read is the gate's to deny under).
+    if force.is_none() {
+        match super::run_policy::approve_on_first_use(state_dir, &policy) {
+            Ok(()) | Err(PolicyError::Config(_)) => {}
+            Err(e) => return Err(Failure::usage(miette::Report::new(e))),
+        }
+    }
     let user = current_user();
     let decision = evaluate_done_transition(&DoneRequest {
         lock: &lock,

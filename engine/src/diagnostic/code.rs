@@ -114,6 +114,8 @@ codes! {
     CheckMissingOption = "spur::check::missing-option",
     /// an option the action or guard does not know (warning; ignored)
     CheckUnknownOption = "spur::check::unknown-option",
+    /// an option written without templates whose value its action or guard cannot take (e.g. `timeoutMs: soon`)
+    CheckOptionType = "spur::check::option-type",
     /// a `decision:` of an hitl action that the reference would refuse
     CheckDecision = "spur::check::decision",
     /// an `agent.run` whose agent `.spur/config.yaml` does not map (warning)
@@ -445,6 +447,16 @@ codes! {
     PolicyStoreFailed = "spur::policy::store-failed",
     /// a run's pinned policy cannot be found or does not match the hash its journal recorded
     PolicyPinned = "spur::policy::pinned",
+    /// the gate's policy in `.spur/config.yaml` is not the one a person approved (`spur policy approve`)
+    PolicyUnapproved = "spur::policy::unapproved",
+    /// the approval of the gate's policy was edited or written without the key: it approves nothing
+    PolicyApprovalTampered = "spur::policy::approval-tampered",
+    /// the approval of the gate's policy was sealed with a key that is not at hand: it approves nothing
+    PolicyApprovalUnverifiable = "spur::policy::approval-unverifiable",
+    /// the approval of the gate's policy cannot be read or written
+    PolicyApprovalUnusable = "spur::policy::approval-unusable",
+    /// `spur policy approve` from a step of a run: an approval comes from a person
+    PolicyApprovalFromStep = "spur::policy::approval-from-step",
 
     /// the verdict ledger cannot be read
     LedgerUnreadable = "spur::ledger::unreadable",

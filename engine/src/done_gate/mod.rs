@@ -265,7 +265,8 @@ impl DoneDecision {
 /// (a failed write denies); else the artifact at `.spur/run/<wbs>-verdict.json` (which
 /// must resolve inside the project) must be valid, name this task and be a
 /// self-consistent PASS; in a run, the policy on disk must still be the one the run pinned
-/// (`crate::policy`); the artifact must be the one spur last recorded writing
+/// (`crate::policy`), and outside runs the one a person approved (`policy::approval`); the
+/// artifact must be the one spur last recorded writing
 /// ([`provenance`]; `doneGate.externalVerdicts: allow` accepts another, as `external`);
 /// with a task file, carry a row for each of its requirements and criteria
 /// (`done_gate/complete.rs`); and, when the policy configures verify gates or the task
@@ -386,6 +387,9 @@ pub fn evaluate_done_transition(request: &DoneRequest<'_>) -> DoneDecision {
     if let Err(message) = policy_unchanged(request.state_dir, wbs, &gate_policy) {
         return deny(message, evaluation);
     }
+    if let Err(message) = policy_approved(request, wbs, &gate_policy) {
+        return deny(message, evaluation);
+    }
     let (reason, via, how) = match provenance::check(
         wbs,
         &path,
@@ -478,6 +482,27 @@ fn policy_unchanged(
         policy::short(now.sha256()),
         policy::short(pinned.policy.sha256()),
     ))
+}
+
+/// Outside runs: `Err(deny message)` when the policy the gate read is not the one a person
+/// approved (`policy::approval`), or the approval approves nothing. A run's pin was held
+/// to the approval when the run started.
+fn policy_approved(
+    request: &DoneRequest<'_>,
+    wbs: &Wbs,
+    gate_policy: &GatePolicy,
+) -> Result<(), String> {
+    if gate_policy.pinned.is_some() {
+        return Ok(());
+    }
+    policy::approval::require(request.state_dir, &gate_policy.policy)
+        .map(drop)
+        .map_err(|e| {
+            let help = miette::Diagnostic::help(&e)
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default();
+            format!("task {wbs} cannot be marked done: {e}{help}")
+        })
 }
 
 /// In a run: the deny message when the task was marked done since the run started, under
@@ -670,6 +695,40 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn outside_runs_a_policy_that_is_not_the_approved_one_denies_and_a_force_is_not_held() {
+        let f = fixture(Some(PASS));
+        std::fs::write(
+            f.state.config_path(),
+            "doneGate:\n  externalVerdicts: deny\n",
+        )
+        .unwrap();
+        crate::policy::approval::approve_on_first_use(&f.state, "ada").unwrap();
+        std::fs::write(
+            f.state.config_path(),
+            "doneGate:\n  externalVerdicts: allow\n",
+        )
+        .unwrap();
+        let decision = decide(&f, "todo", None);
+        assert_eq!(decision.kind(), GateDecision::Deny, "{decision:?}");
+        assert!(
+            decision
+                .message()
+                .contains("is not the one approved by ada")
+                && decision
+                    .message()
+                    .contains("doneGate.externalVerdicts: deny → allow")
+                && decision.message().contains("spur policy approve"),
+            "{}",
+            decision.message()
+        );
+        let reason = ForceReason::new("reviewed by hand").unwrap();
+        assert_eq!(
+            decide(&f, "todo", Some(&reason)).kind(),
+            GateDecision::Allow
+        );
     }
 
     #[test]

@@ -114,14 +114,24 @@ pub fn explain_done(state_dir: &StateDir, wbs: &Wbs) -> GateAccount {
     });
     let policy = PolicySource::Project.resolve(state_dir);
     match &policy {
-        Ok(p) => checks.push(GateCheck {
-            check: "policy",
-            ok: true,
-            detail: format!(
-                "the project's policy {} (`.spur/config.yaml`)",
-                crate::policy::short(p.sha256())
-            ),
-        }),
+        Ok(p) => checks.push(
+            match crate::policy::approval::require(state_dir, &p.policy) {
+                // Nothing approved yet: the first decision approves it.
+                Ok(_) => GateCheck {
+                    check: "policy",
+                    ok: true,
+                    detail: format!(
+                        "the project's policy {} (`.spur/config.yaml`)",
+                        crate::policy::short(p.sha256())
+                    ),
+                },
+                Err(e) => GateCheck {
+                    check: "policy",
+                    ok: false,
+                    detail: e.to_string(),
+                },
+            },
+        ),
         Err(e) => checks.push(GateCheck {
             check: "policy",
             ok: false,

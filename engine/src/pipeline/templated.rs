@@ -142,6 +142,28 @@ impl FromRendered for Duration {
     }
 }
 
+/// What an option written without templates must be, checked when the pipeline is loaded
+/// (`spur check`), so a value that can only fail when its step runs fails before the run.
+pub(crate) trait WrittenType {
+    fn check_written(value: Value) -> Result<(), Problem>;
+}
+
+impl<T: FromRendered> WrittenType for T {
+    fn check_written(value: Value) -> Result<(), Problem> {
+        T::from_rendered(value).map(|_| ())
+    }
+}
+
+/// Shell text is never rendered with values (`ShellText`), but it is text.
+impl WrittenType for ShellText {
+    fn check_written(value: Value) -> Result<(), Problem> {
+        match value {
+            Value::String(_) | Value::Null => Ok(()),
+            _ => Err(Problem::NotAString),
+        }
+    }
+}
+
 /// Any JSON value, strings rendered (an `event.emit` payload).
 impl FromRendered for Value {
     fn from_rendered(value: Value) -> Result<Option<Self>, Problem> {

@@ -81,11 +81,32 @@ fn push_node(out: &mut String, node: &Node) {
 /// only the order of keys differs.
 pub(crate) fn changes(old: &Value, new: &Value) -> Vec<String> {
     let mut found = Vec::new();
-    diff(old, new, "", &mut found);
+    diff(old, new, "", Detail::Names, &mut found);
     found
 }
 
-fn diff(old: &Value, new: &Value, path: &str, found: &mut Vec<String>) {
+/// [`changes`] for a person reviewing them, with the values: `verify.gates: 2 gates → 1
+/// (removed: lint)`, `doneGate.fingerprintExclude added: **`,
+/// `doneGate.externalVerdicts: deny → allow`.
+pub(crate) fn described_changes(old: &Value, new: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    diff(old, new, "", Detail::Values, &mut found);
+    found
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    Names,
+    Values,
+}
+
+/// The map of gates, whose count a reviewer reads first.
+const GATES: &str = "verify.gates";
+
+/// The most characters of a value a described change shows.
+const MAX_SHOWN: usize = 80;
+
+fn diff(old: &Value, new: &Value, path: &str, detail: Detail, found: &mut Vec<String>) {
     let at = |key: &str| {
         if path.is_empty() {
             key.to_owned()
@@ -95,21 +116,115 @@ fn diff(old: &Value, new: &Value, path: &str, found: &mut Vec<String>) {
     };
     match (old, new) {
         (Value::Object(old), Value::Object(new)) => {
+            let removed: Vec<&String> = old.keys().filter(|k| !new.contains_key(*k)).collect();
+            let added: Vec<&String> = new.keys().filter(|k| !old.contains_key(*k)).collect();
+            let counted = detail == Detail::Values
+                && path == GATES
+                && !(removed.is_empty() && added.is_empty());
+            if counted {
+                found.push(gate_count(old.len(), new.len(), &removed, &added));
+            }
             for (key, value) in old {
                 match new.get(key) {
+                    None if counted => {}
+                    None if detail == Detail::Values => {
+                        for (path, value) in leaves(value, &at(key)) {
+                            found.push(format!("{path} removed (was {})", shown(value)));
+                        }
+                    }
                     None => found.push(format!("{} removed", at(key))),
-                    Some(other) => diff(value, other, &at(key), found),
+                    Some(other) => diff(value, other, &at(key), detail, found),
                 }
             }
-            for key in new.keys().filter(|k| !old.contains_key(*k)) {
-                found.push(format!("{} added", at(key)));
+            for key in added.into_iter().filter(|_| !counted) {
+                match (detail, new.get(key)) {
+                    (Detail::Values, Some(value)) => {
+                        for (path, value) in leaves(value, &at(key)) {
+                            found.push(format!("{path} added: {}", shown(value)));
+                        }
+                    }
+                    _ => found.push(format!("{} added", at(key))),
+                }
             }
         }
         _ if old == new => {}
-        _ => found.push(format!(
-            "{} changed",
-            if path.is_empty() { "the policy" } else { path }
-        )),
+        _ => {
+            let name = if path.is_empty() { "the policy" } else { path };
+            found.push(match detail {
+                Detail::Names => format!("{name} changed"),
+                Detail::Values => format!("{name}: {} → {}", shown(old), shown(new)),
+            });
+        }
+    }
+}
+
+/// Every value of a policy on a line of its own, for a person: `verify.gates.tests.command:
+/// cargo test`, `doneGate.fingerprintExclude: *.log, target/**`; an empty mapping as `{}`.
+pub(crate) fn fields(value: &Value) -> Vec<String> {
+    leaves(value, "")
+        .into_iter()
+        .filter(|(path, _)| !path.is_empty())
+        .map(|(path, value)| format!("{path}: {}", shown(value)))
+        .collect()
+}
+
+/// The values of `value` under `path` that are not non-empty mappings, each with its path.
+fn leaves<'a>(value: &'a Value, path: &str) -> Vec<(String, &'a Value)> {
+    match value {
+        Value::Object(entries) if !entries.is_empty() => entries
+            .iter()
+            .flat_map(|(key, inner)| {
+                let at = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                leaves(inner, &at)
+            })
+            .collect(),
+        _ => vec![(path.to_owned(), value)],
+    }
+}
+
+/// `verify.gates: 3 gates → 0 (removed: build, lint, tests)`.
+fn gate_count(old: usize, new: usize, removed: &[&String], added: &[&String]) -> String {
+    let plural = |n: usize| if n == 1 { "gate" } else { "gates" };
+    let mut which = Vec::new();
+    if !removed.is_empty() {
+        which.push(format!("removed: {}", join(removed)));
+    }
+    if !added.is_empty() {
+        which.push(format!("added: {}", join(added)));
+    }
+    format!(
+        "{GATES}: {old} {} → {new} ({})",
+        plural(old),
+        which.join("; ")
+    )
+}
+
+fn join(keys: &[&String]) -> String {
+    keys.iter()
+        .map(|k| k.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A value as a reviewer reads it: a string bare, a list of strings as its items, anything
+/// else as compact JSON; cut at [`MAX_SHOWN`] characters.
+fn shown(value: &Value) -> String {
+    let text = match value {
+        Value::String(s) if !s.is_empty() => s.clone(),
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_string) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    };
+    match text.char_indices().nth(MAX_SHOWN) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
+        None => text,
     }
 }
 
@@ -173,5 +288,51 @@ mod tests {
             ]
         );
         assert!(changes(&old, &old).is_empty());
+    }
+
+    #[test]
+    fn described_changes_show_the_values_and_count_the_gates() {
+        let old: Value = serde_json::from_str(
+            r#"{"verify":{"gates":{"tests":{"command":"t"},"lint":{"command":"l"},"build":{"command":"b"}}},"doneGate":{"externalVerdicts":"deny"}}"#,
+        )
+        .unwrap();
+        let new: Value = serde_json::from_str(
+            r#"{"verify":{"gates":{}},"doneGate":{"externalVerdicts":"allow","fingerprintExclude":["**"]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            described_changes(&old, &new),
+            [
+                "doneGate.externalVerdicts: deny → allow",
+                "doneGate.fingerprintExclude added: **",
+                "verify.gates: 3 gates → 0 (removed: build, lint, tests)",
+            ]
+        );
+        let gone: Value = serde_json::from_str(r#"{}"#).unwrap();
+        let long = "x".repeat(100);
+        let one: Value = serde_json::from_str(&format!(
+            r#"{{"verify":{{"gates":{{"t":{{"command":"{long}"}}}}}}}}"#
+        ))
+        .unwrap();
+        let described = described_changes(&one, &gone);
+        assert_eq!(described.len(), 1, "{described:?}");
+        assert!(
+            described[0].starts_with("verify.gates.t.command removed (was xxx"),
+            "{described:?}"
+        );
+        assert!(described[0].ends_with("…)"), "{described:?}");
+        assert_eq!(
+            fields(&new),
+            [
+                "doneGate.externalVerdicts: allow",
+                "doneGate.fingerprintExclude: **",
+                "verify.gates: {}"
+            ]
+        );
+        assert!(fields(&gone).is_empty());
+        assert_eq!(
+            described_changes(&gone, &one)[0].chars().count(),
+            "verify.gates.t.command added: ".chars().count() + MAX_SHOWN + 1
+        );
     }
 }

@@ -59,7 +59,7 @@ pub(crate) fn step_env(
     if let Some(socket) = &settings.run_socket {
         env.push((
             super::nested_call::RUN_SOCKET_VAR.into(),
-            socket.path().display().to_string(),
+            socket.path_for_steps().display().to_string(),
         ));
     }
     if let Some(bin) = &settings.spur_bin {

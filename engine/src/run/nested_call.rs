@@ -3,7 +3,7 @@
 //! verdict|update|certify`, `feature update`, `verify`, `run`, `continue`, `retry`) reach
 //! the run's own process through a Unix socket named in the step's environment
 //! ([`RUN_SOCKET_VAR`]). The run checks each request ([`check`]: the verbs it takes, no
-//! `--state-dir`, no `--force-done`) and answers it by running its own `spur` binary
+//! `--state-dir`, no `--force-done`, no `spur policy approve`) and answers it by running its own `spur` binary
 //! outside the sandbox, in the run's state directory and under the run's own id (bound by
 //! the runner, [`RunSocket::serve_run`]; not the one a step sends) — so the call takes the
 //! run's pinned policy (`PolicySource::for_invocation`).
@@ -13,7 +13,7 @@ use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,9 @@ pub const RUN_SOCKET_VAR: &str = "SPUR_RUN_SOCKET";
 
 /// Why `--force-done` from a step is refused.
 pub const OVERRIDE_REFUSAL: &str = "an override comes from a person, not from a step";
+
+/// Why `spur policy approve` from a step is refused.
+pub const APPROVAL_REFUSAL: &str = "an approval comes from a person, not from a step";
 
 /// The calls that write spur's protected state, which a step's call is forwarded for: a
 /// command, and the subcommands of it that are (empty: all).
@@ -42,6 +45,8 @@ const FORWARDED: &[(&str, &[&str])] = &[
         ],
     ),
     ("feature", &["create", "update", "sync"]),
+    // Sent to the run only to be refused ([`check`]): a step never approves a policy.
+    ("policy", &["approve"]),
     ("lifecycle", &[]),
     ("verify", &[]),
     ("run", &[]),
@@ -113,6 +118,7 @@ fn positional(argv: &[String]) -> impl Iterator<Item = &str> {
 fn forwarded_list() -> String {
     FORWARDED
         .iter()
+        .filter(|(name, _)| *name != "policy")
         .map(|(name, subs)| match subs.is_empty() {
             true => format!("`spur {name}`"),
             false => format!("`spur {name} {}`", subs.join("|")),
@@ -129,6 +135,9 @@ pub fn check(argv: &[String], cwd: &Path, state_root: &Path) -> Result<(), Strin
             "a run answers only {} from its steps",
             forwarded_list()
         ));
+    }
+    if positional(argv).next() == Some("policy") {
+        return Err(APPROVAL_REFUSAL.to_owned());
     }
     let same_dir = |named: &str| {
         let named = cwd.join(named);
@@ -162,29 +171,26 @@ pub fn check(argv: &[String], cwd: &Path, state_root: &Path) -> Result<(), Strin
 }
 
 /// The run's socket: a listener in a private directory, answering calls on threads of
-/// its own until dropped.
+/// its own until dropped. It listens from the first time a step is given its path
+/// ([`RunSocket::path_for_steps`]): a run that starts no child makes no directory, socket
+/// or thread for it.
 #[derive(Debug)]
 pub struct RunSocket {
     dir: PathBuf,
     path: PathBuf,
     stop: Arc<AtomicBool>,
     run_id: Arc<Mutex<Option<String>>>,
+    server: Server,
+    /// Whether it listens (set by the first step given its path).
+    listening: OnceLock<bool>,
 }
 
 impl RunSocket {
-    /// Listen in a new directory (mode 0700) under the system's temporary directory (a
-    /// socket's path must be short) and answer calls with `spur_bin` in `state_dir`.
+    /// A socket in a new directory (mode 0700) under the system's temporary directory (a
+    /// socket's path must be short), answering calls with `spur_bin` in `state_dir`.
     pub fn serve(state_dir: &StateDir, spur_bin: &Path) -> io::Result<Self> {
-        let dir = private_dir()?;
+        let dir = private_dir_path()?;
         let path = dir.join("run.sock");
-        let listener = match UnixListener::bind(&path) {
-            Ok(listener) => listener,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(e);
-            }
-        };
-        let stop = Arc::new(AtomicBool::new(false));
         let run_id = Arc::new(Mutex::new(None));
         let server = Server {
             state_root: state_dir.root().to_path_buf(),
@@ -192,26 +198,13 @@ impl RunSocket {
             spur_bin: spur_bin.to_path_buf(),
             run_id: Arc::clone(&run_id),
         };
-        let stopping = Arc::clone(&stop);
-        std::thread::Builder::new()
-            .name("spur-run-socket".into())
-            .spawn(move || {
-                for stream in listener.incoming() {
-                    if stopping.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let server = server.clone();
-                    let _ = std::thread::Builder::new()
-                        .name("spur-nested-call".into())
-                        .spawn(move || server.answer(stream));
-                }
-            })?;
         Ok(Self {
             dir,
             path,
-            stop,
+            stop: Arc::new(AtomicBool::new(false)),
             run_id,
+            server,
+            listening: OnceLock::new(),
         })
     }
 
@@ -225,23 +218,54 @@ impl RunSocket {
         *bound = Some(run_id.as_str().to_owned());
     }
 
-    /// The socket's path, for [`RUN_SOCKET_VAR`].
-    pub fn path(&self) -> &Path {
+    /// The socket's path, for [`RUN_SOCKET_VAR`] in a step's environment; the first call
+    /// starts listening on it. Should that fail (the temporary directory full or not
+    /// writable), nothing listens there and a step's call says it cannot reach the run.
+    pub fn path_for_steps(&self) -> &Path {
+        self.listening.get_or_init(|| self.listen().is_ok());
         &self.path
+    }
+
+    fn listen(&self) -> io::Result<()> {
+        std::fs::DirBuilder::new().mode(0o700).create(&self.dir)?;
+        let started = UnixListener::bind(&self.path).and_then(|listener| {
+            let server = self.server.clone();
+            let stopping = Arc::clone(&self.stop);
+            std::thread::Builder::new()
+                .name("spur-run-socket".into())
+                .spawn(move || {
+                    for stream in listener.incoming() {
+                        if stopping.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        let Ok(stream) = stream else { continue };
+                        let server = server.clone();
+                        let _ = std::thread::Builder::new()
+                            .name("spur-nested-call".into())
+                            .spawn(move || server.answer(stream));
+                    }
+                })
+        });
+        if started.is_err() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+        started.map(|_| ())
     }
 }
 
 impl Drop for RunSocket {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wakes the accept so the thread sees the stop.
-        let _ = UnixStream::connect(&self.path);
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if self.listening.get() == Some(&true) {
+            self.stop.store(true, Ordering::SeqCst);
+            // Wakes the accept so the thread sees the stop.
+            let _ = UnixStream::connect(&self.path);
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
-/// `<tmp>/spur-run-<pid>-<random>/`, mode 0700, made new.
-fn private_dir() -> io::Result<PathBuf> {
+/// `<tmp>/spur-run-<pid>-<random>/`, not made yet.
+fn private_dir_path() -> io::Result<PathBuf> {
     let mut random = [0u8; 8];
     getrandom::fill(&mut random).map_err(|e| io::Error::other(e.to_string()))?;
     let name = format!(
@@ -251,9 +275,7 @@ fn private_dir() -> io::Result<PathBuf> {
             .get(..12)
             .unwrap_or_default()
     );
-    let dir = std::env::temp_dir().join(name);
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir)
+    Ok(std::env::temp_dir().join(name))
 }
 
 #[derive(Debug, Clone)]
@@ -411,5 +433,13 @@ mod tests {
         assert!(check(&["task", "update", "W", "done", "--state-dir", ".spur"]).is_ok());
         assert!(check(&["audit", "verify"]).is_err());
         assert!(check(&["task", "update", "W", "done"]).is_ok());
+        // A step's approval is sent to the run, to be refused there.
+        assert!(is_forwarded(&argv(&["policy", "approve"])));
+        assert!(!is_forwarded(&argv(&["policy", "show"])));
+        assert_eq!(
+            check(&["policy", "approve"]),
+            Err(APPROVAL_REFUSAL.to_owned())
+        );
+        assert!(!check(&["audit", "verify"]).unwrap_err().contains("policy"));
     }
 }

@@ -173,9 +173,15 @@ pub(crate) fn start_on(
         settings.jq.start_early();
     }
     let secrets = RunSecrets::new(pipeline, &config_secrets(&settings.state_dir)?, &vars);
-    // The gate's policy as the run starts: the run and its steps' spur calls keep it.
+    // The gate's policy as the run starts: the run and its steps' spur calls keep it. The
+    // config's must be the one a person approved (the approval was made before any step
+    // of this run could write the config; a nested run keeps its outer run's pin).
     let policy = match &settings.policy {
-        PolicySource::Project => project_policy(&settings.state_dir)?.0,
+        PolicySource::Project => {
+            let policy = project_policy(&settings.state_dir)?.0;
+            crate::policy::approval::require(&settings.state_dir, &policy)?;
+            policy
+        }
         PolicySource::Pinned(outer) => outer.policy().clone(),
     };
     let initial = plan
@@ -238,6 +244,7 @@ pub(crate) fn resume_on(
 ) -> Result<RunOutcome, RunError> {
     serve_nested_calls_for(settings, &request.run_id);
     let resumable = resumable::check(&request, GoOn::Continue, settings, host)?;
+    held_to_approval(settings)?;
     let state = resumable.state;
     let (mut run, position) = reopen(&request, resumable, settings, host, observer)?;
     run.entered_via = position.transitions.last().map(|t| t.transition);
@@ -293,6 +300,7 @@ pub(crate) fn retry_on(
     };
     serve_nested_calls_for(settings, &request.run_id);
     let resumable = resumable::check(&request, GoOn::Retry, settings, host)?;
+    held_to_approval(settings)?;
     let state = resumable.state;
     let (mut run, position) = reopen(&request, resumable, settings, host, observer)?;
     run.append(Event::Retried {
@@ -345,6 +353,19 @@ fn reopen<'p, 'h>(
         bound_base: position.bound_base,
     };
     Ok((run, position))
+}
+
+/// A person's resume or retry (not a step's: its run was held to the approval when it
+/// started) goes on only while the config's policy is the approved one, as a start does:
+/// a step of the run may have weakened it, and the person is told before anything runs.
+/// A config that cannot be read is left to the gate, which denies under it.
+fn held_to_approval(settings: &RunSettings) -> Result<(), RunError> {
+    if let PolicySource::Project = settings.policy {
+        if let Ok((policy, _)) = project_policy(&settings.state_dir) {
+            crate::policy::approval::require(&settings.state_dir, &policy)?;
+        }
+    }
+    Ok(())
 }
 
 /// The policy a resumed run pinned when it started: its snapshot, checked against the hash

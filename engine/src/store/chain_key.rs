@@ -454,9 +454,9 @@ pub fn key_for_reading(state_dir: &StateDir) -> KeyAtHand {
 }
 
 /// The key for sealing a record: the key file's, or, when there is none and no sealed
-/// record exists in the state directory (task ledgers, the audit log, run journals), a
-/// new key. A missing key with sealed records around is an error: making a new one would
-/// leave them unverifiable without a word.
+/// record exists in the state directory (task ledgers, the audit log, run journals, the
+/// approved policy), a new key. A missing key with sealed records around is an error:
+/// making a new one would leave them unverifiable without a word.
 pub fn key_for_writing(state_dir: &StateDir) -> Result<ChainKey, KeyError> {
     let file = state_dir.key_file();
     if let Some(key) = file.load()? {
@@ -474,7 +474,7 @@ pub fn key_for_writing(state_dir: &StateDir) -> Result<ChainKey, KeyError> {
 
 /// The first sealed record of the state directory, as "`<file>` line N", with its key id.
 pub fn first_sealed_record(state_dir: &StateDir) -> Option<(String, String)> {
-    let mut files = vec![state_dir.audit_path()];
+    let mut files = vec![state_dir.audit_path(), state_dir.approved_policy_path()];
     for dir in [state_dir.task_ledgers_dir(), state_dir.runs_dir()] {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;

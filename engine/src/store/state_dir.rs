@@ -3,10 +3,11 @@
 //!
 //! Two places: `.spur/` in the project holds what steps and people are meant to write
 //! (`run/`'s artifacts, the task views, `config.yaml`, locks); the **protected state** —
-//! task ledgers, run and lifecycle journals, the audit log, policy snapshots — lives
-//! outside the project, in `$XDG_STATE_HOME/spur/projects/<name>-<hash>/` (else
-//! `~/.local/state/…`), beside the key, so that a sandbox granting steps the project tree
-//! keeps them out of it (Landlock grants whole hierarchies; ARCHITECTURE.md, *Sandbox*).
+//! task ledgers, run and lifecycle journals, the audit log, policy snapshots and the
+//! approved policy — lives outside the project, in
+//! `$XDG_STATE_HOME/spur/projects/<name>-<hash>/` (else `~/.local/state/…`), beside the
+//! key, so that a sandbox granting steps the project tree keeps them out of it (Landlock
+//! grants whole hierarchies; ARCHITECTURE.md, *Sandbox*).
 
 use std::path::{Path, PathBuf};
 
@@ -217,6 +218,12 @@ impl StateDir {
     /// `<protected>/policies/<sha256>.json`.
     pub(crate) fn policy_path(&self, sha256: &str) -> PathBuf {
         self.policies_dir().join(format!("{sha256}.json"))
+    }
+
+    /// `<protected>/approved-policy.json`: the gate's policy a person approved (one sealed
+    /// line; `policy::approval`).
+    pub fn approved_policy_path(&self) -> PathBuf {
+        self.protected.join("approved-policy.json")
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::pipeline::guard_kind::GuardKind;
 use crate::pipeline::model::{Guard, OptionValue, Options};
-use crate::pipeline::templated::Templated;
+use crate::pipeline::templated::{Templated, WrittenType};
 use crate::source::{Located, SourceFile, Span};
 
 /// The options of one action or guard (or one nested mapping of them) being read.
@@ -57,23 +57,47 @@ impl<'a> OptionReader<'a> {
 
     /// An option the kind cannot work without; when missing, recorded, and a null
     /// placeholder (the checker reports it, and a pipeline with errors never runs).
-    pub(crate) fn required<T>(&mut self, key: &'static str) -> Templated<T> {
+    pub(crate) fn required<T: WrittenType>(&mut self, key: &'static str) -> Templated<T> {
         match self.required_value(key) {
-            Some(value) => Templated::new(key, value.clone()),
+            Some(value) => self.typed(key, value),
             None => Templated::new(key, OptionValue::Null(self.kind.span)),
         }
     }
 
-    pub(crate) fn optional<T>(&mut self, key: &'static str) -> Option<Templated<T>> {
-        self.value(key).map(|v| Templated::new(key, v.clone()))
+    pub(crate) fn optional<T: WrittenType>(&mut self, key: &'static str) -> Option<Templated<T>> {
+        self.value(key).map(|v| self.typed(key, v))
     }
 
     /// Like [`OptionReader::optional`], but not offered as a spelling.
-    pub(crate) fn unlisted<T>(&mut self, key: &'static str) -> Option<Templated<T>> {
+    pub(crate) fn unlisted<T: WrittenType>(&mut self, key: &'static str) -> Option<Templated<T>> {
         self.unlisted.push(key);
-        self.options
-            .get(key)
-            .map(|v| Templated::new(key, v.clone()))
+        self.options.get(key).map(|v| self.typed(key, v))
+    }
+
+    /// Option `key` as written; a value without templates that cannot be a `T` is an error
+    /// now (a templated one is settled when its step runs).
+    fn typed<T: WrittenType>(&mut self, key: &'static str, value: &OptionValue) -> Templated<T> {
+        let json = value.to_json();
+        if !self.quiet && !json.to_string().contains("${") {
+            if let Err(problem) = T::check_written(json) {
+                let d = Diagnostic::error(
+                    Code::CheckOptionType,
+                    self.source,
+                    value.span(),
+                    format!(
+                        "option `{}{key}` of {} `{}` {problem}",
+                        self.prefix, self.what, self.kind.value
+                    ),
+                )
+                .label("as written")
+                .help(
+                    "a step with this value could only fail when it runs; \
+                     a templated value (`${vars.x}`) is checked then instead",
+                );
+                self.out.push(d);
+            }
+        }
+        Templated::new(key, value.clone())
     }
 
     /// Options the kind accepts and does nothing with.
