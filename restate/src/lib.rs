@@ -10,6 +10,8 @@
 //! - [`task`]: the `Task` object, keyed by wbs: the run lock of the task on the fleet, and
 //!   the task's ledger and verdict artifact the done gate decides from.
 //! - [`audit`]: the `Audit` object, the audit hash chain on the fleet.
+//! - [`fleet_runs`]: the runs the engine knows, summed up and read as the CLI and the UI
+//!   show them.
 //! - [`client`]: the ingress and admin calls of `spur run`, `spur continue` and
 //!   `spur engine register` (blocking, no async runtime).
 
@@ -18,6 +20,7 @@
 pub mod audit;
 mod bridge;
 pub mod client;
+pub mod fleet_runs;
 pub mod protocol;
 // The object macro writes undocumented methods of its own.
 #[allow(missing_docs)]

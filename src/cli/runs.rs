@@ -4,8 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use spur_engine::run::runs_list::{list_runs, summary_of, RunSummary};
-use spur_engine::run::RunId;
+use spur_engine::run::runs_list::{list_runs, RunSummary};
 use spur_engine::store::state_dir::StateDir;
 
 use super::{CliResult, Failure};
@@ -28,22 +27,10 @@ pub struct Args {
     engine: super::engine::ReadEngineArgs,
 }
 
-/// The runs the engine at `ingress` knows, newest first (a run whose records the engine
-/// no longer keeps is left out).
+/// The runs the engine at `ingress` knows, newest first.
 fn engine_runs(ingress: &str) -> Result<Vec<RunSummary>, Failure> {
-    let fail = |e| super::engine_run::engine_failure("cannot list the engine's runs", e);
-    let ids = spur_restate::client::runs(ingress).map_err(fail)?;
-    let mut runs = Vec::new();
-    for id in ids.iter().rev() {
-        let Ok(run_id) = RunId::parse(id) else {
-            continue;
-        };
-        let records = spur_restate::client::records(ingress, id).map_err(fail)?;
-        if let Some(summary) = summary_of(&run_id, &records) {
-            runs.push(summary);
-        }
-    }
-    Ok(runs)
+    spur_restate::fleet_runs::run_summaries(ingress)
+        .map_err(|e| super::engine_run::engine_failure("cannot list the engine's runs", e))
 }
 
 pub fn run(args: Args) -> CliResult {

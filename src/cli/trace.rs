@@ -63,20 +63,19 @@ fn engine_run_id(ingress: &str, reference: &str) -> Result<String, Failure> {
 
 /// The records of run `run_id` on the engine at `ingress`.
 fn engine_records(ingress: &str, run_id: &str) -> Result<Vec<Record>, Failure> {
-    let records = spur_restate::client::records(ingress, run_id).map_err(|e| {
+    let records = spur_restate::fleet_runs::run_records(ingress, run_id).map_err(|e| {
         super::engine_run::engine_failure(&format!("cannot read run {run_id} on the engine"), e)
     })?;
-    if records.is_empty() {
-        return Err(Failure::with_code(
+    records.ok_or_else(|| {
+        Failure::with_code(
             miette::miette!(
                 code = spur_engine::diagnostic::Code::UsageEngine,
                 help = "see `spur runs --engine restate` for the runs the engine knows",
                 "no run {run_id} on the engine at {ingress}"
             ),
             exit::USAGE,
-        ));
-    }
-    Ok(records)
+        )
+    })
 }
 
 pub fn run(args: Args) -> CliResult {

@@ -5,6 +5,7 @@
 mod api;
 mod board;
 mod browser;
+mod fleet;
 mod http;
 mod safety;
 mod server;

@@ -2,6 +2,17 @@
 //! --answered-by WHO`, run as a child of the server, so the answer takes the command line's
 //! one code path (checks, journal, done gate) in a process of its own, and a long step
 //! after the answer does not hold the server.
+//!
+//! How long the page waits for it:
+//! - A local run goes on inside that `spur continue` process, to its end or its next
+//!   pause, so its exit cannot be what the page waits for (a step may take an hour): the
+//!   page waits for it at most [`WAIT`], then shows the run as it stands and follows it
+//!   live. An answer refused later than that (it never has been: the checks come first)
+//!   would show only as a run still paused.
+//! - A run on the engine goes on on a worker: the server runs `spur continue --detach`,
+//!   which exits as soon as the server has taken the answer or refused it, and the page
+//!   waits for exactly that exit. [`STUCK`] bounds only a `spur continue` that neither
+//!   exits nor is refused (a server that accepts the connection and never answers).
 
 use std::io::Read;
 use std::path::Path;
@@ -11,9 +22,14 @@ use std::time::Duration;
 
 use spur_engine::store::state_dir::StateDir;
 
+use crate::source::Engine;
+
 /// How long the page waits for the resumed run before showing it as it stands (the page
 /// then follows it live).
 const WAIT: Duration = Duration::from_secs(10);
+
+/// The most a page waits for `spur continue --detach` on the engine to exit.
+const STUCK: Duration = Duration::from_secs(120);
 
 /// Most bytes of `spur continue`'s standard error kept to show.
 const STDERR_CAP: u64 = 16 * 1024;
@@ -27,6 +43,7 @@ const REFUSED: [i32; 2] = [2, 4];
 pub(crate) fn give(
     spur: &Path,
     state_dir: &StateDir,
+    engine: &Engine,
     run_id: &str,
     answer: Option<&str>,
     who: &str,
@@ -42,6 +59,16 @@ pub(crate) fn give(
     if let Some(a) = answer {
         command.arg("--answer").arg(a);
     }
+    let wait = match engine {
+        Engine::Local => WAIT,
+        Engine::Restate { ingress } => {
+            command
+                .args(["--engine", "restate", "--ingress"])
+                .arg(ingress)
+                .arg("--detach");
+            STUCK
+        }
+    };
     let mut child = command
         .current_dir(state_dir.project_root())
         .stdin(Stdio::null())
@@ -60,11 +87,15 @@ pub(crate) fn give(
         let status = child.wait();
         let _ = done.send((status, said));
     });
-    match finished.recv_timeout(WAIT) {
-        Ok((Ok(status), said)) if status.code().is_some_and(|c| REFUSED.contains(&c)) => {
+    match (finished.recv_timeout(wait), engine) {
+        (Ok((Ok(status), said)), _) if status.code().is_some_and(|c| REFUSED.contains(&c)) => {
             Err(String::from_utf8_lossy(&said).trim().to_owned())
         }
-        Ok((Err(e), _)) => Err(format!("spur continue: {e}")),
+        (Ok((Err(e), _)), _) => Err(format!("spur continue: {e}")),
+        (Err(_), Engine::Restate { ingress }) => Err(format!(
+            "spur continue has not heard from the engine at {ingress} in {} s",
+            STUCK.as_secs()
+        )),
         _ => Ok(()),
     }
 }

@@ -16,10 +16,10 @@ use std::sync::Arc;
 
 use spur_engine::graph::{to_svg, TransitionGraph};
 use spur_engine::pipeline;
-use spur_engine::run::journal::JournalFormat;
+use spur_engine::run::journal::Record;
 use spur_engine::run::question::pending;
-use spur_engine::run::runs_list::{list_runs, read_run, run_path, summary_of};
-use spur_engine::run::{recorded_pipeline, RunId};
+use spur_engine::run::runs_list::{run_path, summary_of};
+use spur_engine::run::RunId;
 use spur_engine::store::certification::check_all;
 use spur_engine::store::state_dir::StateDir;
 use tiny_http::{Header, Method, Request, Response};
@@ -27,6 +27,7 @@ use tiny_http::{Header, Method, Request, Response};
 use crate::access::{Access, Refusal, COOKIE};
 use crate::html::{escape, page, Section, SCRIPT};
 use crate::runs_page::{render_runs_page, RunFilter};
+use crate::source::{self, Engine};
 use crate::{answer, audit_page, cli_json, events, form, run_page, tasks_page};
 
 /// Most requests served at once (event streams included).
@@ -39,8 +40,10 @@ const MAX_FORM_BYTES: u64 = 64 * 1024;
 pub struct UiConfig {
     /// Where to listen (port 0: any free port).
     pub listen: SocketAddr,
-    /// The state directory shown.
+    /// The state directory shown (its tasks and audit log; its runs when `engine` is local).
     pub state_dir: StateDir,
+    /// Whose runs are shown and answered: the state directory's, or a Restate server's.
+    pub engine: Engine,
     /// The `spur` binary that answers (`spur continue`) and lists (`--json`).
     pub spur_exe: PathBuf,
     /// Require the token cookie (set from a one-time URL). Off loopback it is required.
@@ -76,6 +79,7 @@ pub struct Ui {
 
 struct Shared {
     state_dir: StateDir,
+    engine: Engine,
     spur_exe: PathBuf,
     access: Access,
     address: SocketAddr,
@@ -101,6 +105,7 @@ impl Ui {
             server,
             shared: Arc::new(Shared {
                 state_dir: config.state_dir,
+                engine: config.engine,
                 spur_exe: config.spur_exe,
                 access,
                 address,
@@ -292,13 +297,16 @@ fn handle(shared: &Shared, mut request: Request) {
         (Method::Get, ["events"]) => {
             let follow = follow(&query);
             let mut out = request.into_writer();
-            events::stream(&mut *out, &shared.state_dir, follow);
+            events::stream(&mut *out, &shared.state_dir, &shared.engine, follow);
             return;
         }
-        (Method::Get, ["api", "runs"]) => json(&list_runs(&shared.state_dir)),
+        (Method::Get, ["api", "runs"]) => match source::list(&shared.state_dir, &shared.engine) {
+            Ok(runs) => json(&runs),
+            Err(e) => text(502, &e),
+        },
         (Method::Get, ["api", "runs", id]) => match RunId::parse(id)
             .ok()
-            .and_then(|id| read_run(&shared.state_dir, &id).ok())
+            .and_then(|id| source::read(&shared.state_dir, &shared.engine, &id).ok())
         {
             Some(content) => json(&content.records),
             None => text(404, "no such run"),
@@ -343,7 +351,20 @@ fn follow(query: &str) -> events::Follow {
 }
 
 fn runs(shared: &Shared, query: &str) -> Body {
-    let runs = list_runs(&shared.state_dir);
+    let runs = match source::list(&shared.state_dir, &shared.engine) {
+        Ok(runs) => runs,
+        Err(e) => {
+            return html(
+                502,
+                page(
+                    Section::Runs,
+                    "Runs",
+                    &format!("<h1>Runs</h1><p class=\"bad\">{}</p>", escape(&e)),
+                    None,
+                ),
+            )
+        }
+    };
     html(
         200,
         render_runs_page(&runs, &RunFilter::from_query(query), jiff::Timestamp::now()),
@@ -354,23 +375,14 @@ fn run(shared: &Shared, id: &str, answer_error: Option<String>) -> Body {
     let Ok(run_id) = RunId::parse(id) else {
         return not_found("not a run id");
     };
-    let content = match read_run(&shared.state_dir, &run_id) {
+    let content = match source::read(&shared.state_dir, &shared.engine, &run_id) {
         Ok(c) => c,
-        Err(e) => return not_found(&e.to_string()),
+        Err(e) => return not_found(&e),
     };
     let Some(summary) = summary_of(&run_id, &content.records) else {
         return not_found("the journal does not start with run-started");
     };
-    let journal_note = match (&content.format, &content.unverifiable) {
-        (JournalFormat::Current, Some(u)) => {
-            Some(format!("cannot be verified from seq {}: {}", u.seq, u.why))
-        }
-        (JournalFormat::Unkeyed, _) => {
-            Some("not sealed with a key (format 1): nothing shows it was not rewritten".into())
-        }
-        _ => None,
-    };
-    let loaded = load_pipeline(shared, &run_id);
+    let loaded = load_pipeline(shared, &run_id, &content.records);
     let graph = loaded.as_ref().map(|p| {
         let graph = TransitionGraph::new(p);
         to_svg(p, &graph, run_path(&content.records).as_ref())
@@ -385,7 +397,7 @@ fn run(shared: &Shared, id: &str, answer_error: Option<String>) -> Body {
         records: &content.records,
         graph: graph.map_err(Clone::clone),
         pending,
-        journal_note,
+        journal_note: content.journal_note,
         run_dir: &run_dir,
         csrf: shared.access.csrf(),
         answer_error: answer_error.clone(),
@@ -397,8 +409,12 @@ fn run(shared: &Shared, id: &str, answer_error: Option<String>) -> Body {
 }
 
 /// The run's pipeline as recorded in its journal, loaded (a file with errors is not drawn).
-fn load_pipeline(shared: &Shared, run_id: &RunId) -> Result<pipeline::Pipeline, String> {
-    let path = recorded_pipeline(&shared.state_dir, run_id).map_err(|e| e.to_string())?;
+fn load_pipeline(
+    shared: &Shared,
+    run_id: &RunId,
+    records: &[Record],
+) -> Result<pipeline::Pipeline, String> {
+    let path = source::pipeline_path(&shared.state_dir, &shared.engine, run_id, records)?;
     let source = pipeline::read_source(&path).map_err(|e| e.to_string())?;
     let loaded = pipeline::load(&source).map_err(|e| e.to_string())?;
     if loaded.diagnostics.iter().any(|d| d.is_error()) {
@@ -411,10 +427,10 @@ fn graph(shared: &Shared, id: &str) -> Body {
     let Ok(run_id) = RunId::parse(id) else {
         return text(404, "not a run id");
     };
-    let Ok(content) = read_run(&shared.state_dir, &run_id) else {
+    let Ok(content) = source::read(&shared.state_dir, &shared.engine, &run_id) else {
         return text(404, "no such run");
     };
-    match load_pipeline(shared, &run_id) {
+    match load_pipeline(shared, &run_id, &content.records) {
         Ok(p) => {
             let graph = TransitionGraph::new(&p);
             with_headers(
@@ -437,10 +453,10 @@ fn answer_post(shared: &Shared, id: &str, body: &[u8], origin: Option<&str>, pee
             "refused: the form's CSRF token is missing or wrong (reload the page)",
         );
     }
-    let Ok(content) = read_run(&shared.state_dir, &run_id) else {
+    let Ok(content) = source::read(&shared.state_dir, &shared.engine, &run_id) else {
         return text(404, "no such run");
     };
-    let pipeline = match load_pipeline(shared, &run_id) {
+    let pipeline = match load_pipeline(shared, &run_id, &content.records) {
         Ok(p) => p,
         Err(e) => return run(shared, id, Some(e)),
     };
@@ -473,6 +489,7 @@ fn answer_post(shared: &Shared, id: &str, body: &[u8], origin: Option<&str>, pee
     match answer::give(
         &shared.spur_exe,
         &shared.state_dir,
+        &shared.engine,
         run_id.as_str(),
         answer.as_deref(),
         &who,
