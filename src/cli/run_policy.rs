@@ -30,7 +30,7 @@ pub fn approve_on_first_use(
     if let PolicySource::Pinned(_) = source {
         return Ok(());
     }
-    let Some(approved) = approval::approve_on_first_use(state_dir, &current_user())? else {
+    let Some(approved) = approval::approve_on_first_use(state_dir, current_user)? else {
         return Ok(());
     };
     if !approved.policy().described_fields().is_empty() {

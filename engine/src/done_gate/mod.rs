@@ -705,7 +705,7 @@ mod tests {
             "doneGate:\n  externalVerdicts: deny\n",
         )
         .unwrap();
-        crate::policy::approval::approve_on_first_use(&f.state, "ada").unwrap();
+        crate::policy::approval::approve_on_first_use(&f.state, || "ada".into()).unwrap();
         std::fs::write(
             f.state.config_path(),
             "doneGate:\n  externalVerdicts: allow\n",

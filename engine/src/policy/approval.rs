@@ -186,15 +186,16 @@ pub fn config_policy(state_dir: &StateDir) -> Result<Policy, PolicyError> {
 
 /// The check of a person's call (a run that starts, a gate decision outside runs): the
 /// config's policy must be the approved one; when none was approved yet, it is approved
-/// now, as `by` (trust on first use) — `Ok(Some)` says so, for the caller to tell.
+/// now (trust on first use), as whom `by` names (asked only then) — `Ok(Some)` says so,
+/// for the caller to tell.
 pub fn approve_on_first_use(
     state_dir: &StateDir,
-    by: &str,
+    by: impl FnOnce() -> String,
 ) -> Result<Option<Approval>, PolicyError> {
     let policy = config_policy(state_dir)?;
     match require(state_dir, &policy)? {
         Some(_) => Ok(None),
-        None => approve(state_dir, &policy, by).map(Some),
+        None => approve(state_dir, &policy, &by()).map(Some),
     }
 }
 
@@ -216,12 +217,16 @@ mod tests {
     fn first_use_approves_then_a_change_is_refused_naming_it() {
         let (_dir, state) = state(GATED);
         assert!(read(&state).unwrap().is_none());
-        let first = approve_on_first_use(&state, "ada").unwrap().unwrap();
+        let first = approve_on_first_use(&state, || "ada".into())
+            .unwrap()
+            .unwrap();
         assert_eq!(first.by(), "ada");
         assert_eq!(read(&state).unwrap().unwrap(), first);
-        assert!(approve_on_first_use(&state, "ada").unwrap().is_none());
+        assert!(approve_on_first_use(&state, || "ada".into())
+            .unwrap()
+            .is_none());
         std::fs::write(state.config_path(), "verify:\n  gates: {}\n").unwrap();
-        let err = approve_on_first_use(&state, "ada").unwrap_err();
+        let err = approve_on_first_use(&state, || "ada".into()).unwrap_err();
         assert!(
             err.to_string()
                 .contains("verify.gates: 1 gate → 0 (removed: tests)"),
@@ -234,7 +239,7 @@ mod tests {
     #[test]
     fn an_edited_or_unkeyed_record_approves_nothing() {
         let (_dir, state) = state(GATED);
-        approve_on_first_use(&state, "ada").unwrap();
+        approve_on_first_use(&state, || "ada".into()).unwrap();
         let path = state.approved_policy_path();
         let line = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, line.replace("\"by\":\"ada\"", "\"by\":\"eve\"")).unwrap();
@@ -244,7 +249,7 @@ mod tests {
             "{err:?}"
         );
         // Tampered is not "none": first use does not approve over it.
-        assert!(approve_on_first_use(&state, "ada").is_err());
+        assert!(approve_on_first_use(&state, || "ada".into()).is_err());
         let unsealed = line.split(",\"key\":").next().unwrap().to_owned() + "}\n";
         std::fs::write(&path, unsealed).unwrap();
         assert!(matches!(
