@@ -85,8 +85,17 @@ pub fn wait(ingress: &str, run_id: &str) -> Result<RunReply, ClientError> {
 }
 
 /// Answer the pause run `run_id` waits at.
-pub fn answer(ingress: &str, run_id: &str, answer: &str) -> Result<(), ClientError> {
-    let body = serde_json::to_string(answer).map_err(|e| ClientError(e.to_string()))?;
+pub fn answer(
+    ingress: &str,
+    run_id: &str,
+    answer: &str,
+    answered_by: Option<&str>,
+) -> Result<(), ClientError> {
+    let body = serde_json::to_string(&spur_engine::run::PauseAnswer {
+        answer: answer.to_owned(),
+        answered_by: answered_by.map(str::to_owned),
+    })
+    .map_err(|e| ClientError(e.to_string()))?;
     post(&format!("{}/SpurRun/{run_id}/answer", base(ingress)), &body).map(|_| ())
 }
 

@@ -81,3 +81,27 @@ pub struct RunStatus {
     #[serde(default)]
     pub note: Option<spur_engine::run::PauseNote>,
 }
+
+/// What `SpurRun/answer` takes: the answer and who gave it, or a bare JSON string (an
+/// answer from no one named, e.g. a `curl` by hand).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AnswerBody {
+    /// `"ship"`.
+    Text(String),
+    /// `{"answer": "ship", "answeredBy": "ada"}`.
+    Named(spur_engine::run::PauseAnswer),
+}
+
+impl AnswerBody {
+    /// The value the run's pause is resolved with.
+    pub fn into_pause_answer(self) -> spur_engine::run::PauseAnswer {
+        match self {
+            AnswerBody::Text(answer) => spur_engine::run::PauseAnswer {
+                answer,
+                answered_by: None,
+            },
+            AnswerBody::Named(given) => given,
+        }
+    }
+}

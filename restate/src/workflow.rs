@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::audit::{AuditAppend, AuditClient, ALL as AUDIT_ALL};
 use crate::bridge::{Call, ChannelJournal, ToRunner};
-use crate::protocol::{RunReply, RunRequest, RunStatus};
+use crate::protocol::{AnswerBody, RunReply, RunRequest, RunStatus};
 use crate::runs::{RunsClient, ALL};
 use crate::task::TaskClient;
 use spur_engine::run::fleet_state::{FleetRecords, FleetWrite};
@@ -200,11 +200,18 @@ impl SpurRun {
         Ok(Json(reply))
     }
 
-    /// Answer the pause the run waits at (`spur continue`): `answer` is the hitl answer,
-    /// ignored by a `pause: true` state. An answer the question does not accept is
-    /// refused here, before it reaches the run (there it would end the run).
+    /// Answer the pause the run waits at (`spur continue`): the hitl answer (ignored by a
+    /// `pause: true` state) and who gave it, journaled in the run's `resumed`. An answer
+    /// the question does not accept is refused here, before it reaches the run (there it
+    /// would end the run).
     #[handler]
-    async fn answer(&self, ctx: SharedWorkflowContext<'_>, answer: String) -> HandlerResult<()> {
+    async fn answer(
+        &self,
+        ctx: SharedWorkflowContext<'_>,
+        body: Json<AnswerBody>,
+    ) -> HandlerResult<()> {
+        let given = body.into_inner().into_pause_answer();
+        let answer = given.answer.clone();
         let Some(pause) = ctx.get::<String>(PAUSE).await? else {
             return Err(TerminalError::new("the run is not paused").into());
         };
@@ -225,7 +232,9 @@ impl SpurRun {
                 .into());
             }
         }
-        ctx.resolve_promise::<String>(&pause, answer);
+        let value = serde_json::to_string(&given)
+            .map_err(|e| TerminalError::new(format!("cannot keep the answer: {e}")))?;
+        ctx.resolve_promise::<String>(&pause, value);
         Ok(())
     }
 

@@ -52,7 +52,12 @@ pub fn run(args: Args) -> CliResult {
     if let super::engine::Target::Restate { ingress } = args.engine.target(&state_dir)? {
         // The run waits on the engine: the answer resolves its pause.
         let answer = args.answer.unwrap_or_default();
-        let answered = super::engine_run::answer(&ingress, &args.run_id, &answer)?;
+        let answered = super::engine_run::answer(
+            &ingress,
+            &args.run_id,
+            &answer,
+            args.answered_by.as_deref(),
+        )?;
         if args.engine.detach {
             return super::engine_run::detached(&args.run_id);
         }

@@ -45,7 +45,12 @@ pub fn send(
 /// Answer the pause run `run_id` waits at; the pause answered (to tell it from a later
 /// one while waiting). An answer its question does not accept is refused as a local
 /// `spur continue` refuses it (the server refuses it too).
-pub fn answer(ingress: &str, run_id: &str, answer: &str) -> Result<Option<String>, Failure> {
+pub fn answer(
+    ingress: &str,
+    run_id: &str,
+    answer: &str,
+    answered_by: Option<&str>,
+) -> Result<Option<String>, Failure> {
     let status = client::status(ingress, run_id)
         .map_err(|e| engine_failure(&format!("cannot read run {run_id}"), e))?;
     let question = status.note.and_then(|n| n.outcome.question);
@@ -57,7 +62,7 @@ pub fn answer(ingress: &str, run_id: &str, answer: &str) -> Result<Option<String
         };
         return Err(Failure::with_code(miette::Report::new(e), exit::USAGE));
     }
-    client::answer(ingress, run_id, answer)
+    client::answer(ingress, run_id, answer, answered_by)
         .map_err(|e| engine_failure(&format!("cannot answer run {run_id}"), e))?;
     Ok(status.paused)
 }

@@ -249,6 +249,9 @@ fn a_fleet_run_is_listed_drawn_and_answered_from_the_ui_until_it_finishes() {
         resumed.first().map(|r| r["answer"].clone()),
         Some("ship".into())
     );
+    // Who answered travels with the answer to the server and into its journal.
+    let by = resumed.first().and_then(|r| r["answeredBy"].as_str());
+    assert!(by.is_some_and(|w| w.contains("via spur ui")), "{trace}");
 }
 
 #[test]

@@ -63,6 +63,8 @@ impl Pause<'_> {
 pub(crate) struct Resume {
     /// The answer to the question (one of its choices), or none for a state pause.
     pub(crate) answer: Option<String>,
+    /// Who gave it (`spur continue --answered-by`), when the answer says.
+    pub(crate) answered_by: Option<String>,
 }
 
 pub(crate) trait RunHost {

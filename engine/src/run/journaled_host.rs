@@ -91,6 +91,29 @@ pub struct PauseNote {
     pub detail: Option<String>,
 }
 
+/// The value of a pause's promise: the answer and who gave it (`spur continue --answered-by`).
+/// A promise resolved with anything else (a bare answer, as before who was sent) is the
+/// answer itself, from no one named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PauseAnswer {
+    /// The answer (ignored by a `pause: true` state).
+    pub answer: String,
+    /// Who gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+}
+
+impl PauseAnswer {
+    /// The promise's value read back.
+    pub fn from_promise(value: String) -> Self {
+        serde_json::from_str(&value).unwrap_or(PauseAnswer {
+            answer: value,
+            answered_by: None,
+        })
+    }
+}
+
 /// Start a run whose host calls are steps of `journal`, with the run id the engine keys
 /// the run by, and drive it to a terminal state, an ambiguous action or an error. A pause
 /// waits for its promise (`answer-1`, `answer-2`, … in the run's order of pauses).
@@ -689,12 +712,13 @@ impl RunHost for JournaledHost<'_> {
             detail: outcome.detail.clone(),
         })
         .unwrap_or_default();
-        let answer = self.journal.promise(&name, &note).ok()?;
+        let given = PauseAnswer::from_promise(self.journal.promise(&name, &note).ok()?);
         Some(Resume {
             answer: match pause {
                 Pause::State { .. } => None,
-                Pause::Question { .. } => Some(answer),
+                Pause::Question { .. } => Some(given.answer),
             },
+            answered_by: given.answered_by,
         })
     }
 }
@@ -893,6 +917,21 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
 
     fn steps(dir: &std::path::Path) -> String {
         std::fs::read_to_string(dir.join("steps.txt")).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_pause_answer_names_who_gave_it_and_a_bare_one_is_the_answer_itself() {
+        let sent = PauseAnswer {
+            answer: "ship".into(),
+            answered_by: Some("ada via spur ui".into()),
+        };
+        let value = serde_json::to_string(&sent).unwrap();
+        assert_eq!(PauseAnswer::from_promise(value), sent);
+        let bare = PauseAnswer::from_promise("ship".into());
+        assert_eq!((bare.answer.as_str(), bare.answered_by), ("ship", None));
+        // Text that is not exactly the envelope is an answer, not a misread field.
+        let odd = r#"{"answer":"ship","by":"x"}"#;
+        assert_eq!(PauseAnswer::from_promise(odd.into()).answer, odd);
     }
 
     #[test]

@@ -248,9 +248,13 @@ fn a_host_that_answers_pauses_lets_the_run_go_on_in_the_same_call() {
     let mut host = MemoryHost::new(
         GateAnswer::Noop,
         vec![
-            Resume { answer: None },
+            Resume {
+                answer: None,
+                answered_by: None,
+            },
             Resume {
                 answer: Some("yes".into()),
+                answered_by: Some("ada".into()),
             },
         ],
     );
@@ -282,6 +286,16 @@ transitions:
         .filter(|w| w == &["paused", "resumed"])
         .count();
     assert_eq!(paused_then_resumed, 2, "{events:?}");
+    // Who answered is in the second `resumed`, as the host was told.
+    let answered_by: Vec<Option<&str>> = host
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Resumed { answered_by, .. } => Some(answered_by.as_deref()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answered_by, [None, Some("ada")]);
     // The answer reached the action that asked, which finished with it.
     assert!(host.records.iter().any(|r| matches!(
         &r.event,
@@ -296,6 +310,7 @@ fn a_host_answer_that_is_not_a_choice_is_refused() {
         GateAnswer::Noop,
         vec![Resume {
             answer: Some("maybe".into()),
+            answered_by: None,
         }],
     );
     let dir = tempfile::tempdir().unwrap();

@@ -60,7 +60,7 @@ pub mod vars;
 pub use done_gate_port::{DoneGate, GateAnswer, GateRequest, TaskDoneGate};
 pub use event::DenialReason;
 pub use journal::Durability;
-pub use journaled_host::{start_journaled, PauseNote, StepJournal};
+pub use journaled_host::{start_journaled, PauseAnswer, PauseNote, StepJournal};
 pub use lock::LockError;
 pub use observer::{RunObserver, SilentObserver};
 pub use outcome::{DoneGateReport, Outcome, RunOutcome, StopReason};

@@ -100,7 +100,7 @@ impl Run<'_, '_> {
             answer: resume.answer.clone(),
             rerun_ambiguous: false,
             force_done_reason: None,
-            answered_by: None,
+            answered_by: resume.answered_by.clone(),
         })?;
         if let Some(answer) = &resume.answer {
             self.vars.insert("__hitlAnswer".into(), answer.clone());
