@@ -12,6 +12,19 @@ use crate::common::{bin, eventually, isolate, Spur};
 /// A bound on each spur command here, so a broken engine fails the test, never hangs it.
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// `spur run pipeline.yaml --json` in `p`, sent to `server`'s engine.
+fn fleet_run(p: &Spur, server: &Server) -> Spur {
+    p.args([
+        "run",
+        "pipeline.yaml",
+        "--json",
+        "--engine",
+        "restate",
+        "--ingress",
+    ])
+    .arg(server.ingress())
+}
+
 /// `spur ARGS` started in `p`'s project, not waited for (its output piped).
 fn spawn(p: &Spur, args: &[&str]) -> Child {
     let mut cmd = Command::new(bin());
@@ -100,16 +113,7 @@ fn a_run_on_restate_prints_what_a_local_run_prints_and_does_each_step_once() {
         "{}",
         remote.stdout()
     );
-    let json = p
-        .args([
-            "run",
-            "pipeline.yaml",
-            "--json",
-            "--engine",
-            "restate",
-            "--ingress",
-        ])
-        .arg(server.ingress())
+    let json = fleet_run(&p, server)
         .within(LIMIT)
         .run()
         .success()
@@ -742,19 +746,7 @@ fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write()
     let server = &Server::start();
     let p = task_project(&certify_pipeline(VERDICT_STEP));
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
-    let out = p
-        .args([
-            "run",
-            "pipeline.yaml",
-            "--json",
-            "--engine",
-            "restate",
-            "--ingress",
-        ])
-        .arg(server.ingress())
-        .env("USER", "ada")
-        .within(LIMIT)
-        .run();
+    let out = fleet_run(&p, server).env("USER", "ada").within(LIMIT).run();
     assert_eq!(
         p.read("verdict.code"),
         "0\n",
@@ -1015,18 +1007,7 @@ fn a_verdict_a_step_forges_in_its_workers_local_state_is_not_evidence_on_the_fle
 
     let p = task_project(&pipeline);
     let _fleet = Fleet::start_with(server, p.path(), p.home(), 1, &[("SPUR_SANDBOX", "off")]);
-    let out = p
-        .args([
-            "run",
-            "pipeline.yaml",
-            "--json",
-            "--engine",
-            "restate",
-            "--ingress",
-        ])
-        .arg(server.ingress())
-        .within(LIMIT)
-        .run();
+    let out = fleet_run(&p, server).within(LIMIT).run();
     assert_eq!(p.read("forged.code"), "0\n", "{}", p.read("forged.out"));
     assert!(
         p.protected_path("ledger/tasks/0804.jsonl").exists(),
@@ -1102,18 +1083,7 @@ fn a_steps_done_on_the_fleet_is_refused_and_only_the_runs_gate_certifies() {
     );
     let p = task_project(&certify_pipeline(&steps));
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
-    let out = p
-        .args([
-            "run",
-            "pipeline.yaml",
-            "--json",
-            "--engine",
-            "restate",
-            "--ingress",
-        ])
-        .arg(server.ingress())
-        .within(LIMIT)
-        .run();
+    let out = fleet_run(&p, server).within(LIMIT).run();
     assert_eq!(p.read("verdict.code"), "0\n", "{}", p.read("verdict.out"));
     assert_eq!(p.read("update.code"), "2\n", "{}", p.read("update.out"));
     let said = p.read("update.out");
@@ -1218,19 +1188,7 @@ fn a_fleet_runs_verify_results_are_the_servers_and_a_red_gate_there_denies() {
     p.file("pipeline.yaml", pipeline);
     p.file("hello.txt", "hello, wrold\n");
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
-    let run = || {
-        p.args([
-            "run",
-            "pipeline.yaml",
-            "--json",
-            "--engine",
-            "restate",
-            "--ingress",
-        ])
-        .arg(server.ingress())
-        .within(LIMIT)
-        .run()
-    };
+    let run = || fleet_run(&p, server).within(LIMIT).run();
     // Red: the gate fails, the answer's verdict says PASS; the gate reads the red result
     // from the server and denies.
     let red = run();

@@ -4,6 +4,7 @@
 //! out in a private directory as the local protected state is, and read by the same code;
 //! the paths those commands print name that directory.
 
+use spur_engine::run::fleet_state::write_lines;
 use spur_engine::store::state_dir::StateDir;
 use spur_engine::wbs::Wbs;
 use spur_restate::client;
@@ -52,16 +53,4 @@ pub fn read(
     write_lines(&state.audit_path(), &audit)
         .map_err(|e| failed("cannot lay out the server's records", &e))?;
     Ok(ServerRecords { _dir: dir, state })
-}
-
-fn write_lines(path: &std::path::Path, lines: &[String]) -> std::io::Result<()> {
-    if lines.is_empty() {
-        return Ok(());
-    }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut text = lines.join("\n");
-    text.push('\n');
-    std::fs::write(path, text)
 }

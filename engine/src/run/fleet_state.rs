@@ -206,7 +206,10 @@ impl KeptView {
     }
 }
 
-fn write_lines(path: &Path, lines: &[String]) -> std::io::Result<()> {
+/// Lay out a chain's `lines` (a ledger, the audit log) as spur keeps them, one per line;
+/// nothing when there are none. Also used where the CLI reads a fleet's records
+/// (`spur task show|audit verify --engine restate`).
+pub fn write_lines(path: &Path, lines: &[String]) -> std::io::Result<()> {
     if lines.is_empty() {
         return Ok(());
     }
