@@ -29,16 +29,7 @@ fn project(config: &str) -> Spur {
         .fixture("examples/answers/pass.md", "answers/pass.md")
         .file(".spur/config.yaml", config)
         .file("weakened.yaml", WEAKENED);
-    project
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            "answers/pass.md",
-        ])
-        .run()
-        .success();
+    project.verdict_from_answer("0804", "answers/pass.md");
     project
 }
 

@@ -33,16 +33,7 @@ fn project() -> Spur {
         .file(".spur/config.yaml", GATED)
         .file("weakened.yaml", WEAKENED)
         .file("plain.yaml", PLAIN);
-    project
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            "answers/pass.md",
-        ])
-        .run()
-        .success();
+    project.verdict_from_answer("0804", "answers/pass.md");
     project
 }
 

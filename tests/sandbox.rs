@@ -23,16 +23,7 @@ fn project() -> Spur {
 
 /// The PASS verdict of task 0804, derived through spur.
 fn pass_verdict(project: &Spur) {
-    project
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            "answers/pass.md",
-        ])
-        .run()
-        .success();
+    project.verdict_from_answer("0804", "answers/pass.md");
 }
 
 /// A run of task 0804: `work` runs `command`, then goes to done.

@@ -244,16 +244,7 @@ fn spurs_writers_do_not_launder_an_artifact_a_step_wrote() {
 #[test]
 fn an_edited_verdict_is_allowed_again_once_spur_derives_it_anew() {
     let project = project();
-    project
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            "answers/pass.md",
-        ])
-        .run()
-        .success();
+    project.verdict_from_answer("0804", "answers/pass.md");
     // A hand edit that keeps the PASS.
     let path = ".spur/run/0804-verdict.json";
     let edited = project.read(path).replace("\"PASS\"", "\"PASS\" ");
@@ -272,16 +263,7 @@ fn an_edited_verdict_is_allowed_again_once_spur_derives_it_anew() {
             .contains("the one spur last recorded writing (task-verdict at "),
         "{out}"
     );
-    project
-        .args([
-            "task",
-            "verdict",
-            "0804",
-            "--from-answer",
-            "answers/pass.md",
-        ])
-        .run()
-        .success();
+    project.verdict_from_answer("0804", "answers/pass.md");
     let out = update(&project);
     assert_eq!(
         (&out["decision"], &out["reason"]),
@@ -332,16 +314,7 @@ fn a_forged_verdict_written_record_fails_closed() {
         ),
     ] {
         let project = project();
-        project
-            .args([
-                "task",
-                "verdict",
-                "0804",
-                "--from-answer",
-                "answers/pass.md",
-            ])
-            .run()
-            .success();
+        project.verdict_from_answer("0804", "answers/pass.md");
         let first = project.read(".spur/ledger/tasks/0804.jsonl");
         let first = first.trim_end_matches('\n');
         let forged = match chained {

@@ -124,6 +124,14 @@ impl Spur {
     }
 
     /// The text of `rel` in the project (the protected state as in [`Spur::join`]).
+    /// `spur task verdict WBS --from-answer ANSWER`, which must succeed: a verdict derived
+    /// through spur, as a task's done needs it.
+    pub fn verdict_from_answer(&self, wbs: &str, answer: &str) {
+        self.args(["task", "verdict", wbs, "--from-answer", answer])
+            .run()
+            .success();
+    }
+
     pub fn read(&self, rel: &str) -> String {
         let path = self.join(rel);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
