@@ -800,6 +800,12 @@ fn a_fleet_run_is_certified_from_the_servers_records_which_no_client_can_write()
         .success()
         .stdout_json();
     assert_eq!(audit["intact"], true, "{audit}");
+    // Named as the engine's records, not the private copy they were read from.
+    assert_eq!(
+        audit["path"],
+        format!("engine {}: audit.jsonl", server.ingress()),
+        "{audit}"
+    );
     let tasks = audit["tasks"].as_array().expect("the tasks checked");
     assert!(
         tasks

@@ -98,12 +98,21 @@ pub fn run(args: Args) -> CliResult {
     };
     let state_dir = server.as_ref().map_or(state_dir, |s| s.state.clone());
     let path = state_dir.audit_path();
+    // Where the records are, as said: the engine's, not the private copy's.
+    let shown = |text: &str| match &server {
+        Some(server) => server.shown(text),
+        None => text.to_owned(),
+    };
+    let shown_path = shown(&path.display().to_string());
     match args.command {
         AuditCommand::Verify { json, .. } => {
             let anchors = task_status::audit_anchors(&state_dir);
             let key = key_for_reading(&state_dir);
             let check = audit::verify_anchored(&path, &key, &anchors).map_err(Failure::usage)?;
-            let tasks = certification::check_all(&state_dir);
+            let mut tasks = certification::check_all(&state_dir);
+            for task in &mut tasks {
+                task.detail = task.detail.as_deref().map(shown);
+            }
             let has = |c: Certification| tasks.iter().any(|t| t.certification == c);
             let intact = check.is_intact() && !has(Certification::Tampered);
             let unanchored = tasks.iter().any(|t| t.ledger.unanchored > 0);
@@ -112,7 +121,7 @@ pub fn run(args: Args) -> CliResult {
             let changes = policy_changes(&state_dir);
             if json {
                 let document = VerifyJson {
-                    path: path.display().to_string(),
+                    path: shown_path.clone(),
                     intact,
                     verified,
                     records: check.records,
@@ -128,7 +137,7 @@ pub fn run(args: Args) -> CliResult {
                     serde_json::to_string_pretty(&document).unwrap_or_default()
                 );
             } else {
-                render_log(&path.display().to_string(), &check);
+                render_log(&shown_path, &check);
                 render_tasks(&tasks);
                 render_policy_changes(&changes);
             }
@@ -148,7 +157,7 @@ pub fn run(args: Args) -> CliResult {
                     serde_json::to_string_pretty(&records).unwrap_or_default()
                 );
             } else if records.is_empty() {
-                outln!("no forced overrides recorded in {}", path.display());
+                outln!("no forced overrides recorded in {shown_path}");
             } else {
                 for (i, r) in records.iter().enumerate() {
                     outln!(

@@ -2,7 +2,8 @@
 //! show`, `spur audit verify`): a fleet's task ledgers and audit chain live on the server
 //! (the `Task` and `Audit` objects), not in this machine's protected state. They are laid
 //! out in a private directory as the local protected state is, and read by the same code;
-//! the paths those commands print name that directory.
+//! what those commands print names the engine instead of that directory
+//! ([`ServerRecords::shown`]).
 
 use spur_engine::run::fleet_state::write_lines;
 use spur_engine::store::state_dir::StateDir;
@@ -18,6 +19,17 @@ pub struct ServerRecords {
     _dir: tempfile::TempDir,
     /// The state directory to read them from: the project's tree, the server's records.
     pub state: StateDir,
+    ingress: String,
+}
+
+impl ServerRecords {
+    /// `text` (a path, a finding) with the private copy's paths named as what they are:
+    /// records on the engine at its ingress (`engine http://…: audit.jsonl`), not a
+    /// directory that is gone once the command ends.
+    pub fn shown(&self, text: &str) -> String {
+        let protected = format!("{}/", self.state.protected_dir().display());
+        text.replace(&protected, &format!("engine {}: ", self.ingress))
+    }
 }
 
 /// The server's ledgers of `tasks` (every task it holds when `None`) and audit chain.
@@ -52,5 +64,9 @@ pub fn read(
         client::audit_lines(ingress).map_err(|e| failed("cannot read the audit chain", &e))?;
     write_lines(&state.audit_path(), &audit)
         .map_err(|e| failed("cannot lay out the server's records", &e))?;
-    Ok(ServerRecords { _dir: dir, state })
+    Ok(ServerRecords {
+        _dir: dir,
+        state,
+        ingress: ingress.to_owned(),
+    })
 }

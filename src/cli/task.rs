@@ -309,6 +309,9 @@ fn show(args: ShowArgs, state_dir: &StateDir) -> CliResult {
             state_dir.task_ledger_path(&wbs).display()
         ));
     }
+    if let Some(server) = &server {
+        check.detail = check.detail.as_deref().map(|d| server.shown(d));
+    }
     let status = &check.record.status;
     let history = &check.record.history;
     let usage = TaskUsage::read(state_dir, &wbs);
