@@ -26,19 +26,20 @@ use crate::run_harness::{one_run_at_a_time, Project};
 
 /// Pipelines searched by default by the crash/replay property; each is run once, then
 /// crashed and replayed at up to [`CRASHES`] of its steps.
-const CRASH_CASES: u32 = 30;
+const CRASH_CASES: u32 = 20;
 const CRASHES: usize = 5;
 /// Runs searched by default by non-bypass on the journaled host (each maybe crashed once).
-const NON_BYPASS_CASES: u32 = 120;
+const NON_BYPASS_CASES: u32 = 100;
 const REASON: &str = "accepted by the operator after review";
 const RUN_ID: &str = "20260101T000000Z-00abcd";
 
 /// Where an attempt dies: inside the body of the step with this name, or of the n-th step
-/// whose body runs.
+/// whose body runs; or as it makes the n-th call to the server (nothing sent).
 #[derive(Debug, Clone)]
 enum Crash {
     Named(String),
     Nth(usize),
+    BeforeCall(usize),
 }
 
 /// The engine's journal: named step values kept across attempts; and the server's records
@@ -92,7 +93,7 @@ impl StepJournal for MemJournal {
         let dies = match &self.crash {
             Some(Crash::Named(n)) => n == name,
             Some(Crash::Nth(n)) => self.ran_now.len() == n + 1,
-            None => false,
+            Some(Crash::BeforeCall(_)) | None => false,
         };
         if dies {
             self.died_in = Some(name.to_owned());
@@ -152,6 +153,10 @@ impl MemJournal {
             return Err(DEAD.to_owned());
         }
         let at = self.calls_now;
+        if matches!(self.crash, Some(Crash::BeforeCall(n)) if n == at) && self.calls.len() == at {
+            self.died_in = Some(format!("call {at}: {what}"));
+            return Err(DEAD.to_owned());
+        }
         self.calls_now += 1;
         if let Some((made, result)) = self.calls.get(at) {
             if *made != what {
@@ -327,6 +332,32 @@ fn a_worker_dying_in_any_step_replays_to_the_same_end_or_an_ambiguous_action_nev
             let markers = marker_runs(&whole);
             let expected = (outcome_json(&outcome, &whole), transitions(&records));
 
+            // Dying as it calls the server (before the call is sent): the replay makes the
+            // call, and ends as the run that never died.
+            for c in 0..journal.calls.len() {
+                crashes.fetch_add(1, Ordering::Relaxed);
+                let (project, checked, mut journal) = seeded(&yaml, artifact.text())?;
+                journal.crash = Some(Crash::BeforeCall(c));
+                let (died, _) = attempt(&project, &checked, spec.flag, force, &mut journal);
+                prop_assert!(journal.died_in.is_some(), "call {c} was not made");
+                prop_assert!(died.is_err(), "a dead worker reported {died:?}");
+                journal.new_attempt();
+                let (replayed, replay_records) =
+                    attempt(&project, &checked, spec.flag, force, &mut journal);
+                let replayed = replayed.map_err(|e| {
+                    TestCaseError::fail(format!("died before call {c}, the replay: {e:?}"))
+                })?;
+                let got = (
+                    outcome_json(&replayed, &project),
+                    transitions(&replay_records),
+                );
+                prop_assert_eq!(&got, &expected, "died before call {}", c);
+                prop_assert_eq!(&marker_runs(&project), &markers, "died before call {}", c);
+                for (name, runs) in &journal.bodies {
+                    prop_assert_eq!(*runs, 1, "the body of {} ran {} times", name, runs);
+                }
+            }
+
             let points: Vec<usize> = if steps.len() <= CRASHES {
                 (0..steps.len()).collect()
             } else {
@@ -406,7 +437,7 @@ fn a_worker_dying_in_any_step_replays_to_the_same_end_or_an_ambiguous_action_nev
     );
     let n = |c: &AtomicU32| c.load(Ordering::Relaxed);
     eprintln!(
-        "  crash points: {} ({} in an action, replayed as ambiguous)",
+        "  crash points: {} ({} in an action, replayed as ambiguous; the others in other steps or before a call to the server)",
         n(&crashes),
         n(&ambiguous)
     );
