@@ -314,7 +314,7 @@ fn a_worker_dying_in_any_step_replays_to_the_same_end_or_an_ambiguous_action_nev
     let ambiguous = AtomicU32::new(0);
     let force = prop_oneof![3 => Just(None), 1 => Just(Some(REASON))];
     property(
-        "journaled host: a worker dies in a step, the run is replayed (runs, each crashed at up to 5 steps)",
+        "journaled host: a worker dies in a step, the run is replayed (runs, each crashed at up to 5 steps and before each call to the server)",
         CRASH_CASES,
         (
             spec(true, true),
@@ -452,7 +452,7 @@ fn on_the_journaled_host_a_run_ends_done_only_through_a_recomputed_pass_or_an_au
     let crashed = AtomicU32::new(0);
     let ambiguous = AtomicU32::new(0);
     property(
-        "non-bypass on the journaled host (runs, most crashed at a random step and replayed)",
+        "non-bypass on the journaled host (runs, some crashed at a random step and replayed)",
         NON_BYPASS_CASES,
         (spec(true, false), artifact_case(), force, crash),
         |(spec, artifact, force, crash)| {
