@@ -6,6 +6,7 @@
 mod aggregation;
 mod forgery;
 mod journal;
+mod journaled_replay;
 mod legacy_journal;
 mod non_bypass;
 mod property;

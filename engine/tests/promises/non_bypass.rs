@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use proptest::prelude::*;
 use proptest::sample::select;
+use proptest::test_runner::TestCaseResult;
 use serde_json::{json, Value};
-use spur_engine::run::journal::{self, Event};
-use spur_engine::run::{Outcome, StopReason};
+use spur_engine::run::journal::{self, Event, Record};
+use spur_engine::run::{Outcome, RunOutcome, StopReason};
 use spur_engine::store::chain_key::key_for_reading;
 use spur_engine::store::{audit, task_status};
 use spur_engine::verdict::{aggregate, parse_artifact, Artifact, ArtifactOutcome, Verdict};
@@ -101,7 +102,8 @@ pub(crate) struct Spec {
     /// `w0`, or now and then the implicit terminal (the gate must hold with no transition
     /// at all).
     pub(crate) initial: To,
-    /// Terminals' onEnter: a shell step that leaves a marker file (else a `note`).
+    /// Terminals' onEnter: a shell step that adds a line to a marker file, one per run of
+    /// it (else a `note`).
     markers: bool,
     /// onEnter and onExit `note` actions on work states (journal records to cut through).
     notes: bool,
@@ -138,7 +140,7 @@ impl Spec {
         let note = |text: String| json!([{"kind": "note", "options": {"message": text}}]);
         let marker = |id: &str| {
             if self.markers {
-                json!([{"kind": "shell", "options": {"command": format!("touch \"$mark/entered-{id}\"")}}])
+                json!([{"kind": "shell", "options": {"command": format!("echo ran >> \"$mark/entered-{id}\"")}}])
             } else {
                 note(format!("entered {id}"))
             }
@@ -379,7 +381,7 @@ pub(crate) fn artifact_case() -> impl Strategy<Value = ArtifactCase> {
 
 /// How the searched runs ended, so the output shows every branch was exercised.
 #[derive(Default)]
-struct Tally {
+pub(crate) struct Tally {
     done_by_pass: AtomicU32,
     done_forced: AtomicU32,
     denied: AtomicU32,
@@ -389,7 +391,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn count(&self, route: &End, certified: bool, forced: bool) {
+    pub(crate) fn count(&self, route: &End, certified: bool, forced: bool) {
         let counter = match route {
             End::Success(_) if certified && forced => &self.done_forced,
             End::Success(_) if certified => &self.done_by_pass,
@@ -400,6 +402,113 @@ impl Tally {
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
+
+    /// Print how the runs ended; fail unless done by PASS, done forced and a deny at a
+    /// success terminal were each seen.
+    pub(crate) fn finish(&self) {
+        let n = |c: &AtomicU32| c.load(Ordering::Relaxed);
+        eprintln!(
+            "  ended: done by PASS {}, done forced {}, denied at a success terminal {}, failure terminal {}, no passing transition {}, iteration bound {}",
+            n(&self.done_by_pass),
+            n(&self.done_forced),
+            n(&self.denied),
+            n(&self.failure_terminal),
+            n(&self.no_passing_transition),
+            n(&self.iteration_bound),
+        );
+        assert!(n(&self.done_by_pass) > 0 && n(&self.done_forced) > 0 && n(&self.denied) > 0);
+    }
+}
+
+/// The statement of non-bypass for one finished run of `spec` (with `artifact` on disk
+/// before it and `force`), whose records are `records`: done exactly when certified at a
+/// success terminal, the forced ones audited, and no success state entered otherwise.
+pub(crate) fn ends_done_only_when_certified(
+    project: &Project,
+    spec: &Spec,
+    artifact: &ArtifactCase,
+    force: Option<&str>,
+    outcome: &RunOutcome,
+    records: &[Record],
+    tally: &Tally,
+) -> TestCaseResult {
+    let state_dir = project.state_dir();
+    let wbs = Wbs::parse("T1").expect("valid wbs");
+    let entered = |id: &str| project.root().join(format!("entered-{id}")).exists();
+    let entered_in_journal = |id: &str| {
+        records.iter().any(|r| match &r.event {
+            Event::StateEntered { state, .. } | Event::ActionStarted { state, .. } => state == id,
+            _ => false,
+        })
+    };
+    let task_done = task_status::current_status(&state_dir, &wbs)
+        .map_err(|e| TestCaseError::fail(format!("task status: {e:?}")))?
+        .is_done();
+    let audit_records = audit::list(&state_dir.audit_path())
+        .map_err(|e| TestCaseError::fail(format!("audit: {e:?}")))?
+        .len();
+    let chain = audit::verify(&state_dir.audit_path(), &key_for_reading(&state_dir))
+        .map_err(|e| TestCaseError::fail(format!("audit: {e:?}")))?;
+    prop_assert!(chain.is_verified(), "audit chain broken: {chain:?}");
+
+    let route = spec.route();
+    let certified = artifact.certifies() || force.is_some();
+    tally.count(&route, certified, force.is_some());
+    let success_ids: Vec<String> = (0..spec.success_count())
+        .map(|i| spec.name(To::Success(i)))
+        .collect();
+    match &route {
+        End::Success(target) if certified => {
+            prop_assert_eq!(outcome.outcome, Outcome::Done, "{:?}", outcome);
+            prop_assert_eq!(&outcome.state, target);
+            prop_assert!(entered(target), "onEnter of {target} did not run");
+            prop_assert!(task_done);
+            prop_assert_eq!(outcome.forced, force.is_some());
+            prop_assert_eq!(audit_records, usize::from(force.is_some()));
+        }
+        End::Success(target) => {
+            prop_assert_eq!(outcome.outcome, Outcome::Failed, "{:?}", outcome);
+            prop_assert_eq!(outcome.reason, StopReason::DoneGateDenied);
+            if spec.initial == To::Work(0) {
+                prop_assert!(&outcome.state != target);
+            }
+            prop_assert!(!entered(target), "onEnter of {target} ran on a deny");
+            prop_assert!(!entered_in_journal(target), "{target} entered on a deny");
+            prop_assert!(!task_done);
+            prop_assert_eq!(audit_records, 0);
+        }
+        End::Failure(state) => {
+            prop_assert_eq!(outcome.outcome, Outcome::Failed, "{:?}", outcome);
+            prop_assert_eq!(outcome.reason, StopReason::FailureState);
+            prop_assert_eq!(&outcome.state, state);
+            prop_assert!(!task_done);
+            prop_assert_eq!(audit_records, 0);
+        }
+        End::NoPassing(state) | End::Bound(state) => {
+            let reason = if matches!(route, End::Bound(_)) {
+                StopReason::IterationBoundExceeded
+            } else {
+                StopReason::NoPassingTransition
+            };
+            prop_assert_eq!(outcome.outcome, Outcome::Failed, "{:?}", outcome);
+            prop_assert_eq!(outcome.reason, reason);
+            prop_assert_eq!(&outcome.state, state);
+            prop_assert!(!task_done);
+            prop_assert_eq!(audit_records, 0);
+        }
+    }
+    // Done exactly when certified at a success terminal; no other success state
+    // was ever entered.
+    prop_assert_eq!(
+        outcome.outcome == Outcome::Done,
+        certified && matches!(route, End::Success(_))
+    );
+    for id in &success_ids {
+        if outcome.outcome != Outcome::Done || *id != outcome.state {
+            prop_assert!(!entered(id), "{id} entered but the run is {:?}", outcome);
+        }
+    }
+    Ok(())
 }
 
 #[test]
@@ -415,104 +524,18 @@ fn a_run_ends_done_only_through_a_recomputed_pass_or_an_audited_force() {
             let checked = project
                 .checked(&spec.yaml())
                 .map_err(|e| TestCaseError::fail(format!("generated pipeline refused: {e}")))?;
-            let state_dir = project.state_dir();
-            let wbs = Wbs::parse("T1").expect("valid wbs");
             let outcome = project
                 .run_case(&checked, spec.flag, artifact.text(), force)
                 .map_err(|e| TestCaseError::fail(format!("run error: {e:?}")))?;
 
-            let entered = |id: &str| project.root().join(format!("entered-{id}")).exists();
             let journal_path = project.journal_path(&outcome.run_id);
-            let records = journal::read(&journal_path, &key_for_reading(&state_dir))
+            let records = journal::read(&journal_path, &key_for_reading(&project.state_dir()))
                 .map_err(|e| TestCaseError::fail(format!("journal: {e:?}")))?
                 .records;
-            let entered_in_journal = |id: &str| {
-                records.iter().any(|r| match &r.event {
-                    Event::StateEntered { state, .. } | Event::ActionStarted { state, .. } => {
-                        state == id
-                    }
-                    _ => false,
-                })
-            };
-            let task_done = task_status::current_status(&state_dir, &wbs)
-                .map_err(|e| TestCaseError::fail(format!("task status: {e:?}")))?
-                .is_done();
-            let audit_records = audit::list(&state_dir.audit_path())
-                .map_err(|e| TestCaseError::fail(format!("audit: {e:?}")))?
-                .len();
-            let chain = audit::verify(&state_dir.audit_path(), &key_for_reading(&state_dir))
-                .map_err(|e| TestCaseError::fail(format!("audit: {e:?}")))?;
-            prop_assert!(chain.is_verified(), "audit chain broken: {chain:?}");
-
-            let route = spec.route();
-            let certified = artifact.certifies() || force.is_some();
-            tally.count(&route, certified, force.is_some());
-            let success_ids: Vec<String> = (0..spec.success_count())
-                .map(|i| spec.name(To::Success(i)))
-                .collect();
-            match &route {
-                End::Success(target) if certified => {
-                    prop_assert_eq!(outcome.outcome, Outcome::Done, "{:?}", outcome);
-                    prop_assert_eq!(&outcome.state, target);
-                    prop_assert!(entered(target), "onEnter of {target} did not run");
-                    prop_assert!(task_done);
-                    prop_assert_eq!(outcome.forced, force.is_some());
-                    prop_assert_eq!(audit_records, usize::from(force.is_some()));
-                }
-                End::Success(target) => {
-                    prop_assert_eq!(outcome.outcome, Outcome::Failed, "{:?}", outcome);
-                    prop_assert_eq!(outcome.reason, StopReason::DoneGateDenied);
-                    if spec.initial == To::Work(0) {
-                        prop_assert!(&outcome.state != target);
-                    }
-                    prop_assert!(!entered(target), "onEnter of {target} ran on a deny");
-                    prop_assert!(!entered_in_journal(target), "{target} entered on a deny");
-                    prop_assert!(!task_done);
-                    prop_assert_eq!(audit_records, 0);
-                }
-                End::Failure(state) => {
-                    prop_assert_eq!(outcome.outcome, Outcome::Failed, "{:?}", outcome);
-                    prop_assert_eq!(outcome.reason, StopReason::FailureState);
-                    prop_assert_eq!(&outcome.state, state);
-                    prop_assert!(!task_done);
-                    prop_assert_eq!(audit_records, 0);
-                }
-                End::NoPassing(state) | End::Bound(state) => {
-                    let reason = if matches!(route, End::Bound(_)) {
-                        StopReason::IterationBoundExceeded
-                    } else {
-                        StopReason::NoPassingTransition
-                    };
-                    prop_assert_eq!(outcome.outcome, Outcome::Failed, "{:?}", outcome);
-                    prop_assert_eq!(outcome.reason, reason);
-                    prop_assert_eq!(&outcome.state, state);
-                    prop_assert!(!task_done);
-                    prop_assert_eq!(audit_records, 0);
-                }
-            }
-            // Done exactly when certified at a success terminal; no other success state
-            // was ever entered.
-            prop_assert_eq!(
-                outcome.outcome == Outcome::Done,
-                certified && matches!(route, End::Success(_))
-            );
-            for id in &success_ids {
-                if outcome.outcome != Outcome::Done || *id != outcome.state {
-                    prop_assert!(!entered(id), "{id} entered but the run is {:?}", outcome);
-                }
-            }
-            Ok(())
+            ends_done_only_when_certified(
+                &project, &spec, &artifact, force, &outcome, &records, &tally,
+            )
         },
     );
-    let n = |c: &AtomicU32| c.load(Ordering::Relaxed);
-    eprintln!(
-        "  ended: done by PASS {}, done forced {}, denied at a success terminal {}, failure terminal {}, no passing transition {}, iteration bound {}",
-        n(&tally.done_by_pass),
-        n(&tally.done_forced),
-        n(&tally.denied),
-        n(&tally.failure_terminal),
-        n(&tally.no_passing_transition),
-        n(&tally.iteration_bound),
-    );
-    assert!(n(&tally.done_by_pass) > 0 && n(&tally.done_forced) > 0 && n(&tally.denied) > 0);
+    tally.finish();
 }

@@ -125,23 +125,33 @@ impl Project {
         force_done_reason: Option<&str>,
     ) -> Result<RunOutcome, RunError> {
         if let Some(text) = artifact {
-            let wbs = Wbs::parse("T1").expect("valid wbs");
-            let state_dir = self.state_dir();
-            let lock = DataLock::acquire(&state_dir, &wbs).expect("data lock");
-            write_verdict(
-                &lock,
-                &state_dir,
-                text.as_bytes(),
-                VerdictWriter::TaskVerdict,
-                None,
-            )
-            .expect("artifact written and recorded");
+            self.write_artifact(&text);
         }
-        let vars = [
+        self.run(checked, &self.case_vars(flag), force_done_reason)
+    }
+
+    /// The verdict artifact `text` written for task `T1` through spur's own writer.
+    pub(crate) fn write_artifact(&self, text: &str) {
+        let wbs = Wbs::parse("T1").expect("valid wbs");
+        let state_dir = self.state_dir();
+        let lock = DataLock::acquire(&state_dir, &wbs).expect("data lock");
+        write_verdict(
+            &lock,
+            &state_dir,
+            text.as_bytes(),
+            VerdictWriter::TaskVerdict,
+            None,
+        )
+        .expect("artifact written and recorded");
+    }
+
+    /// The vars of a non-bypass case: `flag` (which branch the generated pipeline takes)
+    /// and `mark` (the project root, where its steps leave marks).
+    pub(crate) fn case_vars(&self, flag: bool) -> [String; 2] {
+        [
             format!("flag={}", if flag { "1" } else { "0" }),
             format!("mark={}", self.root().display()),
-        ];
-        self.run(checked, &vars, force_done_reason)
+        ]
     }
 
     /// `spur continue RUN --rerun-ambiguous`, in process.
