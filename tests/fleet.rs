@@ -12,6 +12,19 @@ use crate::common::{bin, eventually, isolate, Spur};
 /// A bound on each spur command here, so a broken engine fails the test, never hangs it.
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// `spur continue RUN --json` in `p`, on `server`'s engine.
+fn fleet_continue(p: &Spur, server: &Server, run_id: &str) -> Spur {
+    p.args([
+        "continue",
+        run_id,
+        "--json",
+        "--engine",
+        "restate",
+        "--ingress",
+    ])
+    .arg(server.ingress())
+}
+
 /// `spur run pipeline.yaml --json` in `p`, sent to `server`'s engine.
 fn fleet_run(p: &Spur, server: &Server) -> Spur {
     p.args([
@@ -919,18 +932,7 @@ fn a_run_whose_worker_died_after_verify_is_certified_by_another_worker_with_no_l
         second.home(),
         &[("SPUR_KEY_FILE", key.to_str().unwrap())],
     );
-    let done = second
-        .args([
-            "continue",
-            &run_id,
-            "--json",
-            "--engine",
-            "restate",
-            "--ingress",
-        ])
-        .arg(server.ingress())
-        .within(LIMIT)
-        .run();
+    let done = fleet_continue(&second, server, &run_id).within(LIMIT).run();
     let json = done.stdout_json();
     assert_eq!(json["outcome"], "done", "{json}\n{}", done.stderr());
     // The rest ran on the second worker, in its checkout.
@@ -961,18 +963,7 @@ fn a_worker_with_another_key_cannot_certify_the_fleets_records() {
     );
     let (mut fleet, run_id, verified) = paused_then_worker_killed(server, &first);
     fleet.add_worker(second.path(), second.home(), &[]);
-    let out = second
-        .args([
-            "continue",
-            &run_id,
-            "--json",
-            "--engine",
-            "restate",
-            "--ingress",
-        ])
-        .arg(server.ingress())
-        .within(LIMIT)
-        .run();
+    let out = fleet_continue(&second, server, &run_id).within(LIMIT).run();
     let json = out.stdout_json();
     assert_eq!(json["outcome"], "failed", "{json}\n{}", out.stderr());
     let said = format!("{json}");

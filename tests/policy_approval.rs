@@ -39,16 +39,7 @@ fn project() -> Spur {
 
 /// A run of task 0804 whose one step runs `command`, then goes to done.
 fn pipeline(command: &str) -> String {
-    let command: String = command
-        .lines()
-        .map(|l| format!("            {l}\n"))
-        .collect();
-    format!(
-        "name: approval\ninitialState: work\nterminalStates: [done]\n\
-         vars:\n  wbs: \"0804\"\nstates:\n  - id: work\n    onEnter:\n      - kind: shell\n\
-         \x20       options:\n          command: |\n{command}  - id: done\n\
-         transitions:\n  - {{from: work, to: done}}\n"
-    )
+    crate::common::one_step_task_pipeline("approval", command)
 }
 
 /// `text` with miette's wrapping undone.

@@ -48,3 +48,18 @@ pub fn process_is_running(pid: &str) -> bool {
     };
     !(doomed(field("SigPnd:")) || doomed(field("ShdPnd:")))
 }
+
+/// A pipeline `name` for task 0804: state `work` runs the shell `command` (its lines kept),
+/// then goes to `done`.
+pub fn one_step_task_pipeline(name: &str, command: &str) -> String {
+    let command: String = command
+        .lines()
+        .map(|l| format!("            {l}\n"))
+        .collect();
+    format!(
+        "name: {name}\ninitialState: work\nterminalStates: [done]\n\
+         vars:\n  wbs: \"0804\"\nstates:\n  - id: work\n    onEnter:\n      - kind: shell\n\
+         \x20       options:\n          command: |\n{command}  - id: done\n\
+         transitions:\n  - {{from: work, to: done}}\n"
+    )
+}
