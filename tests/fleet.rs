@@ -4,10 +4,11 @@
 //! paused, and twenty runs over two workers. The server is provisioned by
 //! `common::restate` (the tests fail, never skip, when it cannot be had).
 
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use crate::common::restate::{shared, Fleet, Server};
-use crate::common::{bin, eventually, isolate, Spur};
+use crate::common::{bin, eventually, git_out, isolate, Spur};
 
 /// A bound on each spur command here, so a broken engine fails the test, never hangs it.
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -1225,4 +1226,443 @@ fn a_fleet_runs_verify_results_are_the_servers_and_a_red_gate_there_denies() {
     assert_eq!(after.get(..records.len()), Some(records.as_slice()));
     assert!(ends_certified(&after), "{after:?}");
     assert!(!p.protected_path("ledger/tasks/0592.jsonl").exists());
+}
+
+/// Steps of a run in a worktree on the fleet: a appends `a` to work.txt and plants a
+/// post-commit hook in the repository it works in (it must never run: spur's commits of
+/// the tree run no hook); the run pauses; b appends `b` and writes its worker's pid.
+const TREE_PIPELINE: &str = r#"
+name: tree
+initialState: a
+terminalStates: [c]
+states:
+  - id: a
+    onEnter:
+      - kind: shell
+        options:
+          command: >-
+            echo a >> work.txt;
+            hook="$(git rev-parse --git-common-dir)/hooks/post-commit";
+            printf '#!/bin/sh\ntouch "$HOOKED"\n' > "$hook"; chmod +x "$hook"
+  - {id: hold, pause: true}
+  - id: b
+    onEnter:
+      - {kind: shell, options: {command: 'echo b >> work.txt; echo $PPID > worker.txt'}}
+  - {id: c}
+transitions: [{from: a, to: hold}, {from: hold, to: b}, {from: b, to: c}]
+"#;
+
+/// A bare repository (the fleet's remote) and two checkouts of it holding
+/// [`TREE_PIPELINE`], their `.spur/` ignored: the first made and pushed, the second cloned.
+fn tree_checkouts() -> (tempfile::TempDir, Spur, Spur) {
+    let origin = tempfile::tempdir().unwrap();
+    git_out(origin.path(), &["init", "-q", "--bare", "-b", "main"]);
+    let origin_url = origin.path().display().to_string();
+    let first = Spur::new()
+        .file("pipeline.yaml", TREE_PIPELINE)
+        .file(".gitignore", ".spur/\n");
+    first.git(&["init", "-q", "-b", "main"]);
+    first.git(&["add", "-A"]);
+    first.git(&["commit", "-q", "-m", "the project"]);
+    first.git(&["remote", "add", "origin", &origin_url]);
+    first.git(&["push", "-q", "origin", "main"]);
+    let second = Spur::new();
+    second.git(&["clone", "-q", &origin_url, "."]);
+    (origin, first, second)
+}
+
+/// [`TREE_PIPELINE`] started in a worktree on a one-worker fleet in `first` (its workers'
+/// environment with `envs`) until it pauses after a: the fleet, the run's id and branch,
+/// and the commit a left, which is the branch's head on `origin`.
+fn paused_in_worktree(
+    server: &Server,
+    origin: &Path,
+    first: &Spur,
+    envs: &[(&str, &str)],
+) -> (Fleet, String, String, String) {
+    let base = git_out(first.path(), &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    let fleet = Fleet::start_with(server, first.path(), first.home(), 1, envs);
+    let paused = first
+        .args(["run", "pipeline.yaml", "--worktree", "--engine", "restate"])
+        .args(["--ingress", &server.ingress()])
+        .json()
+        .within(LIMIT)
+        .run()
+        .code(3)
+        .stdout_json();
+    let run_id = paused["runId"].as_str().expect("the run's id").to_owned();
+    let branch = format!("spur/{run_id}");
+    // a ran in the first worker's worktree of the run, not in its checkout; its commit
+    // is on the run's branch of the remote.
+    assert_eq!(
+        first.read(&format!(".spur/worktrees/{run_id}/work.txt")),
+        "a\n"
+    );
+    assert!(!first.exists("work.txt"));
+    let after_a = git_out(origin, &["rev-parse", &branch]).trim().to_owned();
+    assert_ne!(after_a, base);
+    assert_eq!(
+        git_out(origin, &["show", &format!("{after_a}:work.txt")]),
+        "a\n"
+    );
+    (fleet, run_id, branch, after_a)
+}
+
+/// A clone of `origin`'s `branch` in a temp dir, changed by `change` and pushed back
+/// (`force`: over whatever the branch held).
+fn rewrite_branch(origin: &Path, branch: &str, force: bool, change: impl Fn(&Path)) {
+    let forger = tempfile::tempdir().unwrap();
+    let url = origin.display().to_string();
+    git_out(forger.path(), &["clone", "-q", "-b", branch, &url, "."]);
+    change(forger.path());
+    let target = format!("HEAD:{branch}");
+    let push: &[&str] = match force {
+        true => &["push", "-q", "--force", "origin", &target],
+        false => &["push", "-q", "origin", &target],
+    };
+    git_out(forger.path(), push);
+}
+
+/// kill -9 of the fleet's first worker.
+fn kill_first_worker(fleet: &Fleet) {
+    let dead = fleet.pids()[0].to_string();
+    Command::new("kill").args(["-9", &dead]).status().unwrap();
+    assert!(eventually(|| !crate::common::process_is_running(&dead)));
+}
+
+#[test]
+fn a_fleet_run_in_a_worktree_goes_on_from_its_journaled_commit_on_another_worker() {
+    let server = &Server::start();
+    let (origin, first, second) = tree_checkouts();
+    // Where the hook would leave its mark (under /tmp: steps and spur's git may write it).
+    let marks = tempfile::tempdir().unwrap();
+    let hooked = marks.path().join("hooked");
+    let hooked_env = [("HOOKED", hooked.to_str().unwrap())];
+    let base = git_out(first.path(), &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    let (mut fleet, run_id, branch, after_a) =
+        paused_in_worktree(server, origin.path(), &first, &hooked_env);
+    let first_tree = format!(".spur/worktrees/{run_id}");
+
+    // While the run waits, someone with push rights rewrites the branch: a commit on top
+    // that forges the work and adds a file. The run is the journal's, not the branch's.
+    rewrite_branch(origin.path(), &branch, false, |dir| {
+        std::fs::write(dir.join("work.txt"), "forged\n").unwrap();
+        std::fs::write(dir.join("evil.txt"), "evil\n").unwrap();
+        git_out(dir, &["add", "-A"]);
+        git_out(dir, &["commit", "-q", "-m", "forged"]);
+    });
+
+    // The first worker dies; a worker in another checkout, with nothing of the run, goes on.
+    kill_first_worker(&fleet);
+    fleet.add_worker(second.path(), second.home(), &hooked_env);
+    let done = fleet_continue(&second, server, &run_id).within(LIMIT).run();
+    let json = done.stdout_json();
+    assert_eq!(json["outcome"], "completed", "{json}\n{}", done.stderr());
+
+    // b ran on the second worker, in its worktree brought to the journaled commit: a's
+    // work is there, the forgery is not.
+    let second_pid = fleet.pids()[1].to_string();
+    assert_eq!(
+        second.read(&format!("{first_tree}/worker.txt")),
+        format!("{second_pid}\n")
+    );
+    assert_eq!(second.read(&format!("{first_tree}/work.txt")), "a\nb\n");
+    assert!(!second.exists(&format!("{first_tree}/evil.txt")));
+    assert!(
+        !second.exists("work.txt"),
+        "the second checkout itself is untouched"
+    );
+
+    // The reply names the tree: the branch, the remote, the base and the last commit,
+    // which is the branch's head; its history is base → a → b, without the forgery.
+    let tree = &json["worktree"];
+    assert_eq!(tree["branch"], branch.as_str(), "{json}");
+    assert_eq!(tree["remote"], "origin");
+    assert_eq!(tree["base"], base.as_str());
+    let last = tree["commit"].as_str().expect("the last commit").to_owned();
+    assert_eq!(git_out(origin.path(), &["rev-parse", &branch]).trim(), last);
+    assert_eq!(
+        git_out(origin.path(), &["show", &format!("{last}:work.txt")]),
+        "a\nb\n"
+    );
+    let history = git_out(origin.path(), &["log", "--format=%H %s", &last]);
+    let subjects: Vec<&str> = history.lines().map(|l| &l[41..]).collect();
+    assert_eq!(
+        subjects,
+        [
+            format!("spur run {run_id}: b action 0 (shell)").as_str(),
+            format!("spur run {run_id}: a action 0 (shell)").as_str(),
+            "the project",
+        ],
+    );
+    assert!(history.contains(&after_a));
+    assert!(done
+        .stderr()
+        .contains(&format!("branch {branch} of remote origin, at {last}")));
+
+    // Each action's commit is in the run's journal, as the server keeps it.
+    let trace = second
+        .args([
+            "trace",
+            &run_id,
+            "--json",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success()
+        .stdout_json();
+    let commits: Vec<&str> = trace
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["event"] == "action-finished")
+        .filter_map(|r| r["commit"].as_str())
+        .collect();
+    assert_eq!(commits, [after_a.as_str(), last.as_str()], "{trace}");
+    let shown = second
+        .args(["trace", &run_id, "--engine", "restate", "--ingress"])
+        .arg(server.ingress())
+        .within(LIMIT)
+        .run()
+        .success();
+    for commit in [&after_a, &last] {
+        assert!(
+            shown.stdout().contains(&format!(" → {}", &commit[..12])),
+            "{}",
+            shown.stdout()
+        );
+    }
+    // The hook a step planted never ran: spur's commits run no hook.
+    assert!(
+        !hooked.exists(),
+        "a step's post-commit hook ran with the worker's commit"
+    );
+}
+
+#[test]
+fn a_branch_rewritten_without_the_journaled_commit_stops_the_run_saying_so() {
+    let server = &Server::start();
+    let (origin, first, second) = tree_checkouts();
+    let (mut fleet, run_id, branch, after_a) =
+        paused_in_worktree(server, origin.path(), &first, &[]);
+    // The branch is forced back to the project's first commit: a's commit is gone from
+    // the remote, and the next worker, in a fresh clone, has never seen it.
+    rewrite_branch(origin.path(), &branch, true, |dir| {
+        git_out(dir, &["reset", "-q", "--hard", "HEAD~1"]);
+    });
+    kill_first_worker(&fleet);
+    fleet.add_worker(second.path(), second.home(), &[]);
+    let out = fleet_continue(&second, server, &run_id).within(LIMIT).run();
+    assert_ne!(out.exit_code(), Some(0), "{}", out.stdout());
+    // The run stops before b, saying why, rather than going on from another tree (or
+    // waiting for a commit that will not come).
+    let said: Vec<&str> = out
+        .stderr()
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect();
+    let said = said.join(" ");
+    assert!(
+        said.contains(&format!(
+            "the run engine failed: step records 9-13: the run's tree could not be brought to its commit: the run's commit {after_a} is not on branch {branch} of remote `origin`"
+        )),
+        "{said}"
+    );
+    assert!(!second.exists(&format!(".spur/worktrees/{run_id}/worker.txt")));
+}
+
+#[test]
+fn what_changes_a_workers_worktree_while_the_run_waits_is_not_the_runs() {
+    let server = &Server::start();
+    let (origin, first, _second) = tree_checkouts();
+    let (_fleet, run_id, branch, _after_a) = paused_in_worktree(server, origin.path(), &first, &[]);
+    // While the run waits, something on the worker (a step's leftover process, a hand)
+    // changes the run's worktree there. The same worker goes on.
+    let tree = format!(".spur/worktrees/{run_id}");
+    first.file(&format!("{tree}/work.txt"), "changed while waiting\n");
+    first.file(&format!("{tree}/stray.txt"), "stray\n");
+    let done = fleet_continue(&first, server, &run_id).within(LIMIT).run();
+    let json = done.stdout_json();
+    assert_eq!(json["outcome"], "completed", "{json}\n{}", done.stderr());
+    // b went on from the journaled commit, as any other worker would have.
+    let last = json["worktree"]["commit"]
+        .as_str()
+        .expect("the last commit");
+    assert_eq!(git_out(origin.path(), &["rev-parse", &branch]).trim(), last);
+    assert_eq!(
+        git_out(origin.path(), &["show", &format!("{last}:work.txt")]),
+        "a\nb\n"
+    );
+    assert!(!first.exists(&format!("{tree}/stray.txt")));
+}
+
+#[test]
+fn a_step_that_swaps_its_worktree_for_a_link_to_the_checkout_stops_the_run_not_the_checkout() {
+    let (server, _one) = shared();
+    let (_origin, first, _second) = tree_checkouts();
+    // a replaces the run's worktree with a link to the worker's checkout: spur's commit
+    // of the tree would otherwise land on the checkout's own branch, with its files.
+    first.file(
+        "pipeline.yaml",
+        r#"
+name: swap
+initialState: a
+terminalStates: [c]
+states:
+  - id: a
+    onEnter:
+      - {kind: shell, options: {command: 'echo a > work.txt; cd .. && rm -rf "$OLDPWD" && ln -s ../.. "$OLDPWD"'}}
+  - {id: c}
+transitions: [{from: a, to: c}]
+"#,
+    );
+    first.git(&["commit", "-q", "-am", "the swap"]);
+    first.file("mine.txt", "uncommitted work of the checkout's owner\n");
+    let head = git_out(first.path(), &["rev-parse", "HEAD"]);
+    let _fleet = Fleet::start(server, first.path(), first.home(), 1);
+    let out = fleet_run(&first, server)
+        .arg("--worktree")
+        .within(LIMIT)
+        .run();
+    assert_ne!(out.exit_code(), Some(0), "{}", out.stdout());
+    let said: Vec<&str> = out
+        .stderr()
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect();
+    let said = said.join(" ");
+    assert!(
+        said.contains("the action ran, but the run's tree could not be committed and pushed"),
+        "{said}"
+    );
+    assert!(
+        said.contains("is not the run's worktree (a link or a file where the worktree was)"),
+        "{said}"
+    );
+    // The checkout is as its owner left it: same branch, same commit, the file untracked.
+    assert_eq!(git_out(first.path(), &["rev-parse", "HEAD"]), head);
+    assert_eq!(
+        git_out(first.path(), &["branch", "--show-current"]),
+        "main\n"
+    );
+    assert_eq!(
+        git_out(first.path(), &["status", "--porcelain"]),
+        "?? mine.txt\n"
+    );
+}
+
+#[test]
+fn a_task_run_in_a_worktree_on_the_fleet_is_certified_and_its_tree_committed() {
+    let server = &Server::start();
+    let origin = tempfile::tempdir().unwrap();
+    git_out(origin.path(), &["init", "-q", "--bare", "-b", "main"]);
+    let p = task_project(&certify_pipeline(VERDICT_STEP)).file(".gitignore", ".spur/\n");
+    p.git(&["init", "-q", "-b", "main"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-q", "-m", "task 0804"]);
+    p.git(&[
+        "remote",
+        "add",
+        "origin",
+        &origin.path().display().to_string(),
+    ]);
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let out = fleet_run(&p, server).arg("--worktree").within(LIMIT).run();
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "done", "{json}\n{}", out.stderr());
+    assert!(ends_certified(&server_ledger(server, "0804")));
+    // The step worked in the run's worktree: its spur call's output is there and in the
+    // commit the reply names, which is the branch's head; the checkout has none of it.
+    let run_id = json["runId"].as_str().unwrap();
+    let tree = format!(".spur/worktrees/{run_id}");
+    assert_eq!(p.read(&format!("{tree}/verdict.code")), "0\n");
+    assert!(!p.exists("verdict.code"));
+    let last = json["worktree"]["commit"]
+        .as_str()
+        .expect("the last commit");
+    let branch = format!("spur/{run_id}");
+    assert_eq!(git_out(origin.path(), &["rev-parse", &branch]).trim(), last);
+    assert_eq!(
+        git_out(origin.path(), &["show", &format!("{last}:verdict.code")]),
+        "0\n"
+    );
+    assert_eq!(git_out(p.path(), &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn an_action_longer_than_the_engine_waits_is_refused_before_it_runs() {
+    let (server, _one) = shared();
+    let p = Spur::new().file(
+        "pipeline.yaml",
+        two_steps("long", "echo b >> steps.txt").replace(
+            "'echo b >> steps.txt'}",
+            "'echo b >> steps.txt', timeoutMs: 3600001}",
+        ),
+    );
+    let _fleet = Fleet::start(server, p.path(), p.home(), 1);
+    let out = fleet_run(&p, server).within(LIMIT).run();
+    assert_ne!(out.exit_code(), Some(0));
+    let said: Vec<&str> = out
+        .stderr()
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect();
+    let said = said.join(" ");
+    assert!(
+        said.contains("b[0] shell may run for 61 min (its timeout), longer than an action on a run engine may: 60 min"),
+        "{said}"
+    );
+    assert!(said.contains("spur::run::action-too-long"), "{said}");
+    // a ran; b never started (the server would have aborted it and held it as ambiguous).
+    assert_eq!(p.read("steps.txt"), "a\n");
+}
+
+#[test]
+fn a_fleet_worktree_needs_the_remote_and_its_worktrees_stay_with_the_workers() {
+    let (_origin, first, _second) = tree_checkouts();
+    first.git(&["remote", "remove", "origin"]);
+    // No server is reached: the run's branch cannot be pushed, so nothing starts.
+    let out = first
+        .args([
+            "run",
+            "pipeline.yaml",
+            "--worktree",
+            "--engine",
+            "restate",
+            "--ingress",
+        ])
+        .arg("http://127.0.0.1:9")
+        .within(LIMIT)
+        .run()
+        .code(4);
+    assert!(
+        out.stderr().contains("spur::run::worktree"),
+        "{}",
+        out.stderr()
+    );
+    assert!(
+        out.stderr().contains("cannot push the run's branch `spur/"),
+        "{}",
+        out.stderr()
+    );
+    assert!(out.stderr().contains("`origin`"), "{}", out.stderr());
+    let cleanup = first
+        .args(["run", "pipeline.yaml", "--worktree", "--worktree-cleanup"])
+        .args(["--engine", "restate", "--ingress", "http://127.0.0.1:9"])
+        .within(LIMIT)
+        .run()
+        .code(2);
+    assert!(
+        cleanup.stderr().contains("is not for runs on the engine"),
+        "{}",
+        cleanup.stderr()
+    );
 }

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::common::Spur;
+use crate::common::{git_out, Spur};
 
 const ANSWER: &str = "Verdict: PASS
 
@@ -84,17 +84,6 @@ fn start(project: &Spur, wbs: &str) -> Value {
         .run()
         .code(3)
         .stdout_json()
-}
-
-fn git_out(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("git is needed by these tests (install git)");
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn worktree_of(project: &Spur, run_id: &str) -> std::path::PathBuf {

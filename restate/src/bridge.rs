@@ -12,7 +12,8 @@ pub(crate) enum Call {
     Step {
         name: String,
         to_runner: std::sync::mpsc::Sender<ToRunner>,
-        value: oneshot::Receiver<String>,
+        /// The body's value, or why it could not be made in this attempt.
+        value: oneshot::Receiver<Result<String, String>>,
     },
     /// Take the run lock of task `wbs`.
     Lock {
@@ -58,7 +59,11 @@ pub(crate) struct ChannelJournal {
 const GONE: &str = "the workflow's handler stopped (the invocation was cancelled or retried)";
 
 impl StepJournal for ChannelJournal {
-    fn step(&mut self, name: &str, body: &mut dyn FnMut() -> String) -> Result<String, String> {
+    fn step(
+        &mut self,
+        name: &str,
+        body: &mut dyn FnMut() -> Result<String, String>,
+    ) -> Result<String, String> {
         let (to_runner, from_handler) = std::sync::mpsc::channel();
         let (value_tx, value) = oneshot::channel();
         self.calls

@@ -19,6 +19,10 @@ pub struct RunRequest {
     pub vars_json: Option<String>,
     /// `--force-done --reason R`.
     pub force_done_reason: Option<String>,
+    /// `--worktree`: the run's tree is the branch `spur/<run-id>` of a git remote, from
+    /// this commit; each worker works in a worktree of its own checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<spur_engine::run::fleet_tree::TreeSpec>,
 }
 
 /// How a run ended, as the workflow answers.
@@ -32,6 +36,9 @@ pub struct RunReply {
     pub detail: Option<String>,
     /// Why the run stopped without an outcome.
     pub error: Option<ReplyError>,
+    /// A run in a worktree: its branch on the remote and the commit its last step left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<spur_engine::run::git_worktree::WorktreeRecord>,
 }
 
 /// A run that stopped without an outcome.

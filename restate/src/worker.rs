@@ -17,9 +17,11 @@ pub trait Worker: Send + Sync + 'static {
     fn run(&self, run_id: &str, request: RunRequest, journal: &mut dyn StepJournal) -> RunReply;
 }
 
-/// How long a run may go without a journaled step (its longest action) before the server
-/// aborts and retries it elsewhere.
-const INACTIVITY: Duration = Duration::from_secs(60 * 60);
+/// How long a run may go without a journaled step before the server aborts and retries it
+/// elsewhere: the longest action a run may hold, and a margin for its kill and for
+/// committing and pushing its tree (`fleet_tree`).
+const INACTIVITY: Duration =
+    Duration::from_secs(spur_engine::run::LONGEST_ACTION.as_secs() + 15 * 60);
 
 /// A listener on `addr` that other workers may share (`SO_REUSEPORT`): the kernel spreads
 /// the server's connections over the workers listening there, and a dead worker's share

@@ -135,9 +135,12 @@ impl SpurRun {
                             execute
                                 .send(ToRunner::Execute)
                                 .map_err(|_| HandlerError::from("the runner stopped"))?;
+                            // A body that cannot make its value journals that it failed:
+                            // the same on every replay, and the run stops with it.
                             value
                                 .await
-                                .map_err(|_| HandlerError::from("the runner stopped"))
+                                .map_err(|_| HandlerError::from("the runner stopped"))?
+                                .map_err(|why| TerminalError::new(why).into())
                         })
                         .name(name)
                         .await;
@@ -150,9 +153,10 @@ impl SpurRun {
                             }
                             let _ = to_runner.send(ToRunner::Done(v));
                         }
+                        // A step's body failed (journaled): the runner ends the run with
+                        // it, and its reply is the run's.
                         Err(e) => {
-                            let _ = to_runner.send(ToRunner::Failed(e.to_string()));
-                            return Err(e.into());
+                            let _ = to_runner.send(ToRunner::Failed(e.message().to_owned()));
                         }
                     }
                 }

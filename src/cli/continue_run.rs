@@ -49,7 +49,7 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     let force_done_reason = super::run::force_done_reason(args.force_done, args.reason)?;
     let state_dir = args.common.state_dir()?;
-    if let super::engine::Target::Restate { ingress } = args.engine.target(&state_dir)? {
+    if let super::engine::Target::Restate { ingress, .. } = args.engine.target(&state_dir)? {
         // The run waits on the engine: the answer resolves its pause.
         let answer = args.answer.unwrap_or_default();
         let answered = super::engine_run::answer(

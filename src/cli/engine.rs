@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use spur_engine::diagnostic::Code;
 use spur_engine::run::engine_config::EngineConfig;
+use spur_engine::run::fleet_tree::DEFAULT_REMOTE;
 use spur_engine::store::state_dir::StateDir;
 
 use super::{CliResult, Failure};
@@ -69,7 +70,7 @@ impl ReadEngineArgs {
         };
         Ok(match args.target(state_dir)? {
             Target::Local => None,
-            Target::Restate { ingress } => Some(ingress),
+            Target::Restate { ingress, .. } => Some(ingress),
         })
     }
 }
@@ -77,17 +78,24 @@ impl ReadEngineArgs {
 /// Where a run goes.
 pub enum Target {
     Local,
-    Restate { ingress: String },
+    Restate {
+        ingress: String,
+        /// The git remote of a run's tree (`engine.remote`, else `origin`).
+        remote: String,
+    },
 }
 
 impl EngineArgs {
     pub fn target(&self, state_dir: &StateDir) -> Result<Target, Failure> {
         let configured = configured(state_dir)?;
         let kind = self.engine.as_deref();
-        let from_config = match &configured {
-            EngineConfig::Restate { ingress, .. } => Some(ingress.clone()),
-            EngineConfig::Local => None,
+        let (from_config, remote) = match &configured {
+            EngineConfig::Restate {
+                ingress, remote, ..
+            } => (Some(ingress.clone()), remote.clone()),
+            EngineConfig::Local => (None, None),
         };
+        let remote = remote.unwrap_or_else(|| DEFAULT_REMOTE.to_owned());
         let target = match (kind, self.ingress.clone().or(from_config)) {
             (Some("local"), _) => Target::Local,
             (Some("restate"), None) => {
@@ -97,9 +105,9 @@ impl EngineArgs {
                     "--engine restate needs the server's ingress URL"
                 )))
             }
-            (Some("restate"), Some(ingress)) => Target::Restate { ingress },
+            (Some("restate"), Some(ingress)) => Target::Restate { ingress, remote },
             (_, _) => match configured {
-                EngineConfig::Restate { ingress, .. } => Target::Restate { ingress },
+                EngineConfig::Restate { ingress, .. } => Target::Restate { ingress, remote },
                 EngineConfig::Local => Target::Local,
             },
         };

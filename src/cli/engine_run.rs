@@ -127,7 +127,7 @@ fn paused(
         drop(progress);
         let mut outcome = note.outcome;
         outcome.detail = note.detail;
-        return super::run::finish_recorded(Ok(outcome), json, ran, Some(&records));
+        return super::run::finish_recorded(Ok(outcome), json, ran, Some(&records), None);
     }
     if json {
         outln!(
@@ -175,5 +175,11 @@ fn print_reply(
         }),
         (None, None) => Err(RunError::Engine("the run answered nothing".to_owned())),
     };
-    super::run::finish_recorded(outcome, json, ran, Some(&reply.records))
+    super::run::finish_recorded(
+        outcome,
+        json,
+        ran,
+        Some(&reply.records),
+        reply.worktree.as_ref(),
+    )
 }

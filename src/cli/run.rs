@@ -11,6 +11,7 @@ use spur_engine::done_certificate::CertificateReport;
 use spur_engine::done_gate::ForceReason;
 use spur_engine::pipeline::{self, CheckedPipeline};
 use spur_engine::run::explain::FailureExplanation;
+use spur_engine::run::fleet_tree;
 use spur_engine::run::git_worktree::{self, WorktreeRecord};
 use spur_engine::run::run_error::ErrorClass;
 use spur_engine::run::runs_list::read_run;
@@ -193,21 +194,31 @@ pub fn run(args: Args) -> CliResult {
         .map_err(|e| Failure::usage(miette::Report::new(e)))?;
     let state_dir = args.common.state_dir()?;
     let pipeline_path = std::fs::canonicalize(&args.pipeline).unwrap_or(args.pipeline.clone());
-    if let super::engine::Target::Restate { ingress } = args.engine.target(&state_dir)? {
-        if args.worktree {
+    if let super::engine::Target::Restate { ingress, remote } = args.engine.target(&state_dir)? {
+        if args.worktree_cleanup {
             return Err(Failure::usage(miette::miette!(
                 code = Code::RunWorktree,
-                help = "run it on this machine (without the engine) to use a worktree",
-                "`--worktree` is not supported with the engine yet"
+                help = "remove a worker's `.spur/worktrees/<run-id>` there with `git worktree remove`",
+                "`--worktree-cleanup` is not for runs on the engine: each worker keeps its worktree of the run"
             )));
         }
-        let run_id = RunId::fresh().to_string();
+        let run_id = RunId::fresh();
+        // A worktree on the fleet: the run's tree is its branch on the remote, from HEAD.
+        let worktree = match args.worktree || worktree_by_default(&state_dir)? {
+            true => Some(
+                fleet_tree::publish(&state_dir, &run_id, &remote)
+                    .map_err(|e| Failure::with_code(miette::Report::new(e), exit::CANNOT_START))?,
+            ),
+            false => None,
+        };
+        let run_id = run_id.to_string();
         let request = spur_restate::RunRequest {
             pipeline_path: pipeline_path.display().to_string(),
             pipeline_text: checked.pipeline().source.text().to_owned(),
             vars: args.vars,
             vars_json: args.vars_json,
             force_done_reason,
+            worktree,
         };
         super::engine_run::send(&ingress, &run_id, &request)?;
         if args.engine.detach {
@@ -371,17 +382,29 @@ pub fn finish(
     json: bool,
     ran: Option<(&StateDir, &CheckedPipeline)>,
 ) -> CliResult {
-    finish_recorded(outcome, json, ran, None)
+    finish_shown(outcome, json, ran, None, None)
 }
 
-/// [`finish`], with the run's records at hand (a run of the engine keeps no journal here).
+/// [`finish`], with the run's records at hand (a run of the engine keeps no journal here)
+/// and, for a run in a worktree, where its tree is (`--json` carries it; people read it
+/// on stderr).
 pub fn finish_recorded(
     outcome: Result<RunOutcome, RunError>,
     json: bool,
     ran: Option<(&StateDir, &CheckedPipeline)>,
     records: Option<&[spur_engine::run::journal::Record]>,
+    worktree: Option<&WorktreeRecord>,
 ) -> CliResult {
-    finish_shown(outcome, json, ran, records, None)
+    if let Some(WorktreeRecord {
+        branch,
+        remote: Some(remote),
+        commit: Some(commit),
+        ..
+    }) = worktree
+    {
+        eprintln!("the run's tree: branch {branch} of remote {remote}, at {commit}");
+    }
+    finish_shown(outcome, json, ran, records, worktree)
 }
 
 /// [`finish`] of a run in a worktree: `--json` carries it (`worktree: {path, branch, tree}`).

@@ -254,6 +254,7 @@ pub(crate) fn describe(event: &Event, run_dir: Option<&Path>) -> String {
             duration_ms,
             timed_out,
             usage,
+            commit,
             ..
         } => {
             let what = if *timed_out {
@@ -276,8 +277,13 @@ pub(crate) fn describe(event: &Event, run_dir: Option<&Path>) -> String {
                 .as_ref()
                 .map(|u| format!(" [{}]", spent(u)))
                 .unwrap_or_default();
+            // A fleet run's tree after the action, short as git shows it.
+            let tree = commit
+                .as_deref()
+                .map(|c| format!(" → {}", c.get(..12).unwrap_or(c)))
+                .unwrap_or_default();
             format!(
-                "{state}[{index}] {kind} {what} in {}{spent}{said}{code}",
+                "{state}[{index}] {kind} {what} in {}{spent}{tree}{said}{code}",
                 duration(*duration_ms)
             )
         }

@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use spur_engine::diagnostic::Code;
 use spur_engine::pipeline::{self, CheckedPipeline};
+use spur_engine::run::fleet_tree::FleetTree;
+use spur_engine::run::git_worktree::WorktreeRecord;
 use spur_engine::run::journal::Record;
 use spur_engine::run::{self, LockError, RunError, RunId, RunObserver, StepJournal};
 use spur_engine::source::SourceFile;
@@ -70,9 +72,11 @@ impl RunObserver for Recorded {
 impl spur_restate::Worker for CliWorker {
     fn run(&self, run_id: &str, request: RunRequest, journal: &mut dyn StepJournal) -> RunReply {
         let mut recorded = Recorded::default();
-        let result = self.start(run_id, &request, journal, &mut recorded);
+        let mut worktree = None;
+        let result = self.start(run_id, &request, journal, &mut recorded, &mut worktree);
         let mut reply = RunReply {
             records: recorded.0,
+            worktree,
             ..RunReply::default()
         };
         match result {
@@ -93,6 +97,7 @@ impl CliWorker {
         request: &RunRequest,
         journal: &mut dyn StepJournal,
         observer: &mut dyn RunObserver,
+        worktree: &mut Option<WorktreeRecord>,
     ) -> Result<run::RunOutcome, Box<ReplyError>> {
         let plain = |code: Code, message: String| {
             Box::new(ReplyError {
@@ -114,26 +119,44 @@ impl CliWorker {
             .common
             .state_dir()
             .map_err(|f| plain(Code::UsageCwd, f.report.to_string()))?;
+        let run_id = RunId::parse(run_id).map_err(|e| plain(Code::RunEngine, e.to_string()))?;
+        // A run in a worktree works in this checkout's `.spur/worktrees/<run-id>`.
+        let mut tree = match &request.worktree {
+            Some(spec) => Some(
+                FleetTree::new(&state_dir, &run_id, spec.clone())
+                    .map_err(|e| plain(Code::RunWorktree, e.to_string()))?,
+            ),
+            None => None,
+        };
+        let state_dir = match &tree {
+            Some(tree) => state_dir.with_tree(tree.tree()),
+            None => state_dir,
+        };
         let settings = self
             .common
             .settings(state_dir)
             .map_err(|f| plain(Code::RunEngine, f.report.to_string()))?;
-        let run_id = RunId::parse(run_id).map_err(|e| plain(Code::RunEngine, e.to_string()))?;
-        run::start_journaled(
+        let outcome = run::start_journaled(
             run::StartRequest {
                 pipeline: &checked,
                 pipeline_path: PathBuf::from(&request.pipeline_path),
                 vars,
                 force_done_reason: request.force_done_reason.clone(),
-                worktree: None,
+                worktree: tree.as_ref().map(|t| {
+                    let mut record = t.record();
+                    record.commit = None;
+                    (run_id.clone(), record)
+                }),
             },
             &settings,
             run_id,
             journal,
             &mut LifecycleDoneGate::new(settings.clone()),
             observer,
-        )
-        .map_err(|e| Box::new(reply_error(&e)))
+            tree.as_mut(),
+        );
+        *worktree = tree.map(|t| t.record());
+        outcome.map_err(|e| Box::new(reply_error(&e)))
     }
 }
 
@@ -143,7 +166,11 @@ fn reply_error(e: &RunError) -> ReplyError {
         .unwrap_or_default();
     ReplyError {
         code,
-        message: e.to_string(),
+        // The client names the engine itself.
+        message: match e {
+            RunError::Engine(why) => why.clone(),
+            _ => e.to_string(),
+        },
         ambiguous: match e {
             RunError::Ambiguous {
                 state,

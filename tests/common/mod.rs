@@ -63,3 +63,21 @@ pub fn one_step_task_pipeline(name: &str, command: &str) -> String {
          transitions:\n  - {{from: work, to: done}}\n"
     )
 }
+
+/// `git -C dir ARGS`: its stdout; fails the test when git fails (or is not installed).
+pub fn git_out(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git is needed by these tests (install git)");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -171,6 +171,8 @@ codes! {
     RunJournalIo = "spur::run::journal-io",
     /// the durable-execution engine (Restate) a run is journaled on failed a step
     RunEngine = "spur::run::engine",
+    /// an action on a run engine may run longer than the engine waits for a journaled step
+    RunActionTooLong = "spur::run::action-too-long",
     /// the run directory cannot be created
     RunRunDir = "spur::run::run-dir",
     /// `agents:` in `.spur/config.yaml` is not agent name → `{preset: …}` or `{command: …}` (fails `agent.run`, `spur agent doctor`)
@@ -195,7 +197,7 @@ codes! {
     RunRuleConfig = "spur::run::rule-config",
     /// `http:` in `.spur/config.yaml` is not an allow-list of origins and hosts
     RunHttpConfig = "spur::run::http-config",
-    /// `spur run --worktree` could not make, or `continue`/`retry` could not reopen, the run's git worktree
+    /// `spur run --worktree` could not make, or `continue`/`retry` could not reopen, the run's git worktree; on a fleet, the run's branch could not be pushed to the remote
     RunWorktree = "spur::run::worktree",
     /// `run:` in `.spur/config.yaml` is not `worktree: true|false`
     RunWorktreeConfig = "spur::run::worktree-config",

@@ -56,6 +56,7 @@ impl ActionStep<'_> {
             },
             message: result.message.clone(),
             usage: result.usage.clone(),
+            commit: None,
         }
     }
 }

@@ -33,6 +33,9 @@ pub enum EngineConfig {
         ingress: String,
         /// e.g. `http://127.0.0.1:9070`.
         admin: Option<String>,
+        /// The git remote that carries a run's tree between workers (`--worktree`);
+        /// [`super::fleet_tree::DEFAULT_REMOTE`] when absent.
+        remote: Option<String>,
     },
 }
 
@@ -62,7 +65,7 @@ coded_diagnostic! {
         Self::Unreadable { .. } => Code::UsageEngine,
             help("check that the file is a readable regular file");
         Self::Invalid { errors, .. } => Code::UsageEngine,
-            help("write `engine: {{kind: restate, ingress: URL, admin: URL}}` or `engine: {{kind: local}}`"),
+            help("write `engine: {{kind: restate, ingress: URL, admin: URL, remote: origin}}` or `engine: {{kind: local}}`"),
             related(errors);
     }
 }
@@ -96,15 +99,24 @@ impl EngineConfig {
                     UnknownKeys::Ignore,
                 )
                 .and_then(|top| top.get("engine").filter(|n| n.value != NodeValue::Null))
-                .and_then(|engine| cx.fields(engine, "`engine`", &["kind", "ingress", "admin"]));
+                .and_then(|engine| {
+                    cx.fields(engine, "`engine`", &["kind", "ingress", "admin", "remote"])
+                });
             if let Some(engine) = engine {
                 let kind: Option<Located<String>> = cx.required(&engine, "kind", "`engine`");
                 let ingress: Option<String> = cx.field(&engine, "ingress", "`engine`");
                 let admin: Option<String> = cx.field(&engine, "admin", "`engine`");
+                let remote: Option<String> = cx.field(&engine, "remote", "`engine`");
                 match kind.as_ref().map(|k| k.value.as_str()) {
                     Some("local") => {}
                     Some("restate") => match ingress {
-                        Some(ingress) => config = Self::Restate { ingress, admin },
+                        Some(ingress) => {
+                            config = Self::Restate {
+                                ingress,
+                                admin,
+                                remote,
+                            }
+                        }
                         None => cx.missing(&engine, "ingress", "`engine` of kind restate"),
                     },
                     Some(other) => {
@@ -163,7 +175,16 @@ mod tests {
             parse("engine: {kind: restate, ingress: 'http://h:8080'}\n").unwrap(),
             EngineConfig::Restate {
                 ingress: "http://h:8080".into(),
-                admin: None
+                admin: None,
+                remote: None,
+            }
+        );
+        assert_eq!(
+            parse("engine: {kind: restate, ingress: 'http://h:8080', remote: fleet}\n").unwrap(),
+            EngineConfig::Restate {
+                ingress: "http://h:8080".into(),
+                admin: None,
+                remote: Some("fleet".into()),
             }
         );
         let e = messages(parse("engine: {kind: restate}\n").unwrap_err());

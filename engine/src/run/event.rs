@@ -144,6 +144,10 @@ pub enum Event {
         /// What the step spent, as its agent (or its `spurUsage` lines) reported it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<crate::cost::Usage>,
+        /// A fleet run in a worktree: the commit of the run's tree as the action left it,
+        /// pushed to the run's branch.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commit: Option<String>,
     },
     /// A transition's guard was evaluated in the current state.
     GuardEvaluated {

@@ -22,16 +22,25 @@ use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
 use crate::yaml::{parse_config, Codes, Loader, NodeValue, UnknownKeys};
 
 /// A run's worktree as `run-started` records it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorktreeRecord {
-    /// The worktree's directory (absolute).
+    /// The worktree's directory (absolute; on a fleet, relative to each worker's checkout).
     pub path: String,
     /// The run's branch (`spur/<run-id>`).
     pub branch: String,
     /// The run's tree inside the worktree: the worktree itself, or the folder of it that
     /// holds the project when `.spur/` is not at the repository's top.
     pub tree: String,
+    /// On a fleet: the git remote that holds the run's branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+    /// On a fleet: the commit the run started from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// On a fleet, in a run's reply: the commit its last step left (`run-started` has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 impl WorktreeRecord {
@@ -63,6 +72,16 @@ pub enum WorktreeError {
     GitRefused {
         /// The worktree's directory.
         path: PathBuf,
+        /// What git said.
+        reason: String,
+    },
+    /// The remote would not take the fleet run's branch.
+    #[error("cannot push the run's branch `{branch}` to the git remote `{remote}`: {reason}")]
+    RemoteRefused {
+        /// The remote's name.
+        remote: String,
+        /// The run's branch.
+        branch: String,
         /// What git said.
         reason: String,
     },
@@ -100,6 +119,8 @@ coded_diagnostic! {
             help("delete or rename the branch (`git branch -m`), then run again");
         Self::GitRefused { .. } => Code::RunWorktree,
             help("the worktree is made from HEAD: the repository needs a commit, and git must be able to write `.spur/worktrees/`");
+        Self::RemoteRefused { .. } => Code::RunWorktree,
+            help("on a fleet the run's tree travels through a git remote every worker has: add it (`git remote add origin URL`) or name another with `engine.remote` in .spur/config.yaml");
         Self::Unusable { .. } => Code::RunWorktree,
             help("a run's worktree is kept until removed; `git worktree list` shows what is there");
         Self::ConfigUnreadable { .. } => Code::RunWorktreeConfig,
@@ -225,6 +246,7 @@ pub fn create(state_dir: &StateDir, run_id: &RunId) -> Result<WorktreeRecord, Wo
         path: absolute.display().to_string(),
         branch,
         tree: tree.display().to_string(),
+        ..WorktreeRecord::default()
     })
 }
 
@@ -317,6 +339,7 @@ mod tests {
             path: path.display().to_string(),
             branch: "spur/x".into(),
             tree: tree.display().to_string(),
+            ..WorktreeRecord::default()
         };
         assert!(reopen(&state_dir, &record(&inside, &inside)).is_ok());
         // The main checkout, a folder of a worktree, a tree outside its worktree: refused.

@@ -29,6 +29,7 @@ use super::actions::{ActionResult, ActionRun, HitlQuestion};
 use super::done_gate_port::{DoneGate, GateAnswer, GateRequest};
 use super::effect::{ActionStep, GuardStep};
 use super::fleet_state::{self, FleetRecords, FleetWrite, Shadow};
+use super::fleet_tree::FleetTree;
 use super::host::{ActionBody, GuardBody, Pause, Resume, RunHost};
 use super::journal::{Event, JournalContent, Record};
 use super::lock::LockError;
@@ -51,8 +52,15 @@ use spur_guards::GuardResult;
 pub trait StepJournal {
     /// The value of the step `name`: `body`'s, run now, unless the journal already holds
     /// the step's value (a replay), which is returned without running `body`. Steps come
-    /// in the same order with the same names on every replay.
-    fn step(&mut self, name: &str, body: &mut dyn FnMut() -> String) -> Result<String, String>;
+    /// in the same order with the same names on every replay. A body that cannot make its
+    /// value (`Err`: the run's tree could not be fetched) fails the step with its error,
+    /// journaled as the step's end where the engine can (the same on every replay); the
+    /// run stops with it.
+    fn step(
+        &mut self,
+        name: &str,
+        body: &mut dyn FnMut() -> Result<String, String>,
+    ) -> Result<String, String>;
 
     /// Wait until the durable promise `name` is resolved, and its value. `note` (a
     /// [`PauseNote`] as JSON) tells a client what the run waits for meanwhile.
@@ -117,6 +125,9 @@ impl PauseAnswer {
 /// Start a run whose host calls are steps of `journal`, with the run id the engine keys
 /// the run by, and drive it to a terminal state, an ambiguous action or an error. A pause
 /// waits for its promise (`answer-1`, `answer-2`, … in the run's order of pauses).
+/// `tree`: a fleet run's worktree ([`FleetTree`]), brought to the journal's commit before
+/// the first step this attempt runs, committed and pushed after each action and the done
+/// gate; afterwards it names the commit the run's last step left.
 pub fn start_journaled(
     request: StartRequest<'_>,
     settings: &RunSettings,
@@ -124,9 +135,11 @@ pub fn start_journaled(
     journal: &mut dyn StepJournal,
     gate: &mut dyn DoneGate,
     observer: &mut dyn RunObserver,
+    tree: Option<&mut FleetTree>,
 ) -> Result<RunOutcome, RunError> {
     let mut host = JournaledHost {
         journal,
+        tree,
         gate,
         run_id,
         records: Vec::new(),
@@ -154,6 +167,8 @@ pub fn start_journaled(
 
 struct JournaledHost<'j> {
     journal: &'j mut dyn StepJournal,
+    /// A fleet run's worktree.
+    tree: Option<&'j mut FleetTree>,
     gate: &'j mut dyn DoneGate,
     run_id: RunId,
     /// The records journaled so far.
@@ -192,11 +207,17 @@ enum ActionValue {
         record: Box<Record>,
         #[serde(default)]
         fleet: Option<Result<FleetWrite, String>>,
+        /// A fleet run's worktree: the commit of the tree as the action left it, or why
+        /// it could not be committed and pushed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tree: Option<Result<String, String>>,
     },
-    /// It asks this question.
+    /// It asks this question (the tree as it left it committed, as for `Finished`).
     NeedsAnswer {
         prompt: String,
         choices: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tree: Option<Result<String, String>>,
     },
     /// It started in an earlier attempt that never journaled its end.
     Ambiguous,
@@ -231,8 +252,47 @@ enum CertificateValue {
     },
 }
 
+/// The longest an action of a run on an engine may run: the engine aborts an attempt that
+/// journals nothing for longer (`spur-restate` waits this plus a margin for the action's
+/// kill and its tree's commit), and a replay would hold the action as ambiguous. The
+/// default agent timeout is this.
+pub const LONGEST_ACTION: Duration = Duration::from_secs(60 * 60);
+
 fn engine_error(step: &str, why: impl std::fmt::Display) -> RunError {
     RunError::Engine(format!("step {step}: {why}"))
+}
+
+/// Run `body` as the step `name` of `journal` (unless journaled) and decode its value.
+/// Whether the body ran in this attempt is the second value.
+fn journaled<T: Serialize + for<'de> Deserialize<'de>>(
+    journal: &mut dyn StepJournal,
+    name: &str,
+    body: &mut dyn FnMut() -> Result<T, String>,
+) -> Result<(T, bool), RunError> {
+    let mut ran = false;
+    let text = journal.step(name, &mut || {
+        ran = true;
+        body().map(|value| serde_json::to_string(&value).unwrap_or_default())
+    });
+    let text = text.map_err(|e| engine_error(name, e))?;
+    let value = serde_json::from_str(&text).map_err(|e| engine_error(name, e))?;
+    Ok((value, ran))
+}
+
+/// Bring a fleet run's worktree to the journal's commit (once per attempt), before a
+/// step that reads or writes the tree runs.
+fn sync(tree: &mut Option<&mut FleetTree>) -> Result<(), String> {
+    match tree {
+        Some(tree) => tree
+            .sync()
+            .map_err(|why| format!("the run's tree could not be brought to its commit: {why}")),
+        None => Ok(()),
+    }
+}
+
+/// Commit and push a fleet run's worktree after a step: its commit, or why not.
+fn commit(tree: &mut Option<&mut FleetTree>, message: &str) -> Option<Result<String, String>> {
+    tree.as_deref_mut().map(|tree| tree.commit(message))
 }
 
 impl JournaledHost<'_> {
@@ -243,14 +303,14 @@ impl JournaledHost<'_> {
         name: &str,
         body: &mut dyn FnMut() -> T,
     ) -> Result<(T, bool), RunError> {
-        let mut ran = false;
-        let text = self.journal.step(name, &mut || {
-            ran = true;
-            serde_json::to_string(&body()).unwrap_or_default()
-        });
-        let text = text.map_err(|e| engine_error(name, e))?;
-        let value = serde_json::from_str(&text).map_err(|e| engine_error(name, e))?;
-        Ok((value, ran))
+        journaled(&mut *self.journal, name, &mut || Ok(body()))
+    }
+
+    /// A replayed (or just made) step left the fleet run's tree at `commit`.
+    fn follow(&mut self, commit: Option<&str>) {
+        if let (Some(tree), Some(commit)) = (self.tree.as_deref_mut(), commit) {
+            tree.follow(commit);
+        }
     }
 
     fn next_record(&mut self, event: Event, at: Timestamp) -> Record {
@@ -270,12 +330,22 @@ impl JournaledHost<'_> {
     /// Whether the batch was made in this attempt (false: replayed); true when there is
     /// nothing to journal.
     fn flush(&mut self) -> Result<bool, RunError> {
+        self.flush_before(false)
+    }
+
+    /// [`Self::flush`]; with `tree`, the batch is journaled only once the fleet run's tree
+    /// is at its commit (an action's started marker: the action runs next).
+    fn flush_before(&mut self, tree: bool) -> Result<bool, RunError> {
         let (Some(first), Some(last)) = (self.pending.first(), self.pending.last()) else {
             return Ok(true);
         };
         let name = format!("records {}-{}", first.seq, last.seq);
         let mut made = Some(std::mem::take(&mut self.pending));
-        let (batch, ran) = self.step_value(&name, &mut || made.take().unwrap_or_default())?;
+        let mut fleet_tree = if tree { self.tree.as_deref_mut() } else { None };
+        let (batch, ran) = journaled(&mut *self.journal, &name, &mut || {
+            sync(&mut fleet_tree)?;
+            Ok(made.take().unwrap_or_default())
+        })?;
         for record in batch {
             // A replayed record teaches the secrets what the record made now would have.
             let _ = self.secrets.event(record.event.clone());
@@ -293,12 +363,15 @@ impl JournaledHost<'_> {
     }
 }
 
-/// The fleet gate's answer as journaled: the gate's, and what it appended to the task's
-/// records (sent to the server's `certify` after the step).
+/// The gate's answer as journaled: the gate's, on a fleet what it appended to the task's
+/// records (sent to the server's `certify` after the step), and in a fleet run's worktree
+/// the commit of the tree as the gate left it.
 #[derive(Debug, Serialize, Deserialize)]
 struct FleetGateValue {
     answer: GateValue,
     write: Option<FleetWrite>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    commit: Option<String>,
 }
 
 impl JournaledHost<'_> {
@@ -387,6 +460,7 @@ impl JournaledHost<'_> {
                     message: format!("task {wbs} cannot be marked done: {why}"),
                 }),
                 write: None,
+                commit: None,
             };
             let shadow = match Shadow::new(state_dir, wbs, &records, run, policy) {
                 Ok(shadow) => shadow,
@@ -410,17 +484,13 @@ impl JournaledHost<'_> {
                 Ok(write) => FleetGateValue {
                     answer: gate_value(answer),
                     write: Some(write),
+                    commit: None,
                 },
                 Err(e) => cannot(format!("what the gate wrote could not be read: {e}")),
             }
         };
-        let text = self.journal.step(name, &mut || {
-            serde_json::to_string(&ask()).unwrap_or_default()
-        });
-        let value = match text
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str::<FleetGateValue>(&t).map_err(|e| e.to_string()))
-        {
+        let message = format!("spur run {}: the done gate of task {wbs}", self.run_id);
+        let value = match in_tree(&mut *self.journal, &mut self.tree, name, &message, &mut ask) {
             Ok(value) => value,
             Err(why) => {
                 return deny(format!(
@@ -428,6 +498,7 @@ impl JournaledHost<'_> {
                 ))
             }
         };
+        self.follow(value.commit.as_deref());
         let answer = gate_answer(value.answer);
         let Some(write) = value.write else {
             return answer;
@@ -440,6 +511,26 @@ impl JournaledHost<'_> {
             (Err(_), answer) => answer,
         }
     }
+}
+
+/// The gate's step `name`: `ask`'s answer, asked in a fleet run's tree brought to its
+/// commit and committed after (a tree that cannot be fetched or pushed is a deny: the
+/// gate's writes are private until journaled, so nothing of it reaches the server).
+fn in_tree(
+    journal: &mut dyn StepJournal,
+    tree: &mut Option<&mut FleetTree>,
+    name: &str,
+    message: &str,
+    ask: &mut dyn FnMut() -> FleetGateValue,
+) -> Result<FleetGateValue, String> {
+    journaled(journal, name, &mut || {
+        sync(tree)?;
+        let mut value = ask();
+        value.commit = commit(tree, message).transpose()?;
+        Ok(value)
+    })
+    .map(|(value, _)| value)
+    .map_err(|e| e.to_string())
 }
 
 impl RunHost for JournaledHost<'_> {
@@ -544,6 +635,17 @@ impl RunHost for JournaledHost<'_> {
         observer: &mut dyn RunObserver,
         body: &mut ActionBody<'_>,
     ) -> Result<ActionRun, RunError> {
+        // An action the engine would abort before it ends is refused before it starts.
+        let limit = LONGEST_ACTION.as_millis();
+        if let Some(ms) = step.timeout_ms.filter(|ms| u128::from(*ms) > limit) {
+            return Err(RunError::ActionTooLong {
+                state: step.state.to_owned(),
+                index: step.index,
+                kind: step.kind.to_owned(),
+                minutes: ms.div_ceil(60_000),
+                limit: LONGEST_ACTION.as_secs() / 60,
+            });
+        }
         // On a fleet, the action's spur calls write into a shadow of the server's records.
         let shadow = self.shadow_for_steps()?;
         let seq = self.next_seq();
@@ -551,50 +653,81 @@ impl RunHost for JournaledHost<'_> {
         // The started marker: journaled (with the records before it) before the action runs.
         let marker = self.next_record(step.started(&log), Timestamp::now());
         self.pending.push(marker);
-        let marked_now = self.flush()?;
+        // A fleet run's tree is at its commit before the marker is journaled.
+        let marked_now = self.flush_before(true)?;
         self.tell(observer);
         let name = format!("action {seq} {}", step.kind);
         let finished_seq = seq + 1;
         let secrets = &mut self.secrets;
+        let tree = &mut self.tree;
+        let message = format!(
+            "spur run {}: {} action {} ({})",
+            self.run_id, step.state, step.index, step.kind
+        );
         let mut body_observer = ForwardAsk(&mut *observer);
         let mut run_body = || {
             if !marked_now {
                 // The marker is from an earlier attempt and the action's end is not
                 // journaled: it may or may not have run. Never run it again silently.
-                return ActionValue::Ambiguous;
+                return Ok(ActionValue::Ambiguous);
             }
             let started = Instant::now();
-            match body(&log, &mut body_observer, None) {
+            let run = body(&log, &mut body_observer, None);
+            let committed = commit(tree, &message);
+            Ok(match run {
                 ActionRun::Finished(result) => {
                     let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    let mut event = step.finished(&result, ms);
+                    if let (Event::ActionFinished { commit, .. }, Some(Ok(made))) =
+                        (&mut event, &committed)
+                    {
+                        *commit = Some(made.clone());
+                    }
                     ActionValue::Finished {
                         record: Box::new(Record {
                             seq: finished_seq,
                             at: Timestamp::now().rfc3339(),
-                            event: secrets.event(step.finished(&result, ms)),
+                            event: secrets.event(event),
                         }),
                         fleet: shadow
                             .as_ref()
                             .map(|s| s.written().map_err(|e| e.to_string())),
+                        tree: committed,
                     }
                 }
                 ActionRun::NeedsAnswer(q) => ActionValue::NeedsAnswer {
                     prompt: q.prompt,
                     choices: q.choices,
+                    tree: committed,
                 },
-            }
+            })
         };
-        let text = self.journal.step(&name, &mut || {
-            serde_json::to_string(&run_body()).unwrap_or_default()
-        });
+        let value = journaled(&mut *self.journal, &name, &mut run_body).map(|(value, _)| value);
         if let Some(socket) = &self.socket {
             socket.write_into(None);
         }
         drop(shadow);
-        let text = text.map_err(|e| engine_error(&name, e))?;
-        let value: ActionValue = serde_json::from_str(&text).map_err(|e| engine_error(&name, e))?;
+        let value: ActionValue = value?;
+        // The tree as the action left it; an action whose tree could not be committed
+        // and pushed stops the run (another worker would go on without its changes).
+        let tree = match &value {
+            ActionValue::Finished { tree, .. } | ActionValue::NeedsAnswer { tree, .. } => {
+                tree.clone()
+            }
+            ActionValue::Ambiguous => None,
+        };
+        match tree {
+            Some(Ok(commit)) => self.follow(Some(&commit)),
+            Some(Err(why)) => {
+                return Err(engine_error(
+                    &name,
+                    format!("the action ran, but the run's tree could not be committed and pushed, so no other worker could go on from it: {why}"),
+                ))
+            }
+            None => {}
+        }
         match value {
-            ActionValue::Finished { record, fleet } => {
+            ActionValue::Finished { record, fleet, .. } => {
                 match fleet {
                     Some(Ok(write)) => self.send_write(&name, write, false)?,
                     Some(Err(why)) => {
@@ -609,9 +742,9 @@ impl RunHost for JournaledHost<'_> {
                 self.pending.push(*record);
                 Ok(ActionRun::Finished(result))
             }
-            ActionValue::NeedsAnswer { prompt, choices } => {
-                Ok(ActionRun::NeedsAnswer(HitlQuestion { prompt, choices }))
-            }
+            ActionValue::NeedsAnswer {
+                prompt, choices, ..
+            } => Ok(ActionRun::NeedsAnswer(HitlQuestion { prompt, choices })),
             ActionValue::Ambiguous => Err(RunError::Ambiguous {
                 run_id: self.run_id.to_string(),
                 state: step.state.to_owned(),
@@ -632,6 +765,7 @@ impl RunHost for JournaledHost<'_> {
         let seq = self.next_seq();
         let name = format!("guard {seq} {}", step.transition);
         let secrets = &mut self.secrets;
+        let tree = &mut self.tree;
         let mut evaluate = || {
             let started = Instant::now();
             let result = body();
@@ -646,11 +780,12 @@ impl RunHost for JournaledHost<'_> {
         let record = if step.kind == "none" {
             evaluate()
         } else {
-            let text = self.journal.step(&name, &mut || {
-                serde_json::to_string(&evaluate()).unwrap_or_default()
-            });
-            let text = text.map_err(|e| engine_error(&name, e))?;
-            serde_json::from_str(&text).map_err(|e| engine_error(&name, e))?
+            // A guard reads the tree: a fleet run's is at its commit first.
+            let mut in_tree = || {
+                sync(tree)?;
+                Ok(evaluate())
+            };
+            journaled(&mut *self.journal, &name, &mut in_tree)?.0
         };
         let result = match &record.event {
             Event::GuardEvaluated { passed, detail, .. } => {
@@ -685,15 +820,26 @@ impl RunHost for JournaledHost<'_> {
             }
         }
         let gate = &mut *self.gate;
-        let mut ask = || gate_value(gate.evaluate(request));
-        let text = self.journal.step(&name, &mut || {
-            serde_json::to_string(&ask()).unwrap_or_default()
-        });
-        match text
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str::<GateValue>(&t).map_err(|e| e.to_string()))
-        {
-            Ok(value) => gate_answer(value),
+        let mut ask = || FleetGateValue {
+            answer: gate_value(gate.evaluate(request)),
+            write: None,
+            commit: None,
+        };
+        let message = format!(
+            "spur run {}: the done gate of task {}",
+            self.run_id, request.wbs
+        );
+        match in_tree(
+            &mut *self.journal,
+            &mut self.tree,
+            &name,
+            &message,
+            &mut ask,
+        ) {
+            Ok(value) => {
+                self.follow(value.commit.as_deref());
+                gate_answer(value.answer)
+            }
             Err(why) => GateAnswer::Deny {
                 verdict: "UNKNOWN".to_owned(),
                 message: format!("the done gate's answer could not be journaled: {why}"),
@@ -713,6 +859,9 @@ impl RunHost for JournaledHost<'_> {
         })
         .unwrap_or_default();
         let given = PauseAnswer::from_promise(self.journal.promise(&name, &note).ok()?);
+        if let Some(tree) = self.tree.as_deref_mut() {
+            tree.waited();
+        }
         Some(Resume {
             answer: match pause {
                 Pause::State { .. } => None,
@@ -839,11 +988,15 @@ mod tests {
     }
 
     impl StepJournal for MapJournal {
-        fn step(&mut self, name: &str, body: &mut dyn FnMut() -> String) -> Result<String, String> {
+        fn step(
+            &mut self,
+            name: &str,
+            body: &mut dyn FnMut() -> Result<String, String>,
+        ) -> Result<String, String> {
             if let Some(value) = self.values.get(name) {
                 return Ok(value.clone());
             }
-            let value = body();
+            let value = body()?;
             self.bodies_run += 1;
             if self.crash_at.is_some_and(|p| name.starts_with(p)) {
                 self.crash_at = None;
@@ -912,6 +1065,7 @@ transitions: [{from: a, to: b}, {from: b, to: c}]
             journal,
             &mut NoGate,
             &mut SilentObserver,
+            None,
         )
     }
 

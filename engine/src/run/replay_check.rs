@@ -594,6 +594,7 @@ transitions:
                 set_vars: BTreeMap::new(),
                 message: None,
                 usage: None,
+                commit: None,
             }
         }
     }

@@ -140,6 +140,21 @@ pub enum RunError {
     /// The durable-execution engine the run is journaled on (Restate) failed a step.
     #[error("the run engine failed: {0}")]
     Engine(String),
+    /// An action on a run engine whose timeout is longer than the engine waits for a
+    /// journaled step: it would be aborted and held as ambiguous. Refused before it runs.
+    #[error("{state}[{index}] {kind} may run for {minutes} min (its timeout), longer than an action on a run engine may: {limit} min")]
+    ActionTooLong {
+        /// The state whose action it is.
+        state: String,
+        /// Its position in the state's list.
+        index: usize,
+        /// Its kind.
+        kind: String,
+        /// Its timeout, in whole minutes (rounded up).
+        minutes: u64,
+        /// The longest an action may run there, in minutes.
+        limit: u64,
+    },
     /// `secrets:` of `.spur/config.yaml` cannot be read (every finding, one line each).
     #[error("{path}: `secrets` cannot be read: {message}")]
     SecretConfig {
@@ -210,7 +225,9 @@ coded_diagnostic! {
         Self::JournalIo(..) => Code::RunJournalIo,
             help("the state directory must be writable; the run stopped before the next side effect");
         Self::Engine(..) => Code::RunEngine,
-            help("the engine retries the run from its last journaled step; `spur worker` logs say why it failed");
+            help("a worker that died is replaced and the run goes on from its last journaled step; a step that failed (the message says which) ended the run: `spur trace` shows how far it got");
+        Self::ActionTooLong { .. } => Code::RunActionTooLong,
+            help("lower the action's `timeoutMs` (or `defaults:` of .spur/config.yaml), split the work into shorter steps, or run the pipeline on this machine");
         Self::RunDir { .. } => Code::RunRunDir;
         Self::SecretConfig { .. } => Code::RunSecretConfig,
             help("write `secrets: [NAME, …]`: names of vars or environment variables");
@@ -263,7 +280,9 @@ impl RunError {
             | RunError::PipelineChanged { .. }
             | RunError::Ambiguous { .. }
             | RunError::RunDir { .. } => ErrorClass::CannotStart,
-            RunError::JournalIo(_) | RunError::Engine(_) => ErrorClass::Failed,
+            RunError::JournalIo(_) | RunError::Engine(_) | RunError::ActionTooLong { .. } => {
+                ErrorClass::Failed
+            }
         }
     }
 }

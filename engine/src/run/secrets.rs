@@ -145,6 +145,7 @@ impl RunSecrets {
                 set_vars,
                 message,
                 usage,
+                commit,
             } => Event::ActionFinished {
                 state,
                 phase,
@@ -161,6 +162,7 @@ impl RunSecrets {
                     usage.model = self.opt(usage.model);
                     usage
                 }),
+                commit,
             },
             Event::GuardEvaluated {
                 state,
@@ -317,6 +319,7 @@ mod tests {
             set_vars: [("token".to_owned(), "fresh-secret".to_owned())].into(),
             message: Some("read fresh-secret".into()),
             usage: None,
+            commit: None,
         });
         let text = serde_json::to_string(&finished).unwrap();
         assert!(!text.contains("fresh-secret"), "{text}");

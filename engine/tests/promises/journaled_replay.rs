@@ -79,7 +79,11 @@ impl MemJournal {
 const DEAD: &str = "the worker died";
 
 impl StepJournal for MemJournal {
-    fn step(&mut self, name: &str, body: &mut dyn FnMut() -> String) -> Result<String, String> {
+    fn step(
+        &mut self,
+        name: &str,
+        body: &mut dyn FnMut() -> Result<String, String>,
+    ) -> Result<String, String> {
         if self.died_in.is_some() {
             // A dead worker journals and runs nothing more.
             return Err(DEAD.to_owned());
@@ -87,7 +91,7 @@ impl StepJournal for MemJournal {
         if let Some(value) = self.values.get(name) {
             return Ok(value.clone());
         }
-        let value = body();
+        let value = body()?;
         *self.bodies.entry(name.to_owned()).or_default() += 1;
         self.ran_now.push(name.to_owned());
         let dies = match &self.crash {
@@ -206,6 +210,7 @@ fn attempt(
         journal,
         &mut TaskDoneGate,
         &mut records,
+        None,
     );
     (outcome, records.0)
 }
