@@ -2,7 +2,7 @@
 //! but a self-consistent PASS, a forced override is audited first, and `spur audit verify`
 //! catches any edit of the audit log.
 
-use crate::common::Spur;
+use crate::common::{unwrapped, Spur};
 
 const ARTIFACT: &str = ".spur/run/0592-verdict.json";
 
@@ -316,12 +316,7 @@ fn a_broken_task_ledger_is_a_usage_error_and_left_alone() {
             .code(2)
             .stderr_contains("spur::task::ledger-broken");
         // miette wraps the message: compare it with the wrapping undone.
-        let words: Vec<&str> = out
-            .stderr()
-            .split_whitespace()
-            .filter(|w| *w != "│")
-            .collect();
-        let message = words.join(" ");
+        let message = unwrapped(out.stderr());
         assert!(
             message.contains("0592.jsonl is broken at seq 0: its seal is not the key's MAC"),
             "{message}"

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use crate::common::restate::{shared, Fleet, Server};
-use crate::common::{bin, eventually, git_out, isolate, Spur};
+use crate::common::{bin, eventually, git_out, isolate, unwrapped, Spur};
 
 /// A bound on each spur command here, so a broken engine fails the test, never hangs it.
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -1085,11 +1085,7 @@ fn a_steps_done_on_the_fleet_is_refused_and_only_the_runs_gate_certifies() {
     assert_eq!(p.read("verdict.code"), "0\n", "{}", p.read("verdict.out"));
     assert_eq!(p.read("update.code"), "2\n", "{}", p.read("update.out"));
     let said = p.read("update.out");
-    let flat = said
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flat = unwrapped(&said);
     assert!(
         flat.contains("a task becomes done only at its run's done gate"),
         "{said}"
@@ -1464,12 +1460,7 @@ fn a_branch_rewritten_without_the_journaled_commit_stops_the_run_saying_so() {
     assert_ne!(out.exit_code(), Some(0), "{}", out.stdout());
     // The run stops before b, saying why, rather than going on from another tree (or
     // waiting for a commit that will not come).
-    let said: Vec<&str> = out
-        .stderr()
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect();
-    let said = said.join(" ");
+    let said = unwrapped(out.stderr());
     assert!(
         said.contains(&format!(
             "the run engine failed: step records 9-13: the run's tree could not be brought to its commit: the run's commit {after_a} is not on branch {branch} of remote `origin`"
@@ -1533,12 +1524,7 @@ transitions: [{from: a, to: c}]
         .within(LIMIT)
         .run();
     assert_ne!(out.exit_code(), Some(0), "{}", out.stdout());
-    let said: Vec<&str> = out
-        .stderr()
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect();
-    let said = said.join(" ");
+    let said = unwrapped(out.stderr());
     assert!(
         said.contains("the action ran, but the run's tree could not be committed and pushed"),
         "{said}"
@@ -1610,12 +1596,7 @@ fn an_action_longer_than_the_engine_waits_is_refused_before_it_runs() {
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
     let out = fleet_run(&p, server).within(LIMIT).run();
     assert_ne!(out.exit_code(), Some(0));
-    let said: Vec<&str> = out
-        .stderr()
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect();
-    let said = said.join(" ");
+    let said = unwrapped(out.stderr());
     assert!(
         said.contains("b[0] shell may run for 61 min (its timeout), longer than an action on a run engine may: 60 min"),
         "{said}"

@@ -420,12 +420,7 @@ fn a_key_file_others_can_read_is_refused() {
         .args(["task", "update", "T1", "review"])
         .run()
         .code(2);
-    let words: Vec<&str> = out
-        .stderr()
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect();
-    let message = words.join(" ");
+    let message = crate::common::unwrapped(out.stderr());
     assert!(message.contains("spur::key::refused"), "{message}");
     assert!(
         message.contains("is a directory, not a regular file"),

@@ -9,7 +9,7 @@
 use serde_json::Value;
 use spur_engine::store::digest::sha256_hex;
 
-use crate::common::Spur;
+use crate::common::{unwrapped, Spur};
 
 /// One verify gate that fails (no `tests-pass` file).
 const GATED: &str = "verify:\n  gates:\n    tests: {command: 'test -f tests-pass'}\n";
@@ -54,14 +54,6 @@ fn run(project: &Spur, yaml: &str) -> Value {
         .env("USER", "ada")
         .run()
         .stdout_json()
-}
-
-/// `text` with miette's wrapping undone.
-fn unwrapped(text: &str) -> String {
-    text.split_whitespace()
-        .filter(|w| *w != "│")
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[test]

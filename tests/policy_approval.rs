@@ -7,7 +7,7 @@
 use serde_json::Value;
 use spur_engine::store::digest::sha256_hex;
 
-use crate::common::Spur;
+use crate::common::{unwrapped, Spur};
 
 /// One verify gate that fails (no `tests-pass` file).
 const GATED: &str = "verify:\n  gates:\n    tests: {command: 'test -f tests-pass'}\n";
@@ -40,14 +40,6 @@ fn project() -> Spur {
 /// A run of task 0804 whose one step runs `command`, then goes to done.
 fn pipeline(command: &str) -> String {
     crate::common::one_step_task_pipeline("approval", command)
-}
-
-/// `text` with miette's wrapping undone.
-fn unwrapped(text: &str) -> String {
-    text.split_whitespace()
-        .filter(|w| *w != "│")
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// `spur policy show --json`, whatever its exit code.

@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use crate::common::Spur;
+use crate::common::{unwrapped, Spur};
 
 /// The example project of the answer files; nothing configured, so done needs only a
 /// PASS verdict written through spur.
@@ -335,13 +335,7 @@ SPUR_RUN_ID=20260101T000000Z-abcdef "$SPUR_BIN" task update 0804 done --json > u
     );
     let update: Value = serde_json::from_str(&project.read("update.json")).unwrap();
     assert_eq!(update["decision"], "deny", "{update}");
-    let message = update["message"]
-        .as_str()
-        .unwrap()
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect::<Vec<_>>()
-        .join(" ");
+    let message = unwrapped(update["message"].as_str().unwrap());
     assert!(
         message.contains(&format!("the done-gate policy changed during run {run_id}")),
         "{message}"

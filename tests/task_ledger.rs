@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::common::Spur;
+use crate::common::{unwrapped, Spur};
 
 /// A run of task T1 whose one step forges the task's view, then goes to the success
 /// terminal `done`.
@@ -245,12 +245,7 @@ fn a_ledger_of_a_newer_format_is_a_clear_error() {
         .args(["task", "update", "T1", "review"])
         .run()
         .code(2);
-    let message = out
-        .stderr()
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect::<Vec<_>>()
-        .join(" ");
+    let message = unwrapped(out.stderr());
     assert!(
         message.contains("T1.jsonl cannot be read at seq 1"),
         "{message}"

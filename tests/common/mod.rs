@@ -81,3 +81,11 @@ pub fn git_out(dir: &std::path::Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// `text` with miette's wrapping undone: its words, one space apart, without the frame's `│`.
+pub fn unwrapped(text: &str) -> String {
+    text.split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ")
+}

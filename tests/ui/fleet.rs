@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::http::{get, request};
 use super::server::UiServer;
 use super::APPROVE;
-use crate::common::restate::{shared, Fleet};
+use crate::common::restate::{Fleet, Server};
 use crate::common::{eventually, Spur};
 
 /// A bound on each spur command here, so a broken engine fails the test, never hangs it.
@@ -47,7 +47,9 @@ fn listed(ui: &UiServer, id: &str) -> Value {
 
 #[test]
 fn a_fleet_run_is_listed_drawn_and_answered_from_the_ui_until_it_finishes() {
-    let (server, _turn) = shared();
+    // A server of its own: on the shared one, every other test's runs are listed too, and
+    // reading them all for each poll below outlasted `eventually` under a full test run.
+    let server = &Server::start();
     let p = Spur::new().file("approve.yaml", APPROVE);
     let _fleet = Fleet::start(server, p.path(), p.home(), 1);
     let ingress = server.ingress();
@@ -68,9 +70,8 @@ fn a_fleet_run_is_listed_drawn_and_answered_from_the_ui_until_it_finishes() {
     assert_eq!(local, serde_json::json!([]), "no local run");
 
     let ui = UiServer::start(&p, &engine);
-    // /api/runs is what `spur runs --json` prints for the engine. Other tests' runs on the
-    // shared server come and go meanwhile (the server adds a run to its list a moment
-    // after it starts), so this run's entry is compared once both list it.
+    // /api/runs is what `spur runs --json` prints for the engine. The server adds a run to
+    // its list a moment after it starts, so the entry is compared once both list it.
     let cli_entry = || {
         let cli = p
             .args(["runs", "--json"])
