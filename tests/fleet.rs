@@ -1546,6 +1546,60 @@ transitions: [{from: a, to: c}]
 }
 
 #[test]
+fn spurs_git_for_a_runs_tree_runs_in_the_sandbox_like_the_step_that_configured_it() {
+    let (server, _one) = shared();
+    let (_origin, first, _second) = tree_checkouts();
+    // a configures a clean filter for every file of the repository it works in: the
+    // worker's `git add` of the tree runs it. It tries the worker's protected state and
+    // leaves a mark in /tmp (which steps may write) to show it ran.
+    first.file(
+        "pipeline.yaml",
+        r#"
+name: filter
+initialState: a
+terminalStates: [c]
+states:
+  - id: a
+    onEnter:
+      - kind: shell
+        options:
+          command: >-
+            echo a > work.txt; echo '* filter=evil' > .gitattributes;
+            git config filter.evil.clean 'touch "$PROTECTED/forged"; touch "$MARK"; cat'
+  - {id: c}
+transitions: [{from: a, to: c}]
+"#,
+    );
+    first.git(&["commit", "-q", "-am", "the filter"]);
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("filtered");
+    let protected = first.protected();
+    let envs = [
+        ("PROTECTED", protected.to_str().unwrap()),
+        ("MARK", mark.to_str().unwrap()),
+    ];
+    let _fleet = Fleet::start_with(server, first.path(), first.home(), 1, &envs);
+    let out = fleet_run(&first, server)
+        .arg("--worktree")
+        .within(LIMIT)
+        .run();
+    let json = out.stdout_json();
+    assert_eq!(json["outcome"], "completed", "{json}\n{}", out.stderr());
+    assert!(
+        mark.exists(),
+        "the filter ran with the worker's commit of the tree"
+    );
+    assert!(
+        protected.is_dir(),
+        "the worker's protected state is there to be forged"
+    );
+    assert!(
+        !protected.join("forged").exists(),
+        "spur's git wrote the protected state for a step's filter"
+    );
+}
+
+#[test]
 fn a_task_run_in_a_worktree_on_the_fleet_is_certified_and_its_tree_committed() {
     let server = &Server::start();
     let origin = tempfile::tempdir().unwrap();

@@ -455,3 +455,53 @@ fn retry_goes_on_in_the_runs_worktree() {
     assert_eq!(out["outcome"], "completed", "{out}");
     assert!(!project.path().join("fixed.txt").exists());
 }
+
+#[test]
+fn a_hook_or_filter_an_earlier_step_left_in_git_gets_no_more_than_a_step_when_the_worktree_is_made()
+{
+    let project = Spur::new()
+        .file(
+            "p.yaml",
+            "name: p\ninitialState: a\nterminalStates: [b]\nstates: [{id: a}, {id: b}]\ntransitions: [{from: a, to: b}]\n",
+        )
+        .file(".gitignore", ".spur/\n")
+        // What a step of an earlier run can leave (steps may write `.git`): a smudge filter
+        // for every file, its attributes committed, and a post-checkout hook.
+        .file(".gitattributes", "* filter=evil\n");
+    project.git(&["init", "-q", "-b", "main"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "p"]);
+    project.git(&[
+        "config",
+        "filter.evil.smudge",
+        r#"touch "$PROTECTED/forged"; touch "$MARK"; cat"#,
+    ]);
+    project.file(
+        ".git/hooks/post-checkout",
+        "#!/bin/sh\ntouch \"$MARK\".hook \"$PROTECTED/hooked\"\n",
+    );
+    let hook = project.join(".git/hooks/post-checkout");
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("filtered");
+    let protected = project.protected();
+    // An earlier run made the project's protected state: there is something to forge.
+    project.args(["run", "p.yaml"]).run().success();
+    assert!(protected.is_dir());
+    project
+        .args(["run", "p.yaml", "--worktree"])
+        .env("PROTECTED", &protected)
+        .env("MARK", &mark)
+        .run()
+        .success();
+    // git checked the worktree out through the filter, in the sandbox: it could not
+    // write the protected state. The hook did not run at all.
+    assert!(mark.exists(), "the filter ran when the worktree was made");
+    assert!(!marks.path().join("filtered.hook").exists(), "a hook ran");
+    assert!(protected.is_dir());
+    assert!(
+        !protected.join("forged").exists(),
+        "the filter wrote the protected state"
+    );
+    assert!(!protected.join("hooked").exists());
+}

@@ -234,6 +234,9 @@ pub fn run(args: Args) -> CliResult {
     }
     let worktree = match args.worktree || worktree_by_default(&state_dir)? {
         true => {
+            // git checks the worktree out in the sandbox, as the run's steps will run:
+            // a hook or filter an earlier step put in `.git` gets no more than a step.
+            let _ = spur_engine::sandbox::confine_steps(&state_dir);
             let run_id = RunId::fresh();
             let record = git_worktree::create(&state_dir, &run_id)
                 .map_err(|e| Failure::with_code(miette::Report::new(e), exit::CANNOT_START))?;

@@ -15,20 +15,15 @@
 //! writes there must not run with spur's rights nor change spur's commits.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use spur_process::ProcessSpec;
 
-use super::git_worktree::{branch_of, WorktreeError, WorktreeRecord};
+use super::git_worktree::{branch_of, git, WorktreeError, WorktreeRecord};
 use super::run_id::RunId;
 use crate::store::state_dir::StateDir;
 
 /// The remote a fleet run's branch goes to when `engine.remote` names none.
 pub const DEFAULT_REMOTE: &str = "origin";
-
-/// How long one git command may take (a fetch or push over a slow network included).
-const GIT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Where a fleet run's tree starts, as the client sends it with the run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -338,39 +333,6 @@ impl FleetTree {
         }
         Ok(())
     }
-}
-
-/// `git -C dir args…` as spur runs it for a run's tree: its stdout, or why it failed.
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let mut all = vec![
-        "-C".to_owned(),
-        dir.display().to_string(),
-        "-c".to_owned(),
-        "core.hooksPath=/dev/null".to_owned(),
-        "-c".to_owned(),
-        "core.fsmonitor=false".to_owned(),
-    ];
-    all.extend(args.iter().map(|a| (*a).to_owned()));
-    let outcome = ProcessSpec::new("git", &all)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_AUTHOR_NAME", "spur")
-        .env("GIT_AUTHOR_EMAIL", "spur@localhost")
-        .env("GIT_COMMITTER_NAME", "spur")
-        .env("GIT_COMMITTER_EMAIL", "spur@localhost")
-        .timeout(GIT_TIMEOUT)
-        .run();
-    if outcome.success() {
-        return Ok(String::from_utf8_lossy(&outcome.stdout).into_owned());
-    }
-    let stderr = String::from_utf8_lossy(&outcome.stderr).trim().to_owned();
-    Err(if stderr.is_empty() {
-        format!("`git {}` failed: {:?}", args.join(" "), outcome.status)
-    } else {
-        stderr
-    })
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@
 //! `run: {worktree: true}` in `.spur/config.yaml` makes it the default.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::diagnostic::{coded_diagnostic, Code, Diagnostic};
 use crate::run::RunId;
@@ -20,6 +19,7 @@ use crate::source::SourceFile;
 use crate::store::bounded_read::read_string;
 use crate::store::state_dir::{StateDir, MAX_CONFIG_BYTES};
 use crate::yaml::{parse_config, Codes, Loader, NodeValue, UnknownKeys};
+use spur_process::ProcessSpec;
 
 /// A run's worktree as `run-started` records it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -305,24 +305,44 @@ pub fn remove_if_clean(state_dir: &StateDir, record: &WorktreeRecord) -> Cleanup
     }
 }
 
-/// `git -C dir args…`: its stdout, or why it failed (its stderr).
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    } else {
-        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-        Err(if stderr.is_empty() {
-            format!("git exited with {}", output.status)
-        } else {
-            stderr
-        })
+/// How long one git command may take (a fetch or push over a slow network included).
+const GIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// `git -C dir args…` as spur runs it for a run's tree: its stdout, or why it failed (its
+/// stderr). Through `spur_process`, so in the sandbox once the run has set it up; with
+/// hooks and the file-system monitor off. Steps can write the repository's `.git` (and
+/// the home's git config): a hook or filter a step configured must not run with spur's
+/// rights, and a hook must not change what spur does.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let mut all = vec![
+        "-C".to_owned(),
+        dir.display().to_string(),
+        "-c".to_owned(),
+        "core.hooksPath=/dev/null".to_owned(),
+        "-c".to_owned(),
+        "core.fsmonitor=false".to_owned(),
+    ];
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    let outcome = ProcessSpec::new("git", &all)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_AUTHOR_NAME", "spur")
+        .env("GIT_AUTHOR_EMAIL", "spur@localhost")
+        .env("GIT_COMMITTER_NAME", "spur")
+        .env("GIT_COMMITTER_EMAIL", "spur@localhost")
+        .timeout(GIT_TIMEOUT)
+        .run();
+    if outcome.success() {
+        return Ok(String::from_utf8_lossy(&outcome.stdout).into_owned());
     }
+    let stderr = String::from_utf8_lossy(&outcome.stderr).trim().to_owned();
+    Err(if stderr.is_empty() {
+        format!("`git {}` failed: {:?}", args.join(" "), outcome.status)
+    } else {
+        stderr
+    })
 }
 
 #[cfg(test)]
